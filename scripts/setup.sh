@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs everything EchoMQ needs on a Debian 12 machine, idempotently:
+#   * valkey-server 8 + valkey-tools from Debian's bookworm-backports suite
+#   * libclang-dev + clang (the Rust module's bindgen build)
+#   * npm dependencies (npm ci)
+#   * the native module (cargo build --release in module/)
+# Safe to run again: each step is skipped when its result is already present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+valkey_ok() {
+  command -v valkey-server >/dev/null 2>&1 &&
+    valkey-server --version | grep -qE 'v=(8|9)\.' &&
+    command -v valkey-cli >/dev/null 2>&1
+}
+
+need_apt=()
+valkey_ok || need_apt+=(valkey)
+dpkg -s libclang-dev >/dev/null 2>&1 || need_apt+=(clang)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    say "adding Debian's bookworm-backports suite"
+    $SUDO tee /etc/apt/sources.list.d/echomq-backports.sources >/dev/null <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  fi
+  say "apt-get update"
+  $SUDO apt-get update -qq
+  if [[ " ${need_apt[*]} " == *" valkey "* ]]; then
+    say "installing valkey-server and valkey-tools (bookworm-backports)"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq -t bookworm-backports valkey-server valkey-tools >/dev/null
+    # The package starts a system service; EchoMQ starts its own servers.
+    $SUDO systemctl disable --now valkey-server >/dev/null 2>&1 || $SUDO service valkey-server stop >/dev/null 2>&1 || true
+  fi
+  if [[ " ${need_apt[*]} " == *" clang "* ]]; then
+    say "installing libclang-dev and clang (module build)"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libclang-dev clang >/dev/null
+  fi
+fi
+say "$(valkey-server --version | cut -d' ' -f1-3)"
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+if [ -f module/Cargo.toml ]; then
+  say "building the native module (cargo build --release)"
+  (cd module && cargo build --release --quiet)
+  say "module: $(node scripts/module-path.mjs)"
+fi
+say "ready"
