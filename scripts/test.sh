@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The whole test suite: setup (idempotent), type check, lint, the module's cargo tests, and the
+# TypeScript suite against real valkey-server processes (each test starts its own).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+echo "[test] typecheck"; npx tsc -p tsconfig.json --noEmit
+echo "[test] lint"; npx biome check . >/dev/null || npx biome check .
+if [ -f module/Cargo.toml ]; then
+  echo "[test] cargo test (module)"; (cd module && cargo test --release --quiet 2>&1 | tail -n 25)
+fi
+echo "[test] node test suite"
+mapfile -t files < <(find test -name '*.test.ts' | sort)
+node --import tsx --test --test-concurrency=2 --test-reporter=spec "${files[@]}"

@@ -1,0 +1,213 @@
+/**
+ * `connect()` opens a fenced connection on wire 4 (Lua scripts, the default) or wire 6 (the
+ * native module). `eval()` sends a script's line; the wire decides what goes out.
+ */
+import type tls from "node:tls";
+import { Redis } from "iovalkey";
+import {
+  ConnectionError,
+  ConnectionLostError,
+  EchoMQError,
+  ServerError,
+  VersionFenceError,
+  WireRefusalError,
+} from "../errors.js";
+import { declaredVerbs, type Script } from "../scripts/index.js";
+import { fenceWire4, fenceWire6 } from "./fence.js";
+import { FencingConnector } from "./fencing-connector.js";
+
+export type Wire = 4 | 6;
+export type Arg = string | Buffer | number;
+
+export interface ConnectOptions {
+  host?: string;
+  port?: number;
+  username?: string;
+  password?: string;
+  db?: number;
+  tls?: tls.ConnectionOptions | boolean;
+  /** 4 (Lua scripts, default) or 6 (the native module). */
+  wire?: Wire;
+  /** Client name set with CLIENT SETNAME on every socket. */
+  name?: string;
+  /** Bound for the first connect, and for each socket's boot + fence (ms). Default 5000. */
+  connectTimeoutMs?: number;
+  /** Verbs a wire-6 node must offer; default: every verb the host's scripts declare. */
+  requiredVerbs?: readonly string[];
+  /** Pipeline calls made in the same tick into one write. Default true. */
+  autoPipelining?: boolean;
+}
+
+/** Parses `redis://[user:pass@]host:port[/db]` (or `rediss://`, `valkey://`) into options. */
+export function optionsFromUrl(url: string): ConnectOptions {
+  const u = new URL(url);
+  const opts: ConnectOptions = { host: u.hostname || "127.0.0.1", port: Number(u.port || 6379) };
+  if (u.username) opts.username = decodeURIComponent(u.username);
+  if (u.password) opts.password = decodeURIComponent(u.password);
+  if (u.pathname.length > 1) opts.db = Number(u.pathname.slice(1));
+  if (u.protocol === "rediss:" || u.protocol === "valkeys:") opts.tls = true;
+  return opts;
+}
+
+export class Connection {
+  readonly wire: Wire;
+  /** The underlying client; for commands outside the job core. */
+  readonly client: Redis;
+  private readonly connector: FencingConnector;
+  private closed = false;
+
+  /** @internal use `connect()` */
+  constructor(client: Redis, connector: FencingConnector, wire: Wire) {
+    this.client = client;
+    this.connector = connector;
+    this.wire = wire;
+  }
+
+  /** How many sockets have passed the fence so far (1 after the first connect; +1 per reconnect). */
+  get fencedSockets(): number {
+    return this.connector.fencedSockets;
+  }
+
+  /**
+   * Runs a script's transition. Wire 4: `EVALSHA <sha> <numkeys> <keys…> <args…>`, loading the
+   * source once on `NOSCRIPT` and re-sending the same line. Wire 6: a script that declares a verb
+   * goes as `EMQ.<VERB> <numkeys> <keys…> <args…>`; a `read` script as `EVALSHA`; any other is
+   * refused locally. Replies keep bulk strings as Buffers.
+   */
+  async eval(script: Script, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+    const tail: Arg[] = [keys.length, ...keys, ...args];
+    if (this.wire === 6) {
+      const command = script.command;
+      if (command) return this.send(command, tail);
+      if (script.wire6 !== "read") throw new WireRefusalError(script.name);
+    }
+    try {
+      return await this.send("EVALSHA", [script.sha1, ...tail]);
+    } catch (err) {
+      if (!(err instanceof ServerError) || !err.reply.startsWith("NOSCRIPT")) throw err;
+      await this.send("SCRIPT", ["LOAD", script.source]);
+      return this.send("EVALSHA", [script.sha1, ...tail]);
+    }
+  }
+
+  /** Sends one command; replies keep bulk strings as Buffers. Errors are typed. */
+  async send(command: string, args: readonly Arg[]): Promise<unknown> {
+    try {
+      return await this.commandFunction(command)(...args);
+    } catch (err) {
+      throw this.translate(err);
+    }
+  }
+
+  /**
+   * The client's Buffer-reply function for a command. Commands the client does not know
+   * (`EMQ.*`) are added as built-ins first, so auto-pipelining batches them like any other.
+   */
+  private commandFunction(command: string): (...args: Arg[]) => Promise<unknown> {
+    const name = command.toLowerCase();
+    const table = this.client as unknown as Record<string, (...args: Arg[]) => Promise<unknown>>;
+    if (typeof table[`${name}Buffer`] !== "function") this.client.addBuiltinCommand(name);
+    return table[`${name}Buffer`]!.bind(this.client);
+  }
+
+  /** Ends the connection: pending replies are awaited (QUIT), then the socket closes. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.client.status === "ready") {
+      await this.client.quit().catch(() => this.client.disconnect());
+    } else {
+      this.client.disconnect();
+    }
+  }
+
+  private translate(err: unknown): Error {
+    if (this.connector.fatal) return this.connector.fatal;
+    if (err instanceof EchoMQError) return err;
+    if (err instanceof Error) {
+      if (err.name === "ReplyError") return new ServerError(err.message, err);
+      if (err.name === "MaxRetriesPerRequestError") return new ConnectionLostError(err);
+      if (this.closed || /Connection is closed/.test(err.message)) {
+        return new ConnectionError("the connection is closed: open a new one with connect()", err);
+      }
+      return new ConnectionLostError(err);
+    }
+    return new ConnectionError(String(err));
+  }
+}
+
+/**
+ * Opens a connection and waits until its first socket has passed the fence. Rejects with
+ * `VersionFenceError` when the node's brand does not admit this wire, or `ConnectionError` naming
+ * host and port when the server cannot be reached within `connectTimeoutMs`.
+ */
+export async function connect(options: ConnectOptions = {}): Promise<Connection> {
+  const host = options.host ?? "127.0.0.1";
+  const port = options.port ?? 6379;
+  const wire: Wire = options.wire ?? 4;
+  if (wire !== 4 && wire !== 6) throw new TypeError(`wire must be 4 or 6, got ${String(wire)}`);
+  const timeoutMs = options.connectTimeoutMs ?? 5000;
+  const verbs = options.requiredVerbs ?? declaredVerbs();
+  const fence = wire === 4 ? fenceWire4 : (send: Parameters<typeof fenceWire4>[0]) => fenceWire6(send, verbs);
+  const connector = new FencingConnector(
+    { host, port, tls: options.tls },
+    { username: options.username, password: options.password, db: options.db, name: options.name },
+    fence,
+    timeoutMs,
+  );
+  const client = new Redis({
+    host,
+    port,
+    lazyConnect: true,
+    Connector: class {
+      constructor() {
+        // biome-ignore lint/correctness/noConstructorReturn: iovalkey instantiates the Connector class itself
+        return connector;
+      }
+    } as never,
+    maxRetriesPerRequest: 0,
+    enableReadyCheck: false,
+    enableOfflineQueue: true,
+    enableAutoPipelining: options.autoPipelining ?? true,
+    retryStrategy: (attempt: number) =>
+      connector.fatal ? null : Math.min(50 * 2 ** Math.min(attempt, 6), 2000),
+  });
+  client.on("error", () => {}); // errors reach callers through their commands
+  const connection = new Connection(client, connector, wire);
+  try {
+    await withTimeout(client.connect(), timeoutMs, () => lastError(connector));
+  } catch (err) {
+    client.disconnect();
+    if (connector.fatal) throw connector.fatal;
+    if (err instanceof VersionFenceError) throw err;
+    throw new ConnectionError(
+      `cannot reach valkey at ${host}:${port} within ${timeoutMs} ms: ${describeCause(lastError(connector) ?? err)}`,
+      lastError(connector) ?? err,
+    );
+  }
+  return connection;
+}
+
+function lastError(connector: FencingConnector): Error | undefined {
+  return connector.fatal ?? connector.firstError;
+}
+
+function describeCause(err: unknown): string {
+  return err instanceof Error ? err.message || err.name : String(err);
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, cause: () => unknown): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(cause() ?? new Error(`timed out after ${ms} ms`)), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}

@@ -1,0 +1,82 @@
+/**
+ * The connector side of the version fence (SPEC §4). Each function runs on a fresh socket after
+ * the boot commands and before the socket carries anything else; `send` speaks raw RESP.
+ */
+import { VersionFenceError } from "../errors.js";
+import { VERSION_KEY } from "../keyspace.js";
+import { RespError, type RespReply } from "./resp.js";
+
+export const WIRE4_BRAND = "echomq:4.0.0";
+export const WIRE6_BRAND = "echomq:6.0.0";
+export const MODULE_MAJOR = 0;
+
+export type Send = (args: readonly (string | number)[]) => Promise<RespReply>;
+
+/** A reply that is not what a fence can judge: transient, the connector retries the socket. */
+export class FenceTransientError extends Error {}
+
+function brandOf(reply: RespReply): string {
+  if (reply === null) return "absent";
+  if (reply instanceof RespError) throw new FenceTransientError(`reading ${VERSION_KEY}: ${reply.message}`);
+  return String(reply);
+}
+
+/** Wire 4: pass on our brand; claim an absent key with SET NX and read it back; refuse all else. */
+export async function fenceWire4(send: Send): Promise<void> {
+  let got = brandOf(await send(["GET", VERSION_KEY]));
+  if (got === "absent") {
+    const set = await send(["SET", VERSION_KEY, WIRE4_BRAND, "NX"]);
+    if (set instanceof RespError) throw new FenceTransientError(`claiming ${VERSION_KEY}: ${set.message}`);
+    got = brandOf(await send(["GET", VERSION_KEY]));
+  }
+  if (got !== WIRE4_BRAND) throw new VersionFenceError(WIRE4_BRAND, got);
+}
+
+export interface ModuleVersion {
+  wire: string;
+  module: string;
+  verbs: string[];
+}
+
+export function parseModuleVersion(reply: RespReply): ModuleVersion | null {
+  if (!Array.isArray(reply)) return null;
+  const fields = new Map<string, RespReply>();
+  for (let i = 0; i + 1 < reply.length; i += 2) fields.set(String(reply[i]), reply[i + 1]!);
+  const verbs = fields.get("verbs");
+  if (!Array.isArray(verbs)) return null;
+  return { wire: String(fields.get("wire")), module: String(fields.get("module")), verbs: verbs.map(String) };
+}
+
+/**
+ * Wire 6: writes nothing. The module must report the wire, module major 0 and every verb the
+ * host's scripts declare; then the key must hold the module's brand.
+ */
+export async function fenceWire6(send: Send, requiredVerbs: readonly string[]): Promise<void> {
+  const reply = await send(["EMQ.VERSION"]);
+  if (reply instanceof RespError) {
+    if (/unknown command/i.test(reply.message)) {
+      throw new VersionFenceError(WIRE6_BRAND, "no module", "EMQ.VERSION is not a command on this node");
+    }
+    throw new FenceTransientError(`EMQ.VERSION: ${reply.message}`);
+  }
+  const version = parseModuleVersion(reply);
+  if (!version) throw new VersionFenceError(WIRE6_BRAND, "unreadable EMQ.VERSION reply");
+  if (version.wire !== WIRE6_BRAND) throw new VersionFenceError(WIRE6_BRAND, version.wire, "module wire");
+  if (Number(version.module.split(".")[0]) !== MODULE_MAJOR) {
+    throw new VersionFenceError(
+      WIRE6_BRAND,
+      `module ${version.module}`,
+      `module major ${MODULE_MAJOR} required`,
+    );
+  }
+  const missing = requiredVerbs.filter((verb) => !version.verbs.includes(verb));
+  if (missing.length > 0) {
+    throw new VersionFenceError(
+      WIRE6_BRAND,
+      `module ${version.module}`,
+      `it lacks verbs ${missing.join(", ")}`,
+    );
+  }
+  const got = brandOf(await send(["GET", VERSION_KEY]));
+  if (got !== WIRE6_BRAND) throw new VersionFenceError(WIRE6_BRAND, got);
+}

@@ -1,0 +1,128 @@
+/**
+ * An iovalkey `Connector` that opens each socket itself, runs the boot commands and the fence on
+ * the raw socket, and only then hands the socket to the client. So the fence runs on every connect
+ * and every reconnect before the socket carries anything else.
+ *
+ * * fence refused (`VersionFenceError`) → `connect()` rejects: the client fails every queued call
+ *   with it and never reconnects;
+ * * anything transient (reset, timeout, `LOADING`) → resolves with a destroyed socket whose error
+ *   is `firstError`: the client's normal reconnect and backoff run.
+ */
+import net from "node:net";
+import tls from "node:tls";
+import { AbstractConnector } from "iovalkey";
+import { VersionFenceError } from "../errors.js";
+import { RawSession, RespError } from "./resp.js";
+
+export interface SocketTarget {
+  host: string;
+  port: number;
+  tls?: tls.ConnectionOptions | boolean | undefined;
+}
+
+export interface BootOptions {
+  username?: string | undefined;
+  password?: string | undefined;
+  db?: number | undefined;
+  name?: string | undefined;
+}
+
+export type FenceRunner = (send: RawSession["send"]) => Promise<void>;
+
+export class FencingConnector extends AbstractConnector {
+  /** Set once a fence refused: the connector never connects again. */
+  fatal: VersionFenceError | undefined;
+  /** How many sockets passed the fence (1 = the first connect). */
+  fencedSockets = 0;
+
+  constructor(
+    private readonly target: SocketTarget,
+    private readonly boot: BootOptions,
+    private readonly fence: FenceRunner,
+    private readonly timeoutMs: number,
+    private readonly onFenced: (socketCount: number) => void = () => {},
+  ) {
+    super(1000);
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: iovalkey's NetStream / ErrorEmitter types are not exported
+  override connect(_emit: any): Promise<any> {
+    this.connecting = true;
+    this.firstError = undefined;
+    if (this.fatal) return Promise.reject(this.fatal);
+    return this.open().then(
+      (socket) => socket,
+      (err: Error) => {
+        if (err instanceof VersionFenceError) {
+          this.fatal = err;
+          throw err;
+        }
+        this.firstError = err;
+        const dead = new net.Socket();
+        dead.destroy();
+        return dead;
+      },
+    );
+  }
+
+  private async open(): Promise<net.Socket> {
+    const socket = await this.dial();
+    const session = new RawSession(socket);
+    const timer = setTimeout(
+      () => socket.destroy(new Error(`boot and fence took longer than ${this.timeoutMs} ms`)),
+      this.timeoutMs,
+    );
+    try {
+      await this.runBoot(session);
+      await this.fence((args) => session.send(args));
+      if (!this.connecting) throw new Error("connector closed while fencing");
+      session.detach();
+      this.fencedSockets += 1;
+      this.onFenced(this.fencedSockets);
+      this.stream = socket;
+      return socket;
+    } catch (err) {
+      session.detach();
+      socket.destroy();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private dial(): Promise<net.Socket> {
+    const { host, port } = this.target;
+    return new Promise((resolve, reject) => {
+      const useTls = this.target.tls;
+      const socket: net.Socket = useTls
+        ? tls.connect({ host, port, ...(typeof useTls === "object" ? useTls : {}) })
+        : net.connect({ host, port });
+      socket.setNoDelay(true);
+      const timer = setTimeout(
+        () => socket.destroy(new Error(`connect to ${host}:${port} timed out after ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
+      socket.once(useTls ? "secureConnect" : "connect", () => {
+        clearTimeout(timer);
+        socket.removeAllListeners("error");
+        resolve(socket);
+      });
+      socket.once("error", (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+    });
+  }
+
+  private async runBoot(session: RawSession): Promise<void> {
+    const { username, password, db, name } = this.boot;
+    const steps: (string | number)[][] = [];
+    if (password !== undefined) steps.push(username ? ["AUTH", username, password] : ["AUTH", password]);
+    if (db !== undefined && db !== 0) steps.push(["SELECT", db]);
+    if (name) steps.push(["CLIENT", "SETNAME", name]);
+    for (const step of steps) {
+      const reply = await session.send(step);
+      if (reply instanceof RespError) throw new Error(`${step[0]} failed: ${reply.message}`);
+    }
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Every error EchoMQ throws is one of these classes. Each has a stable `code`, keeps the original
+ * `cause`, and says what was wrong and what to do.
+ */
+
+export class EchoMQError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A queue name that would break the `emq:{q}:<type>` grammar (a brace or NUL), or not a string. */
+export class InvalidQueueNameError extends EchoMQError {
+  readonly queue: unknown;
+  constructor(queue: unknown, rule: string) {
+    super("EMQ_INVALID_QUEUE", `invalid queue name ${describe(queue)}: ${rule}`);
+    this.queue = queue;
+  }
+}
+
+/** An id that is not a branded id (`JOB` + 11 Base62 characters). */
+export class InvalidIdError extends EchoMQError {
+  readonly id: unknown;
+  constructor(id: unknown, rule: string) {
+    super("EMQ_INVALID_ID", `invalid job id ${describe(id)}: ${rule}`);
+    this.id = id;
+  }
+}
+
+/** A caller-supplied argument (lease, payload, option) of the wrong type or range. */
+export class InvalidArgumentError extends EchoMQError {
+  readonly argument: string;
+  constructor(argument: string, message: string) {
+    super("EMQ_INVALID_ARGUMENT", `invalid ${argument}: ${message}`);
+    this.argument = argument;
+  }
+}
+
+/**
+ * The node's `{emq}:version` brand does not admit this connector. Fatal: the connector stops for
+ * good and every pending call fails with this error. `got` is the value found (`"absent"` when
+ * the key does not exist).
+ */
+export class VersionFenceError extends EchoMQError {
+  readonly got: string;
+  readonly expected: string;
+  constructor(expected: string, got: string, detail?: string) {
+    super(
+      "EMQ_VERSION_FENCE",
+      `version fence: this connector needs a node branded ${expected}, found ${got}` +
+        (detail ? ` (${detail})` : "") +
+        ". A node serves one role: connect with the matching wire, or use another node.",
+    );
+    this.expected = expected;
+    this.got = got;
+  }
+}
+
+/**
+ * The connection dropped while a command was in flight. The command may or may not have run on
+ * the server; it was not re-sent. Check the job's state before acting again.
+ */
+export class ConnectionLostError extends EchoMQError {
+  constructor(cause?: unknown) {
+    super(
+      "EMQ_CONNECTION_LOST",
+      "connection lost, outcome unknown: the command was in flight when the connection dropped and was not re-sent",
+      { cause },
+    );
+  }
+}
+
+/** The server could not be reached (refused, timed out, or the connector was closed). */
+export class ConnectionError extends EchoMQError {
+  constructor(message: string, cause?: unknown) {
+    super("EMQ_CONNECTION", message, { cause });
+  }
+}
+
+/** The server refused a transition (its reply text is the message; see docs/protocol.md). */
+export class ServerError extends EchoMQError {
+  readonly reply: string;
+  constructor(reply: string, cause?: unknown) {
+    super(serverCode(reply), reply, { cause });
+    this.reply = reply;
+  }
+}
+
+/** A wire-6 connector refused a script that declares neither a native verb nor `read`. */
+export class WireRefusalError extends EchoMQError {
+  constructor(script: string) {
+    super(
+      "EMQ_WIRE_REFUSED",
+      `script ${script} declares no native verb and is not a read: wire 6 refuses to send a Lua write to a module node`,
+    );
+  }
+}
+
+function serverCode(reply: string): string {
+  const head = reply.split(" ", 1)[0] ?? "ERR";
+  return `EMQ_SERVER_${head}`;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value instanceof Uint8Array) return `<${value.length} bytes>`;
+  return `(${value === null ? "null" : typeof value})`;
+}

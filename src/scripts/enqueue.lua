@@ -1,0 +1,23 @@
+-- enqueue: a new job row and its id in the ready set.
+-- Form:    EMQ.ENQUEUE 2 <row> <pending> <id> <payload>
+-- KEYS[1]  emq:{q}:job:<id>   the job row
+-- KEYS[2]  emq:{q}:pending    the ready set
+-- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
+-- ARGV[2]  <payload>          any bytes
+-- Reply:   1 enqueued | 0 duplicate id (nothing written)
+-- Errors:  shape, JOB prefix, WRONGTYPE (see docs/protocol.md)
+local form = 'EMQ.ENQUEUE 2 <row> <pending> <id> <payload>'
+if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.ENQUEUE wrong number of keys: ' .. form) end
+if #ARGV ~= 2 then return redis.error_reply('ERR EMQ.ENQUEUE wrong number of values: ' .. form) end
+
+local row, pending, id = KEYS[1], KEYS[2], ARGV[1]
+if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.ENQUEUE id must start with JOB') end
+if redis.call('EXISTS', row) == 1 then return 0 end
+local ptype = redis.call('TYPE', pending).ok
+if ptype ~= 'zset' and ptype ~= 'none' then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+
+redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', ARGV[2])
+redis.call('ZADD', pending, 0, id)
+return 1

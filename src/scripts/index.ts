@@ -1,0 +1,42 @@
+/**
+ * The script registry. Each transition's Lua source is read verbatim from this folder; its SHA-1
+ * is computed here; its wire-6 declaration says what a module node runs instead.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+
+/** What a script is on wire 6: a native verb (`{ verb: "ENQUEUE" }`), a `read`, or nothing. */
+export type Wire6Declaration = { verb: string } | "read" | null;
+
+export class Script {
+  readonly sha1: string;
+  constructor(
+    readonly name: string,
+    readonly source: string,
+    readonly wire6: Wire6Declaration,
+  ) {
+    this.sha1 = createHash("sha1").update(source).digest("hex");
+  }
+
+  /** `EMQ.<VERB>` when the script declares a native verb. */
+  get command(): string | null {
+    return this.wire6 && this.wire6 !== "read" ? `EMQ.${this.wire6.verb}` : null;
+  }
+}
+
+const folder = new URL("./", import.meta.url);
+
+/** Reads `<name>.lua` from the scripts folder, verbatim. */
+export function loadScript(name: string, wire6: Wire6Declaration): Script {
+  return new Script(name, readFileSync(new URL(`${name}.lua`, folder), "utf8"), wire6);
+}
+
+export const scripts = {
+  enqueue: loadScript("enqueue", { verb: "ENQUEUE" }),
+  claim: loadScript("claim", { verb: "CLAIM" }),
+} as const;
+
+/** The native verbs the host's scripts declare: a wire-6 connector requires all of them. */
+export function declaredVerbs(): string[] {
+  return Object.values(scripts).flatMap((s) => (s.wire6 && s.wire6 !== "read" ? [s.wire6.verb] : []));
+}

@@ -1,0 +1,76 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import {
+  assertValidQueue,
+  crc16,
+  hashtag,
+  InvalidIdError,
+  InvalidQueueNameError,
+  isValidQueue,
+  jobKey,
+  queueKey,
+  slot,
+} from "../src/index.js";
+
+describe("queueKey", () => {
+  test("builds emq:{q}:<type>", () => {
+    assert.equal(queueKey("orders", "pending"), "emq:{orders}:pending");
+    assert.equal(queueKey("", "pending"), "emq:{}:pending");
+    assert.equal(queueKey("a:b", ""), "emq:{a:b}:");
+  });
+  test("non-string input throws TypeError", () => {
+    assert.throws(() => queueKey(1 as unknown as string, "pending"), TypeError);
+    assert.throws(() => queueKey("q", null as unknown as string), TypeError);
+  });
+});
+
+describe("jobKey", () => {
+  test("appends a valid branded id to job:", () => {
+    assert.equal(jobKey("orders", "JOB0Nb1VTbfnu4"), "emq:{orders}:job:JOB0Nb1VTbfnu4");
+  });
+  for (const bad of ["", "JOB", "JOB0Nb1VTbfnu", "JOB0Nb1VTbfnu45", "job0Nb1VTbfnu4", "JOB0Nb1VTbf-u4", "JOB0Nb1VTbfnü"]) {
+    test(`refuses ${JSON.stringify(bad)}`, () => {
+      assert.throws(() => jobKey("orders", bad), InvalidIdError);
+    });
+  }
+  test("refuses a non-string id", () => {
+    assert.throws(() => jobKey("orders", 42 as unknown as string), InvalidIdError);
+  });
+});
+
+describe("queue names", () => {
+  test("braces and NUL are invalid; the empty name and colons are valid", () => {
+    for (const ok of ["", "orders", "a:b", "émoji 🚀", "a b"]) assert.equal(isValidQueue(ok), true, ok);
+    for (const bad of ["{", "}", "a}b", "{a}", "a\u0000b"]) assert.equal(isValidQueue(bad), false, bad);
+    assert.equal(isValidQueue(7), false);
+    assert.equal(isValidQueue(undefined), false);
+  });
+  test("assertValidQueue names the rule and the offending name", () => {
+    assert.throws(
+      () => assertValidQueue("a}b"),
+      (err: unknown) =>
+        err instanceof InvalidQueueNameError && /"a}b"/.test(err.message) && /'\{', '\}' or NUL/.test(err.message),
+    );
+    assert.throws(() => assertValidQueue(5), (err: unknown) => err instanceof InvalidQueueNameError && /string/.test(err.message));
+  });
+});
+
+describe("slot (pure)", () => {
+  test("CRC16-XMODEM reference vector", () => {
+    assert.equal(crc16(Buffer.from("123456789")), 0x31c3);
+  });
+  test("hashtag rules: first {, first } after it, empty tag means whole key", () => {
+    const tag = (k: string) => Buffer.from(hashtag(Buffer.from(k))).toString();
+    assert.equal(tag("emq:{orders}:pending"), "orders");
+    assert.equal(tag("{}abc"), "{}abc");
+    assert.equal(tag("a{b}{c}"), "b");
+    assert.equal(tag("a{{b}}"), "{b");
+    assert.equal(tag("abc{"), "abc{");
+    assert.equal(tag("a}b{c"), "a}b{c");
+  });
+  test("known slots", () => {
+    assert.equal(slot("foo"), 12182);
+    assert.equal(slot("{user1000}.following"), slot("{user1000}.followers"));
+    assert.equal(slot("emq:{q}:pending"), slot("emq:{q}:job:JOB0Nb1VTbfnu4"));
+  });
+});
