@@ -1,0 +1,332 @@
+/**
+ * A TCP fault proxy for tests: sits between a client and a valkey-server on 127.0.0.1.
+ *
+ * It forwards bytes both ways, records every command each client sent (parsed from RESP;
+ * pipelined and split chunks are reassembled per connection), and injects faults:
+ *
+ *   proxy.cut()                       destroy every current connection, both sides
+ *   proxy.refuse(500)                 close new connections immediately for 500 ms
+ *   proxy.swallowNext((a) => a[0] === "EVALSHA")
+ *                                     drop the next matching command (never forwarded), then
+ *                                     cut its connection shortly after: a command "in flight"
+ *
+ *   const mark = proxy.mark();  ...;  proxy.since(mark)   commands that reached the server since
+ */
+import net from "node:net";
+
+export interface ProxyOptions {
+  targetPort: number;
+  /** Defaults to 127.0.0.1. */
+  targetHost?: string;
+}
+
+export interface ProxyCommand {
+  /** Position in the proxy-wide log (0-based); compare with `mark()`. */
+  seq: number;
+  /** Index of the proxied connection (0-based, in accept order). */
+  conn: number;
+  args: string[];
+  /** False when the proxy swallowed it (or dropped it after a swallow on that connection). */
+  forwarded: boolean;
+  /** Date.now() when the proxy read it. */
+  at: number;
+}
+
+export type CommandPredicate = (args: string[]) => boolean;
+
+export interface SwallowOptions {
+  /** Delay between swallowing and cutting the connection; default 20 ms. */
+  cutAfterMs?: number;
+}
+
+export interface FaultProxy {
+  readonly host: string;
+  readonly port: number;
+  /** redis://127.0.0.1:port */
+  readonly url: string;
+  /** Every command read from clients, in order. */
+  readonly commands: readonly ProxyCommand[];
+  /** Connections accepted (and forwarded) / refused so far. */
+  readonly stats: { accepted: number; refused: number; open: number };
+  /** The current log position: `since(mark())` later returns only newer commands. */
+  mark(): number;
+  /** Commands logged at or after `mark` that were forwarded (all, with `includeDropped`). */
+  since(mark: number, includeDropped?: boolean): ProxyCommand[];
+  /** The arguments of every command connection `conn` sent, in order. */
+  commandsOf(conn: number): string[][];
+  /** Destroys all current connections, client and server side. */
+  cut(): void;
+  /** For `ms`, new connections are closed as soon as they are accepted. Resolves when it ends. */
+  refuse(ms: number): Promise<void>;
+  /**
+   * Swallows the next client command matching `predicate` (default: any): it is not
+   * forwarded, nor is anything that connection sends after it; the connection is cut
+   * `cutAfterMs` later. Resolves with the swallowed command once the cut is done.
+   */
+  swallowNext(predicate?: CommandPredicate, opts?: SwallowOptions): Promise<ProxyCommand>;
+  /** Stops listening and destroys every connection. */
+  close(): Promise<void>;
+}
+
+const HOST = "127.0.0.1";
+const CRLF = Buffer.from("\r\n");
+
+/* ------------------------------------------------------------------ RESP command framing */
+
+interface Frame {
+  args: Buffer[];
+  end: number;
+}
+
+class FramingError extends Error {}
+
+/** Reads `<prefix><integer>\r\n` at `offset`; null when the line is incomplete. */
+function readLength(buf: Buffer, offset: number, prefix: string): { value: number; next: number } | null {
+  const eol = buf.indexOf(CRLF, offset);
+  if (eol === -1) return null;
+  const line = buf.toString("latin1", offset, eol);
+  if (line[0] !== prefix || !/^-?\d+$/.test(line.slice(1))) {
+    throw new FramingError(`expected ${prefix}<n>, got ${JSON.stringify(line.slice(0, 40))}`);
+  }
+  return { value: Number(line.slice(1)), next: eol + 2 };
+}
+
+/** One `*N` array of bulk strings starting at `offset`; null when more bytes are needed. */
+function readArrayFrame(buf: Buffer, offset: number): Frame | null {
+  const head = readLength(buf, offset, "*");
+  if (head === null) return null;
+  const args: Buffer[] = [];
+  let pos = head.next;
+  for (let i = 0; i < head.value; i++) {
+    const bulk = readLength(buf, pos, "$");
+    if (bulk === null) return null;
+    const end = bulk.next + bulk.value;
+    if (buf.length < end + 2) return null;
+    args.push(buf.subarray(bulk.next, end));
+    pos = end + 2;
+  }
+  return { args, end: pos };
+}
+
+/** An inline command (`PING\r\n`) starting at `offset`; null when the line is incomplete. */
+function readInlineFrame(buf: Buffer, offset: number): Frame | null {
+  const eol = buf.indexOf(0x0a, offset);
+  if (eol === -1) return null;
+  const line = buf.toString("latin1", offset, eol).replace(/\r$/, "");
+  const args = line
+    .split(/\s+/)
+    .filter((word) => word.length > 0)
+    .map((word) => Buffer.from(word, "latin1"));
+  return { args, end: eol + 1 };
+}
+
+/** Parses one client command at `offset`: a RESP array, or an inline command. */
+export function readCommandFrame(buf: Buffer, offset: number): Frame | null {
+  if (offset >= buf.length) return null;
+  return buf[offset] === 0x2a ? readArrayFrame(buf, offset) : readInlineFrame(buf, offset);
+}
+
+/* ------------------------------------------------------------------ connections */
+
+interface Swallow {
+  predicate: CommandPredicate;
+  cutAfterMs: number;
+  resolve: (command: ProxyCommand) => void;
+}
+
+interface Link {
+  index: number;
+  client: net.Socket;
+  server: net.Socket;
+  pending: Buffer;
+  /** After a swallow nothing more from this client is forwarded. */
+  doomed: boolean;
+  /** The stream could not be framed: forward raw bytes, log nothing more. */
+  raw: boolean;
+}
+
+class FaultProxyImpl implements FaultProxy {
+  readonly host = HOST;
+  readonly commands: ProxyCommand[] = [];
+  readonly stats = { accepted: 0, refused: 0, open: 0 };
+  private readonly links = new Set<Link>();
+  private readonly swallows: Swallow[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private refuseUntil = 0;
+  private nextIndex = 0;
+  port = 0;
+
+  constructor(
+    private readonly server: net.Server,
+    private readonly targetPort: number,
+    private readonly targetHost: string,
+  ) {
+    server.on("connection", (socket) => this.accept(socket));
+  }
+
+  get url(): string {
+    return `redis://${this.host}:${this.port}`;
+  }
+
+  mark(): number {
+    return this.commands.length;
+  }
+
+  since(mark: number, includeDropped = false): ProxyCommand[] {
+    return this.commands.slice(mark).filter((c) => includeDropped || c.forwarded);
+  }
+
+  commandsOf(conn: number): string[][] {
+    return this.commands.filter((c) => c.conn === conn).map((c) => c.args);
+  }
+
+  cut(): void {
+    for (const link of [...this.links]) this.drop(link);
+  }
+
+  refuse(ms: number): Promise<void> {
+    this.refuseUntil = Math.max(this.refuseUntil, Date.now() + ms);
+    return new Promise<void>((resolve) => this.later(ms, resolve));
+  }
+
+  swallowNext(predicate: CommandPredicate = () => true, opts: SwallowOptions = {}): Promise<ProxyCommand> {
+    return new Promise<ProxyCommand>((resolve) => {
+      this.swallows.push({ predicate, cutAfterMs: opts.cutAfterMs ?? 20, resolve });
+    });
+  }
+
+  close(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.cut();
+    return new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private later(ms: number, fn: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  private accept(client: net.Socket): void {
+    if (Date.now() < this.refuseUntil) {
+      this.stats.refused += 1;
+      client.on("error", () => {});
+      client.destroy();
+      return;
+    }
+    this.stats.accepted += 1;
+    const server = net.connect({ host: this.targetHost, port: this.targetPort });
+    const link: Link = {
+      index: this.nextIndex++,
+      client,
+      server,
+      pending: Buffer.alloc(0),
+      doomed: false,
+      raw: false,
+    };
+    this.links.add(link);
+    this.stats.open = this.links.size;
+    client.setNoDelay(true);
+    server.setNoDelay(true);
+    client.on("data", (chunk: Buffer) => this.fromClient(link, chunk));
+    server.on("data", (chunk: Buffer) => {
+      if (!client.destroyed) client.write(chunk);
+    });
+    for (const socket of [client, server]) {
+      socket.on("error", () => this.drop(link));
+      socket.on("close", () => this.drop(link));
+    }
+  }
+
+  private drop(link: Link): void {
+    if (!this.links.delete(link)) return;
+    this.stats.open = this.links.size;
+    link.client.destroy();
+    link.server.destroy();
+  }
+
+  private fromClient(link: Link, chunk: Buffer): void {
+    if (link.raw) {
+      if (!link.doomed) link.server.write(chunk);
+      return;
+    }
+    link.pending = link.pending.length === 0 ? chunk : Buffer.concat([link.pending, chunk]);
+    const out: Buffer[] = [];
+    let offset = 0;
+    try {
+      for (
+        let frame = readCommandFrame(link.pending, offset);
+        frame;
+        frame = readCommandFrame(link.pending, offset)
+      ) {
+        const bytes = link.pending.subarray(offset, frame.end);
+        offset = frame.end;
+        if (
+          this.route(
+            link,
+            frame.args.map((arg) => arg.toString()),
+          )
+        )
+          out.push(bytes);
+      }
+    } catch (err) {
+      if (!(err instanceof FramingError)) throw err;
+      link.raw = true;
+      if (!link.doomed) out.push(link.pending.subarray(offset));
+      offset = link.pending.length;
+    }
+    link.pending = link.pending.subarray(offset);
+    if (out.length > 0 && !link.server.destroyed) link.server.write(Buffer.concat(out));
+  }
+
+  /** Logs one command and decides whether it is forwarded. */
+  private route(link: Link, args: string[]): boolean {
+    const command: ProxyCommand = {
+      seq: this.commands.length,
+      conn: link.index,
+      args,
+      forwarded: false,
+      at: Date.now(),
+    };
+    this.commands.push(command);
+    if (link.doomed) return false;
+    const i = this.swallows.findIndex((s) => s.predicate(args));
+    if (i === -1) {
+      command.forwarded = true;
+      return true;
+    }
+    const [swallow] = this.swallows.splice(i, 1);
+    link.doomed = true;
+    if (swallow) {
+      this.later(swallow.cutAfterMs, () => {
+        this.drop(link);
+        swallow.resolve(command);
+      });
+    }
+    return false;
+  }
+}
+
+/** Starts a fault proxy on a free 127.0.0.1 port in front of `targetHost:targetPort`. */
+export function startProxy(opts: ProxyOptions): Promise<FaultProxy> {
+  const server = net.createServer();
+  const proxy = new FaultProxyImpl(server, opts.targetPort, opts.targetHost ?? HOST);
+  return new Promise<FaultProxy>((resolve, reject) => {
+    server.once("error", (err) =>
+      reject(new Error(`fault proxy could not listen on ${HOST}: ${err.message}`)),
+    );
+    server.listen(0, HOST, () => {
+      const address = server.address();
+      if (address === null || typeof address === "string") {
+        reject(new Error("fault proxy: could not read its listening port"));
+        return;
+      }
+      proxy.port = address.port;
+      server.unref();
+      resolve(proxy);
+    });
+  });
+}
