@@ -1,3 +1,4 @@
+export { installModuleBrand } from "./connector/install.js";
 export {
   connect,
   Connection,
