@@ -1,0 +1,216 @@
+//! Every reply string the module sends, in one place.
+//!
+//! A [`Refusal`] is one error line, code first (`ERR …`, `EMQWIRE …`, `WRONGTYPE …`), held as
+//! bytes so that a value read from the keyspace (a foreign brand) is printed as it is.
+
+use std::ffi::CString;
+use valkey_module::{raw, Context, ValkeyResult, ValkeyValue};
+
+/// The module's brand; also the wire it reports in `EMQ.VERSION`.
+pub const BRAND: &str = "echomq:6.0.0";
+
+/// The server's own wrong-type text.
+pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+/// The server's own text for a write on a replica.
+pub const READONLY: &str = "READONLY You can't write against a read only replica.";
+
+/// The server's own text for a `deny-oom` command over `maxmemory`.
+pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+
+/// One error reply: the whole line without the leading `-`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(Vec<u8>);
+
+/// What a verb answers: a value, or one refusal.
+pub type Reply = Result<ValkeyValue, Refusal>;
+
+impl Refusal {
+    fn text(line: impl Into<Vec<u8>>) -> Self {
+        Refusal(line.into())
+    }
+
+    /// An error reply produced by the server for an inner call (`NOPERM …`, `WRONGTYPE …`),
+    /// passed to the caller unchanged.
+    pub fn passthrough(line: &[u8]) -> Self {
+        Refusal(line.to_vec())
+    }
+
+    /// The error line as sent, without the leading `-`.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The line as it can travel in one RESP error: CR, LF and NUL become spaces.
+    fn wire_line(&self) -> CString {
+        let line = self
+            .0
+            .iter()
+            .map(|&b| {
+                if matches!(b, b'\r' | b'\n' | 0) {
+                    b' '
+                } else {
+                    b
+                }
+            })
+            .collect::<Vec<u8>>();
+        CString::new(line).expect("NUL bytes were replaced")
+    }
+}
+
+/// Sends a verb's answer: a value as is, a refusal as one error line with its own code.
+pub fn answer(ctx: &Context, reply: Reply) -> ValkeyResult {
+    match reply {
+        Ok(value) => Ok(value),
+        Err(refusal) => {
+            let line = refusal.wire_line();
+            // SAFETY: `ctx.ctx` is the live command context; the line is NUL-terminated.
+            unsafe { raw::RedisModule_ReplyWithError.unwrap()(ctx.ctx, line.as_ptr()) };
+            Ok(ValkeyValue::NoReply)
+        }
+    }
+}
+
+/// `ERR wrong number of arguments for '<command>' command` (a verb that takes no arguments).
+pub fn arity(command: &str) -> Refusal {
+    Refusal::text(format!(
+        "ERR wrong number of arguments for '{command}' command"
+    ))
+}
+
+/// `ERR EMQ.<VERB> wrong number of keys: <form>`
+pub fn wrong_keys(verb: &str, form: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} wrong number of keys: {form}"))
+}
+
+/// `ERR EMQ.<VERB> wrong number of values: <form>`
+pub fn wrong_values(verb: &str, form: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} wrong number of values: {form}"))
+}
+
+/// `ERR EMQ.<VERB> keys do not match the wire-4 layout`
+pub fn layout(verb: &str) -> Refusal {
+    Refusal::text(format!(
+        "ERR EMQ.{verb} keys do not match the wire-4 layout"
+    ))
+}
+
+/// `EMQWIRE expected echomq:6.0.0 found <value>`; an absent key prints as `(nil)`.
+pub fn emqwire(found: Option<&[u8]>) -> Refusal {
+    let mut line = format!("EMQWIRE expected {BRAND} found ").into_bytes();
+    line.extend_from_slice(found.unwrap_or(b"(nil)"));
+    Refusal(line)
+}
+
+/// The server's `WRONGTYPE` text.
+pub fn wrongtype() -> Refusal {
+    Refusal::text(WRONGTYPE)
+}
+
+/// The server's `READONLY` text (write guard: a replica).
+pub fn readonly() -> Refusal {
+    Refusal::text(READONLY)
+}
+
+/// The server's `OOM` text (write guard: over `maxmemory`).
+pub fn oom() -> Refusal {
+    Refusal::text(OOM)
+}
+
+/// `ERR EMQ.<VERB> id must start with JOB`
+pub fn not_job_id(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} id must start with JOB"))
+}
+
+/// `ERR EMQ.<VERB> lease must be a positive integer of milliseconds`
+pub fn lease(verb: &str) -> Refusal {
+    Refusal::text(format!(
+        "ERR EMQ.{verb} lease must be a positive integer of milliseconds"
+    ))
+}
+
+/// `ERR EMQ.<VERB> pending head is not a JOB id`
+pub fn head_not_job(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} pending head is not a JOB id"))
+}
+
+/// `ERR EMQ.<VERB> pending head has no job row`
+pub fn head_no_row(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} pending head has no job row"))
+}
+
+/// `ERR EMQ.<VERB> job row has no integer attempts` (a row that no transition wrote).
+pub fn bad_attempts(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} job row has no integer attempts"))
+}
+
+/// `ERR EMQ.<VERB> write check failed` — a write did not do what the reads predicted (a bug).
+pub fn write_check(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} write check failed"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(r: Refusal) -> String {
+        String::from_utf8(r.as_bytes().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn texts_are_exact() {
+        let form = "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>";
+        let table: [(Refusal, &str); 14] = [
+            (wrong_keys("ENQUEUE", form), "ERR EMQ.ENQUEUE wrong number of keys: EMQ.ENQUEUE 2 <row> <pending> <id> <payload>"),
+            (wrong_values("ENQUEUE", form), "ERR EMQ.ENQUEUE wrong number of values: EMQ.ENQUEUE 2 <row> <pending> <id> <payload>"),
+            (layout("CLAIM"), "ERR EMQ.CLAIM keys do not match the wire-4 layout"),
+            (emqwire(None), "EMQWIRE expected echomq:6.0.0 found (nil)"),
+            (emqwire(Some(b"echomq:4.0.0")), "EMQWIRE expected echomq:6.0.0 found echomq:4.0.0"),
+            (wrongtype(), "WRONGTYPE Operation against a key holding the wrong kind of value"),
+            (readonly(), "READONLY You can't write against a read only replica."),
+            (oom(), "OOM command not allowed when used memory > 'maxmemory'."),
+            (not_job_id("ENQUEUE"), "ERR EMQ.ENQUEUE id must start with JOB"),
+            (lease("CLAIM"), "ERR EMQ.CLAIM lease must be a positive integer of milliseconds"),
+            (head_not_job("CLAIM"), "ERR EMQ.CLAIM pending head is not a JOB id"),
+            (head_no_row("CLAIM"), "ERR EMQ.CLAIM pending head has no job row"),
+            (write_check("CLAIM"), "ERR EMQ.CLAIM write check failed"),
+            (arity("emq.version"), "ERR wrong number of arguments for 'emq.version' command"),
+        ];
+        for (refusal, text) in table {
+            assert_eq!(line(refusal), text);
+        }
+    }
+
+    #[test]
+    fn found_value_keeps_its_bytes() {
+        let r = emqwire(Some(b"x\xff\x00y"));
+        assert_eq!(
+            r.as_bytes(),
+            b"EMQWIRE expected echomq:6.0.0 found x\xff\x00y"
+        );
+        assert_eq!(
+            r.wire_line().as_bytes(),
+            b"EMQWIRE expected echomq:6.0.0 found x\xff y"
+        );
+    }
+
+    #[test]
+    fn wire_line_has_no_line_breaks() {
+        let r = emqwire(Some(b"a\r\nb"));
+        assert_eq!(
+            r.wire_line().as_bytes(),
+            b"EMQWIRE expected echomq:6.0.0 found a  b"
+        );
+    }
+
+    #[test]
+    fn passthrough_is_unchanged() {
+        let r = Refusal::passthrough(
+            b"NOPERM User u has no permissions to access the '{emq}:version' key",
+        );
+        assert_eq!(
+            r.as_bytes(),
+            b"NOPERM User u has no permissions to access the '{emq}:version' key"
+        );
+    }
+}

@@ -1,0 +1,57 @@
+//! The native fence, and `EMQ.INSTALL`'s logic: one key, `{emq}:version`, holds the node's brand.
+
+use valkey_module::Context;
+
+use crate::errors::{self, Refusal, BRAND};
+use crate::guard;
+use crate::keyspace::VERSION_KEY;
+use crate::store;
+
+/// The fence every job-core verb runs after layout: `GET {emq}:version` as the calling client,
+/// read only. `echomq:6.0.0` passes; absent or any other string is `EMQWIRE …`. An ACL denial
+/// (`NOPERM …`) or a non-string value (`WRONGTYPE …`) passes through as the server's error.
+pub fn check(ctx: &Context) -> Result<(), Refusal> {
+    let brand = store::bytes(&store::read_as_caller(ctx, "GET", &[VERSION_KEY])?);
+    passes(brand.as_deref())
+}
+
+/// Whether a read brand passes the fence.
+pub fn passes(brand: Option<&[u8]>) -> Result<(), Refusal> {
+    match brand {
+        Some(b) if b == BRAND.as_bytes() => Ok(()),
+        other => Err(errors::emqwire(other)),
+    }
+}
+
+/// `EMQ.INSTALL`: absent → write the brand, `1`; already the brand → `0`; another string →
+/// `EMQWIRE …`; not a string → the server's `WRONGTYPE …`. Runs no fence.
+pub fn install(ctx: &Context) -> Result<i64, Refusal> {
+    match store::bytes(&store::read(ctx, "GET", &[VERSION_KEY])?) {
+        None => {
+            guard::writable(ctx)?;
+            store::write(ctx, "SET", &[VERSION_KEY, BRAND.as_bytes()])?;
+            Ok(1)
+        }
+        Some(found) => passes(Some(&found)).map(|()| 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_module_brand_passes() {
+        assert_eq!(passes(Some(b"echomq:6.0.0")), Ok(()));
+        assert_eq!(passes(None), Err(errors::emqwire(None)));
+        assert_eq!(
+            passes(Some(b"echomq:4.0.0")),
+            Err(errors::emqwire(Some(b"echomq:4.0.0")))
+        );
+        assert_eq!(passes(Some(b"")), Err(errors::emqwire(Some(b""))));
+        assert_eq!(
+            passes(Some(b"echomq:6.0.0 ")),
+            Err(errors::emqwire(Some(b"echomq:6.0.0 ")))
+        );
+    }
+}

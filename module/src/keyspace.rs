@@ -1,0 +1,196 @@
+//! The wire-4 key grammar, mirrored on the server: `emq:{<q>}:<type>`.
+//!
+//! Pure byte functions. A verb recovers one queue name from its anchor key, then rebuilds every
+//! other key it was given and compares byte for byte.
+
+/// Every queue key starts with this.
+pub const PREFIX: &[u8] = b"emq:{";
+/// Closes the queue name (the cluster hashtag) and opens the type.
+pub const CLOSE: &[u8] = b"}:";
+/// The node's brand key.
+pub const VERSION_KEY: &[u8] = b"{emq}:version";
+/// The 3-byte namespace of a job id.
+pub const JOB: &[u8] = b"JOB";
+
+/// Key types (the part after `}:`). The base `emq:{q}:` has the empty type.
+pub const PENDING: &[u8] = b"pending";
+pub const ACTIVE: &[u8] = b"active";
+pub const SCHEDULE: &[u8] = b"schedule";
+pub const DONE: &[u8] = b"done";
+pub const DEAD: &[u8] = b"dead";
+pub const META: &[u8] = b"meta";
+pub const BASE: &[u8] = b"";
+/// A row is `<base>job:<id>`.
+pub const ROW: &[u8] = b"job:";
+
+/// Splits `emq:{<name>}:<type>` into `(name, type)`: the name runs to the first `}`, which must
+/// be followed by `:`. `None` without the `emq:{` prefix or without `}:` after the name.
+pub fn split_queue_key(key: &[u8]) -> Option<(&[u8], &[u8])> {
+    let rest = key.strip_prefix(PREFIX)?;
+    let close = rest.iter().position(|&b| b == b'}')?;
+    let (name, tail) = rest.split_at(close);
+    let kind = tail.strip_prefix(CLOSE)?;
+    Some((name, kind))
+}
+
+/// A queue name the module accepts: not empty, no `{`, `}` or NUL.
+pub fn valid_queue(name: &[u8]) -> bool {
+    !name.is_empty() && !name.iter().any(|&b| matches!(b, b'{' | b'}' | 0))
+}
+
+/// Whether an id carries the `JOB` namespace (the only id gate inside a transition).
+pub fn is_job_id(id: &[u8]) -> bool {
+    id.starts_with(JOB)
+}
+
+/// One queue, recovered from an anchor key; builds every other key of that queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Queue<'a> {
+    name: &'a [u8],
+}
+
+impl<'a> Queue<'a> {
+    /// The queue of `key` when `key` is exactly `emq:{<valid name>}:<kind>`.
+    pub fn from_key(key: &'a [u8], kind: &[u8]) -> Option<Self> {
+        let (name, found) = split_queue_key(key)?;
+        (valid_queue(name) && found == kind).then_some(Queue { name })
+    }
+
+    /// The queue name.
+    pub fn name(&self) -> &'a [u8] {
+        self.name
+    }
+
+    /// `emq:{<q>}:<kind>`
+    pub fn key(&self, kind: &[u8]) -> Vec<u8> {
+        let mut key = Vec::with_capacity(PREFIX.len() + self.name.len() + CLOSE.len() + kind.len());
+        key.extend_from_slice(PREFIX);
+        key.extend_from_slice(self.name);
+        key.extend_from_slice(CLOSE);
+        key.extend_from_slice(kind);
+        key
+    }
+
+    /// `emq:{<q>}:`
+    pub fn base(&self) -> Vec<u8> {
+        self.key(BASE)
+    }
+
+    /// `emq:{<q>}:meta`
+    pub fn meta(&self) -> Vec<u8> {
+        self.key(META)
+    }
+
+    /// `emq:{<q>}:job:<id>`
+    pub fn job(&self, id: &[u8]) -> Vec<u8> {
+        let mut key = self.key(ROW);
+        key.extend_from_slice(id);
+        key
+    }
+
+    /// Whether `key` is this queue's `<kind>` key, byte for byte.
+    pub fn is(&self, key: &[u8], kind: &[u8]) -> bool {
+        key == self.key(kind).as_slice()
+    }
+
+    /// Whether `key` is this queue's row for `id`, byte for byte.
+    pub fn is_job(&self, key: &[u8], id: &[u8]) -> bool {
+        key == self.job(id).as_slice()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_recovers_name_and_type() {
+        assert_eq!(
+            split_queue_key(b"emq:{q}:pending"),
+            Some((&b"q"[..], &b"pending"[..]))
+        );
+        assert_eq!(split_queue_key(b"emq:{q}:"), Some((&b"q"[..], &b""[..])));
+        assert_eq!(
+            split_queue_key(b"emq:{q}:job:JOB1"),
+            Some((&b"q"[..], &b"job:JOB1"[..]))
+        );
+        assert_eq!(
+            split_queue_key(b"emq:{}:pending"),
+            Some((&b""[..], &b"pending"[..]))
+        );
+    }
+
+    #[test]
+    fn split_refuses_other_shapes() {
+        for key in [
+            &b"emq:q:pending"[..],
+            b"EMQ:{q}:pending",
+            b"x:{q}:pending",
+            b"emq:{q}pending",
+            b"emq:{q",
+            b"emq:{q}",
+            b"",
+        ] {
+            assert_eq!(
+                split_queue_key(key),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(key)
+            );
+        }
+    }
+
+    #[test]
+    fn names() {
+        assert!(valid_queue(b"q"));
+        assert!(valid_queue(b"a b:c\xff"));
+        for name in [&b""[..], b"a{b", b"a}b", b"a\0b", b"{", b"}"] {
+            assert!(!valid_queue(name));
+        }
+    }
+
+    #[test]
+    fn from_key_checks_name_and_type() {
+        assert_eq!(
+            Queue::from_key(b"emq:{q}:pending", PENDING).map(|q| q.name()),
+            Some(&b"q"[..])
+        );
+        assert_eq!(
+            Queue::from_key(b"emq:{q}:", BASE).map(|q| q.name()),
+            Some(&b"q"[..])
+        );
+        assert!(Queue::from_key(b"emq:{q}:active", PENDING).is_none());
+        assert!(Queue::from_key(b"emq:{}:pending", PENDING).is_none());
+        assert!(Queue::from_key(b"emq:{a{b}:pending", PENDING).is_none());
+        assert!(Queue::from_key(b"emq:{a\0b}:pending", PENDING).is_none());
+        assert!(Queue::from_key(b"emq:{a}b}:pending", PENDING).is_none());
+        assert!(Queue::from_key(b"emq:{q}:pending ", PENDING).is_none());
+        assert!(Queue::from_key(b"emq:q:pending", PENDING).is_none());
+    }
+
+    #[test]
+    fn builders() {
+        let q = Queue::from_key(b"emq:{orders}:pending", PENDING).unwrap();
+        assert_eq!(q.key(ACTIVE), b"emq:{orders}:active");
+        assert_eq!(q.key(SCHEDULE), b"emq:{orders}:schedule");
+        assert_eq!(q.key(DONE), b"emq:{orders}:done");
+        assert_eq!(q.key(DEAD), b"emq:{orders}:dead");
+        assert_eq!(q.base(), b"emq:{orders}:");
+        assert_eq!(q.meta(), b"emq:{orders}:meta");
+        assert_eq!(q.job(b"JOB0123456789a"), b"emq:{orders}:job:JOB0123456789a");
+        assert!(q.is(b"emq:{orders}:active", ACTIVE));
+        assert!(!q.is(b"emq:{other}:active", ACTIVE));
+        assert!(q.is_job(b"emq:{orders}:job:JOBx", b"JOBx"));
+        assert!(!q.is_job(b"emq:{orders}:job:JOBy", b"JOBx"));
+        assert!(!q.is_job(b"emq:{other}:job:JOBx", b"JOBx"));
+    }
+
+    #[test]
+    fn job_ids() {
+        assert!(is_job_id(b"JOB0123456789a"));
+        assert!(is_job_id(b"JOB"));
+        assert!(!is_job_id(b"JO"));
+        assert!(!is_job_id(b"job0123456789a"));
+        assert!(!is_job_id(b"XJOB"));
+    }
+}

@@ -1,0 +1,205 @@
+//! The job core: `EMQ.ENQUEUE`, `EMQ.CLAIM`.
+//!
+//! Each verb reads like its section of the protocol: shape → layout → fence → values →
+//! gates → write guard → writes. A refusal at any step writes nothing.
+
+use valkey_module::{Context, ValkeyString, ValkeyValue};
+
+use crate::clock;
+use crate::errors::{self, Refusal, Reply};
+use crate::fence;
+use crate::guard;
+use crate::keyspace::{is_job_id, Queue, ACTIVE, BASE, PENDING};
+use crate::shape::{self, Form};
+use crate::store::{self, Answer, Kind};
+use crate::verbs::{anchor, argv, layout};
+
+const ENQUEUE: Form = Form {
+    verb: "ENQUEUE",
+    syntax: "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>",
+    keys: 2,
+    values: 2,
+};
+
+const CLAIM: Form = Form {
+    verb: "CLAIM",
+    syntax: "EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>",
+    keys: 3,
+    values: 1,
+};
+
+/// `EMQ.ENQUEUE 2 <row> <pending> <id> <payload>` → `1`, or `0` for a duplicate id.
+pub fn enqueue(ctx: &Context, args: &[ValkeyString]) -> Reply {
+    let argv = argv(args);
+    let call = shape::split(&ENQUEUE, &argv)?;
+    let (row, pending) = (call.keys[0], call.keys[1]);
+    let (id, payload) = (call.values[0], call.values[1]);
+
+    let queue = anchor(&ENQUEUE, pending, PENDING)?;
+    layout(&ENQUEUE, queue.is_job(row, id))?;
+    fence::check(ctx)?;
+
+    job_id(&ENQUEUE, id)?;
+    if store::exists(ctx, row)? {
+        return Ok(ValkeyValue::Integer(0));
+    }
+    sorted_set(ctx, pending)?;
+
+    guard::writable(ctx)?;
+    store::write(
+        ctx,
+        "HSET",
+        &[
+            row,
+            b"state",
+            b"pending",
+            b"attempts",
+            b"0",
+            b"payload",
+            payload,
+        ],
+    )?;
+    store::write(ctx, "ZADD", &[pending, b"0", id])?;
+    Ok(ValkeyValue::Integer(1))
+}
+
+/// `EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>` → `[]`, or
+/// `[<id>, <payload>, <attempts>, <deadline>]`.
+pub fn claim(ctx: &Context, args: &[ValkeyString]) -> Reply {
+    let argv = argv(args);
+    let call = shape::split(&CLAIM, &argv)?;
+    let (pending, active, base) = (call.keys[0], call.keys[1], call.keys[2]);
+
+    let queue = anchor(&CLAIM, pending, PENDING)?;
+    layout(&CLAIM, queue.is(active, ACTIVE) && queue.is(base, BASE))?;
+    fence::check(ctx)?;
+
+    let lease = shape::positive_ms(call.values[0]).ok_or_else(|| errors::lease(CLAIM.verb))?;
+    if paused(ctx, &queue)? {
+        return Ok(empty());
+    }
+
+    sorted_set(ctx, pending)?;
+    sorted_set(ctx, active)?;
+    let Some(id) = head(ctx, pending)? else {
+        return Ok(empty());
+    };
+    if !is_job_id(&id) {
+        return Err(errors::head_not_job(CLAIM.verb));
+    }
+    let row = queue.job(&id);
+    if store::kind(ctx, &row)? != Kind::Hash {
+        return Err(errors::head_no_row(CLAIM.verb));
+    }
+    let (attempts, payload) = row_fields(ctx, &row)?;
+    let attempts = attempts + 1;
+
+    guard::writable(ctx)?;
+    let deadline = clock::now_ms() + lease;
+    let written = store::write(ctx, "ZREM", &[pending, &id])?;
+    write_check(&CLAIM, &written)?;
+    let written = store::write(ctx, "ZADD", &[active, deadline.to_string().as_bytes(), &id])?;
+    write_check(&CLAIM, &written)?;
+    let attempts_text = attempts.to_string();
+    let lease_fields: [&[u8]; 7] = [
+        &row,
+        b"state",
+        b"active",
+        b"attempts",
+        attempts_text.as_bytes(),
+        b"lease_epoch",
+        clock::run_id(ctx),
+    ];
+    store::write(ctx, "HSET", &lease_fields)?;
+
+    Ok(ValkeyValue::Array(vec![
+        ValkeyValue::StringBuffer(id),
+        payload.map_or(ValkeyValue::Null, ValkeyValue::StringBuffer),
+        ValkeyValue::Integer(attempts),
+        ValkeyValue::Integer(deadline),
+    ]))
+}
+
+/// The empty-array reply (empty or paused queue).
+fn empty() -> ValkeyValue {
+    ValkeyValue::Array(Vec::new())
+}
+
+/// Gate: the id carries the `JOB` namespace.
+fn job_id(form: &Form, id: &[u8]) -> Result<(), Refusal> {
+    if is_job_id(id) {
+        Ok(())
+    } else {
+        Err(errors::not_job_id(form.verb))
+    }
+}
+
+/// Gate: `key` is a sorted set or absent, else the server's `WRONGTYPE`.
+fn sorted_set(ctx: &Context, key: &[u8]) -> Result<(), Refusal> {
+    match store::kind(ctx, key)? {
+        Kind::SortedSet | Kind::None => Ok(()),
+        _ => Err(errors::wrongtype()),
+    }
+}
+
+/// Whether the queue's `meta` hash has `paused` = `1`.
+fn paused(ctx: &Context, queue: &Queue) -> Result<bool, Refusal> {
+    let flag = store::read(ctx, "HGET", &[&queue.meta(), b"paused"])?;
+    Ok(store::bytes(&flag).as_deref() == Some(b"1"))
+}
+
+/// The lowest-scored id of `pending` (ties by id), if any.
+fn head(ctx: &Context, pending: &[u8]) -> Result<Option<Vec<u8>>, Refusal> {
+    let range = store::read(ctx, "ZRANGE", &[pending, b"0", b"0"])?;
+    Ok(store::elements(&range).into_iter().next().flatten())
+}
+
+/// A row's `attempts` (absent counts as 0) and `payload` (absent is `None`).
+fn row_fields(ctx: &Context, row: &[u8]) -> Result<(i64, Option<Vec<u8>>), Refusal> {
+    let fields = store::read(ctx, "HMGET", &[row, b"attempts", b"payload"])?;
+    let mut fields = store::elements(&fields).into_iter();
+    let attempts = match fields.next().flatten() {
+        None => 0,
+        Some(text) => parse_attempts(&text).ok_or_else(|| errors::bad_attempts(CLAIM.verb))?,
+    };
+    Ok((attempts, fields.next().flatten()))
+}
+
+/// A stored attempt count: a decimal integer, never negative.
+fn parse_attempts(text: &[u8]) -> Option<i64> {
+    let n: i64 = std::str::from_utf8(text).ok()?.parse().ok()?;
+    (n >= 0).then_some(n)
+}
+
+/// A write that must have changed exactly one member.
+fn write_check(form: &Form, written: &Answer) -> Result<(), Refusal> {
+    if store::integer(written) == Some(1) {
+        Ok(())
+    } else {
+        Err(errors::write_check(form.verb))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attempts_grammar() {
+        assert_eq!(parse_attempts(b"0"), Some(0));
+        assert_eq!(parse_attempts(b"12"), Some(12));
+        assert_eq!(parse_attempts(b"-1"), None);
+        assert_eq!(parse_attempts(b"x"), None);
+        assert_eq!(parse_attempts(b""), None);
+    }
+
+    #[test]
+    fn forms_match_their_counts() {
+        for form in [ENQUEUE, CLAIM] {
+            let declared = form.syntax.split(' ').nth(1).unwrap();
+            assert_eq!(declared, form.keys.to_string());
+            assert_eq!(form.syntax.split(' ').count(), 2 + form.keys + form.values);
+            assert!(form.syntax.starts_with(&format!("EMQ.{} ", form.verb)));
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! `EMQ.VERSION` — what this module speaks.
+
+use valkey_module::{ValkeyString, ValkeyValue};
+
+use crate::errors::{self, Reply, BRAND};
+use crate::verbs::VERBS;
+
+/// The module's semantic version (major 0).
+pub const MODULE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `EMQ.VERSION` → `["wire", "echomq:6.0.0", "module", "<semver>", "verbs", [<token>…]]`.
+pub fn version(args: &[ValkeyString]) -> Reply {
+    if args.len() != 1 {
+        return Err(errors::arity("emq.version"));
+    }
+    Ok(reply())
+}
+
+/// The reply, built from the constants.
+pub fn reply() -> ValkeyValue {
+    let text = |s: &str| ValkeyValue::BulkString(s.to_owned());
+    ValkeyValue::Array(vec![
+        text("wire"),
+        text(BRAND),
+        text("module"),
+        text(MODULE_VERSION),
+        text("verbs"),
+        ValkeyValue::Array(VERBS.iter().map(|verb| text(verb)).collect()),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn major_zero() {
+        assert!(MODULE_VERSION.starts_with("0."));
+    }
+
+    #[test]
+    fn reply_shape() {
+        let text = |s: &str| ValkeyValue::BulkString(s.to_owned());
+        let verbs = ValkeyValue::Array(vec![text("ENQUEUE"), text("CLAIM")]);
+        let want = vec![
+            text("wire"),
+            text("echomq:6.0.0"),
+            text("module"),
+            text("0.1.0"),
+            text("verbs"),
+            verbs,
+        ];
+        assert_eq!(reply(), ValkeyValue::Array(want));
+    }
+}
