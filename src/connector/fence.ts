@@ -15,19 +15,28 @@ export type Send = (args: readonly (string | number)[]) => Promise<RespReply>;
 /** A reply that is not what a fence can judge: transient, the connector retries the socket. */
 export class FenceTransientError extends Error {}
 
-function brandOf(reply: RespReply): string {
+/** Server states that pass with time; any other refusal while fencing is final. */
+const TRANSIENT = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY)\b/;
+
+function refusal(expected: string, step: string, reply: RespError): Error {
+  if (TRANSIENT.test(reply.message)) return new FenceTransientError(`${step}: ${reply.message}`);
+  const got = reply.message.startsWith("WRONGTYPE") ? "a value that is not a string" : "unreadable";
+  return new VersionFenceError(expected, got, `${step}: ${reply.message}`);
+}
+
+function brandOf(expected: string, reply: RespReply): string {
   if (reply === null) return "absent";
-  if (reply instanceof RespError) throw new FenceTransientError(`reading ${VERSION_KEY}: ${reply.message}`);
+  if (reply instanceof RespError) throw refusal(expected, `reading ${VERSION_KEY}`, reply);
   return String(reply);
 }
 
 /** Wire 4: pass on our brand; claim an absent key with SET NX and read it back; refuse all else. */
 export async function fenceWire4(send: Send): Promise<void> {
-  let got = brandOf(await send(["GET", VERSION_KEY]));
+  let got = brandOf(WIRE4_BRAND, await send(["GET", VERSION_KEY]));
   if (got === "absent") {
     const set = await send(["SET", VERSION_KEY, WIRE4_BRAND, "NX"]);
-    if (set instanceof RespError) throw new FenceTransientError(`claiming ${VERSION_KEY}: ${set.message}`);
-    got = brandOf(await send(["GET", VERSION_KEY]));
+    if (set instanceof RespError) throw refusal(WIRE4_BRAND, `claiming ${VERSION_KEY}`, set);
+    got = brandOf(WIRE4_BRAND, await send(["GET", VERSION_KEY]));
   }
   if (got !== WIRE4_BRAND) throw new VersionFenceError(WIRE4_BRAND, got);
 }
@@ -57,7 +66,7 @@ export async function fenceWire6(send: Send, requiredVerbs: readonly string[]): 
     if (/unknown command/i.test(reply.message)) {
       throw new VersionFenceError(WIRE6_BRAND, "no module", "EMQ.VERSION is not a command on this node");
     }
-    throw new FenceTransientError(`EMQ.VERSION: ${reply.message}`);
+    throw refusal(WIRE6_BRAND, "EMQ.VERSION", reply);
   }
   const version = parseModuleVersion(reply);
   if (!version) throw new VersionFenceError(WIRE6_BRAND, "unreadable EMQ.VERSION reply");
@@ -77,6 +86,6 @@ export async function fenceWire6(send: Send, requiredVerbs: readonly string[]): 
       `it lacks verbs ${missing.join(", ")}`,
     );
   }
-  const got = brandOf(await send(["GET", VERSION_KEY]));
+  const got = brandOf(WIRE6_BRAND, await send(["GET", VERSION_KEY]));
   if (got !== WIRE6_BRAND) throw new VersionFenceError(WIRE6_BRAND, got);
 }
