@@ -1,0 +1,64 @@
+/**
+ * One suite, two engines: `forEachWire` runs the same tests on wire 4 (a stock server, Lua
+ * scripts) and wire 6 (a server with the module, branded by EMQ.INSTALL).
+ */
+import { after, before, beforeEach, describe } from "node:test";
+import { modulePath } from "../../src/cli/module-path.js";
+import { type Connection, connect, installModuleBrand, type Wire } from "../../src/index.js";
+import { startValkey, type ValkeyServer } from "./valkey.js";
+
+export interface WireContext {
+  wire: Wire;
+  server: ValkeyServer;
+  conn: Connection;
+}
+
+export const WIRES: readonly Wire[] = [4, 6];
+
+/** Fresh server per wire; the keyspace is flushed (brand kept) before each test. */
+export function forEachWire(title: string, body: (ctx: () => WireContext) => void): void {
+  for (const wire of WIRES) {
+    describe(`${title} [wire ${wire}]`, () => {
+      let ctx: WireContext | undefined;
+      before(async () => {
+        const server = await startValkey(wire === 6 ? { module: modulePath() } : {});
+        if (wire === 6) await installModuleBrand({ port: server.port });
+        const conn = await connect({ port: server.port, wire });
+        ctx = { wire, server, conn };
+      });
+      after(async () => {
+        await ctx?.conn.close();
+        await ctx?.server.stop();
+      });
+      beforeEach(async () => {
+        const { server } = ctx!;
+        const brand = await server.cli("GET", "{emq}:version");
+        await server.cli("FLUSHALL", "SYNC");
+        await server.cli("SET", "{emq}:version", String(brand));
+      });
+      body(() => ctx!);
+    });
+  }
+}
+
+/** Every key under a queue's hashtag with its value, for field-by-field comparisons. */
+export async function dumpQueue(server: ValkeyServer, queue: string): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  const keys = ((await server.cli("KEYS", `emq:{${queue}}:*`)) as (string | Buffer)[]).map(String).sort();
+  for (const key of keys) {
+    const type = String(await server.cli("TYPE", key));
+    if (type === "hash") {
+      const flat = (await server.cli("HGETALL", key)) as (string | Buffer)[];
+      const row: Record<string, string> = {};
+      for (let i = 0; i < flat.length; i += 2) row[String(flat[i])] = String(flat[i + 1]);
+      out[key] = row;
+    } else if (type === "zset") {
+      out[key] = ((await server.cli("ZRANGE", key, "0", "-1", "WITHSCORES")) as (string | Buffer)[]).map(
+        String,
+      );
+    } else {
+      out[key] = { type };
+    }
+  }
+  return out;
+}
