@@ -21,7 +21,15 @@ describe("branded ids", () => {
 
   test("isValidBrandedId checks all 14 bytes", () => {
     assert.equal(isValidBrandedId("JOB0Nb1VTbfnu4"), true);
-    for (const bad of ["JOB0Nb1VTbfnu", "JOB0Nb1VTbfnu4x", "JOB0Nb1VTbfn_4", "jOB0Nb1VTbfnu4", "JOB0Nb1VTbfn\u00004", 5, null]) {
+    for (const bad of [
+      "JOB0Nb1VTbfnu",
+      "JOB0Nb1VTbfnu4x",
+      "JOB0Nb1VTbfn_4",
+      "jOB0Nb1VTbfnu4",
+      "JOB0Nb1VTbfn\u00004",
+      5,
+      null,
+    ]) {
       assert.equal(isValidBrandedId(bad), false, String(bad));
     }
   });
@@ -55,7 +63,10 @@ describe("branded ids", () => {
     const script =
       "import { newId } from './src/branded-id.ts';" +
       "const out = []; for (let i = 0; i < 200000; i++) out.push(newId()); process.stdout.write(out.join('\\n'));";
-    const gen = () => run(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { maxBuffer: 64 << 20 });
+    const gen = () =>
+      run(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+        maxBuffer: 64 << 20,
+      });
     const [a, b] = await Promise.all([gen(), gen()]);
     const ids = [...a.stdout.split("\n"), ...b.stdout.split("\n")];
     assert.equal(ids.length, 400_000);

@@ -28,7 +28,15 @@ describe("jobKey", () => {
   test("appends a valid branded id to job:", () => {
     assert.equal(jobKey("orders", "JOB0Nb1VTbfnu4"), "emq:{orders}:job:JOB0Nb1VTbfnu4");
   });
-  for (const bad of ["", "JOB", "JOB0Nb1VTbfnu", "JOB0Nb1VTbfnu45", "job0Nb1VTbfnu4", "JOB0Nb1VTbf-u4", "JOB0Nb1VTbfnü"]) {
+  for (const bad of [
+    "",
+    "JOB",
+    "JOB0Nb1VTbfnu",
+    "JOB0Nb1VTbfnu45",
+    "job0Nb1VTbfnu4",
+    "JOB0Nb1VTbf-u4",
+    "JOB0Nb1VTbfnü",
+  ]) {
     test(`refuses ${JSON.stringify(bad)}`, () => {
       assert.throws(() => jobKey("orders", bad), InvalidIdError);
     });
@@ -49,9 +57,14 @@ describe("queue names", () => {
     assert.throws(
       () => assertValidQueue("a}b"),
       (err: unknown) =>
-        err instanceof InvalidQueueNameError && /"a}b"/.test(err.message) && /'\{', '\}' or NUL/.test(err.message),
+        err instanceof InvalidQueueNameError &&
+        /"a}b"/.test(err.message) &&
+        /'\{', '\}' or NUL/.test(err.message),
     );
-    assert.throws(() => assertValidQueue(5), (err: unknown) => err instanceof InvalidQueueNameError && /string/.test(err.message));
+    assert.throws(
+      () => assertValidQueue(5),
+      (err: unknown) => err instanceof InvalidQueueNameError && /string/.test(err.message),
+    );
   });
 });
 
