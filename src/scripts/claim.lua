@@ -5,7 +5,7 @@
 -- KEYS[3]  emq:{q}:           the queue's base; the row is <base>job:<id>
 -- ARGV[1]  <lease_ms>         positive integer milliseconds
 -- Reply:   {} empty queue | { id, payload, attempts, deadline }  (attempts = the lease token)
--- Errors:  shape, lease, WRONGTYPE, head not a JOB id, head without a row
+-- Errors:  shape, lease, WRONGTYPE, head not a JOB id, head without a row, row attempts not an integer
 -- The pause flag is a host step (declared difference D2): this script claims a paused queue.
 local form = 'EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>'
 if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.CLAIM wrong number of keys: ' .. form) end
@@ -31,9 +31,13 @@ if redis.call('TYPE', row).ok ~= 'hash' then
   return redis.error_reply('ERR EMQ.CLAIM pending head has no job row')
 end
 
+local prior = redis.call('HGET', row, 'attempts') or '0'
+if not string.match(prior, '^%d+$') or #prior > 15 then
+  return redis.error_reply('ERR EMQ.CLAIM job row has no integer attempts')
+end
+local attempts = tonumber(prior) + 1
 local time = redis.call('TIME')
 local deadline = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(lease)
-local attempts = tonumber(redis.call('HGET', row, 'attempts') or '0') + 1
 redis.call('ZREM', pending, id)
 redis.call('ZADD', active, string.format('%d', deadline), id)
 redis.call('HSET', row, 'state', 'active', 'attempts', string.format('%d', attempts))

@@ -165,10 +165,12 @@ fn row_fields(ctx: &Context, row: &[u8]) -> Result<(i64, Option<Vec<u8>>), Refus
     Ok((attempts, fields.next().flatten()))
 }
 
-/// A stored attempt count: a decimal integer, never negative.
+/// A stored attempt count: 1 to 15 decimal digits (no sign), as `claim.lua` accepts it.
 fn parse_attempts(text: &[u8]) -> Option<i64> {
-    let n: i64 = std::str::from_utf8(text).ok()?.parse().ok()?;
-    (n >= 0).then_some(n)
+    if text.is_empty() || text.len() > 15 || !text.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(text).ok()?.parse().ok()
 }
 
 /// A write that must have changed exactly one member.
@@ -191,6 +193,8 @@ mod tests {
         assert_eq!(parse_attempts(b"-1"), None);
         assert_eq!(parse_attempts(b"x"), None);
         assert_eq!(parse_attempts(b""), None);
+        assert_eq!(parse_attempts(b"+5"), None);
+        assert_eq!(parse_attempts(b"1234567890123456"), None);
     }
 
     #[test]
