@@ -5,7 +5,15 @@
 #   * npm dependencies (npm ci)
 #   * the native module (cargo build --release in module/)
 # Safe to run again: each step is skipped when its result is already present.
+# With --demo, runs the demo afterwards (the README's first command).
 set -euo pipefail
+run_demo=0
+for arg in "$@"; do
+  case "$arg" in
+    --demo) run_demo=1 ;;
+    *) echo "usage: scripts/setup.sh [--demo]" >&2; exit 2 ;;
+  esac
+done
 cd "$(dirname "$0")/.."
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
@@ -59,3 +67,4 @@ if [ -f module/Cargo.toml ]; then
   say "module: $(node scripts/module-path.mjs)"
 fi
 say "ready"
+if [ "$run_demo" = 1 ]; then exec npx tsx src/cli/demo.ts; fi
