@@ -57,10 +57,20 @@ export class Connection {
   private closed = false;
 
   /** @internal use `connect()` */
-  constructor(client: Redis, connector: FencingConnector, wire: Wire) {
+  constructor(
+    client: Redis,
+    connector: FencingConnector,
+    wire: Wire,
+    private readonly options: ConnectOptions,
+  ) {
     this.client = client;
     this.connector = connector;
     this.wire = wire;
+  }
+
+  /** A new connection to the same node with the same options (fenced like this one). */
+  duplicate(overrides: Partial<ConnectOptions> = {}): Promise<Connection> {
+    return connect({ ...this.options, ...overrides });
   }
 
   /** How many sockets have passed the fence so far (1 after the first connect; +1 per reconnect). */
@@ -173,7 +183,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
       connector.fatal ? null : Math.min(50 * 2 ** Math.min(attempt, 6), 2000),
   });
   client.on("error", () => {}); // errors reach callers through their commands
-  const connection = new Connection(client, connector, wire);
+  const connection = new Connection(client, connector, wire, options);
   try {
     await withTimeout(client.connect(), timeoutMs, () => lastError(connector));
   } catch (err) {
