@@ -99,6 +99,57 @@ export class WireRefusalError extends EchoMQError {
   }
 }
 
+/**
+ * The lease gate refused (`ERR EMQ.<VERB> job is not active` or `… stale lease token`): this
+ * worker's lease was reaped (and perhaps claimed again by another worker). It can change nothing
+ * about the job any more; drop it. The message is the server's text.
+ */
+export class LeaseLostError extends ServerError {
+  override readonly code: string = "EMQ_LEASE_LOST";
+  /** `not active` (the job left `active`) or `stale token` (it was claimed again since). */
+  readonly reason: "not active" | "stale token";
+  constructor(reply: string, cause?: unknown) {
+    super(reply, cause);
+    this.reason = reply.endsWith("stale lease token") ? "stale token" : "not active";
+  }
+}
+
+/** The row gate refused (`ERR EMQ.<VERB> job not found`): no job row under that id. */
+export class JobNotFoundError extends ServerError {
+  override readonly code: string = "EMQ_JOB_NOT_FOUND";
+}
+
+/**
+ * A verb only the native module runs (`RESCHEDULE`, `REQUEUE`) was called on wire 4. The message
+ * says what to do instead.
+ */
+export class NativeOnlyVerbError extends WireRefusalError {
+  override readonly code: string = "EMQ_NATIVE_ONLY";
+  readonly verb: string;
+  constructor(verb: string, instead: string) {
+    super(verb.toLowerCase());
+    this.verb = verb;
+    this.message = `EMQ.${verb} is native-only: wire 4 has no script for it. ${instead}`;
+  }
+}
+
+const SERVER_REFUSAL = /^ERR EMQ\.[A-Z]+ (job is not active|stale lease token|job not found)$/;
+
+/**
+ * The typed error for a server refusal: `LeaseLostError` for the lease gate, `JobNotFoundError`
+ * for the row gate, else `ServerError`. The message is always the server's exact text. An error
+ * that is not a plain `ServerError` is returned as it is.
+ */
+export function typedServerError(err: unknown): unknown {
+  if (!(err instanceof ServerError) || err.constructor !== ServerError) return err;
+  const match = SERVER_REFUSAL.exec(err.reply);
+  if (!match) return err;
+  const cause = err.cause ?? err;
+  return match[1] === "job not found"
+    ? new JobNotFoundError(err.reply, cause)
+    : new LeaseLostError(err.reply, cause);
+}
+
 function serverCode(reply: string): string {
   const head = reply.split(" ", 1)[0] ?? "ERR";
   return `EMQ_SERVER_${head}`;

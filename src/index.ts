@@ -9,13 +9,32 @@ export {
 export { WIRE4_BRAND, WIRE6_BRAND } from "./connector/fence.js";
 export {
   enqueue,
+  add,
   claim,
   isPaused,
+  extend,
+  complete,
+  fail,
+  retry,
+  promote,
+  reap,
+  remove,
+  pause,
+  resume,
+  reschedule,
+  requeue,
   MAX_LEASE_MS,
+  MAX_INTEGER,
+  MAX_LIMIT,
+  type AddOptions,
   type ClaimedJob,
   type EnqueueOptions,
   type EnqueueResult,
+  type FailOptions,
+  type FailState,
   type Payload,
+  type ReapOptions,
+  type ReapResult,
 } from "./jobs.js";
 export {
   queueKey,
@@ -29,7 +48,13 @@ export {
   type QueueKeyType,
 } from "./keyspace.js";
 export { newId, isValidBrandedId, assertValidBrandedId, idTime, IdGenerator } from "./branded-id.js";
-export { Script, scripts, type Wire6Declaration } from "./scripts/index.js";
+export {
+  Script,
+  scripts,
+  declaredVerbs,
+  NATIVE_ONLY_VERBS,
+  type Wire6Declaration,
+} from "./scripts/index.js";
 export {
   EchoMQError,
   VersionFenceError,
@@ -40,4 +65,8 @@ export {
   InvalidIdError,
   InvalidArgumentError,
   WireRefusalError,
+  LeaseLostError,
+  JobNotFoundError,
+  NativeOnlyVerbError,
+  typedServerError,
 } from "./errors.js";

@@ -33,10 +33,29 @@ export function loadScript(name: string, wire6: Wire6Declaration): Script {
 
 export const scripts = {
   enqueue: loadScript("enqueue", { verb: "ENQUEUE" }),
+  add: loadScript("add", { verb: "ADD" }),
   claim: loadScript("claim", { verb: "CLAIM" }),
+  extend: loadScript("extend", { verb: "EXTEND" }),
+  complete: loadScript("complete", { verb: "COMPLETE" }),
+  fail: loadScript("fail", { verb: "FAIL" }),
+  retry: loadScript("retry", { verb: "RETRY" }),
+  promote: loadScript("promote", { verb: "PROMOTE" }),
+  reap: loadScript("reap", { verb: "REAP" }),
+  remove: loadScript("remove", { verb: "REMOVE" }),
+  pause: loadScript("pause", { verb: "PAUSE" }),
+  resume: loadScript("resume", { verb: "RESUME" }),
 } as const;
 
-/** The native verbs the host's scripts declare: a wire-6 connector requires all of them. */
+/** Verbs only the module runs (no script): the host sends `EMQ.<VERB>` itself, on wire 6 only. */
+export const NATIVE_ONLY_VERBS = ["RESCHEDULE", "REQUEUE"] as const;
+
+/**
+ * The native verbs a wire-6 connector requires: every verb the host's scripts declare, then the
+ * native-only verbs.
+ */
 export function declaredVerbs(): string[] {
-  return Object.values(scripts).flatMap((s) => (s.wire6 && s.wire6 !== "read" ? [s.wire6.verb] : []));
+  const scripted = Object.values(scripts).flatMap((s) =>
+    s.wire6 && s.wire6 !== "read" ? [s.wire6.verb] : [],
+  );
+  return [...scripted, ...NATIVE_ONLY_VERBS];
 }

@@ -1,0 +1,118 @@
+/**
+ * What every host step shares: argument checks (typed errors, before anything is sent), the
+ * keys of a queue, and the one place a server refusal becomes a typed error.
+ */
+import { assertValidBrandedId } from "../branded-id.js";
+import type { Arg, Connection } from "../connector/connection.js";
+import { InvalidArgumentError, InvalidIdError, typedServerError } from "../errors.js";
+import { jobKey, type QueueKeyType, queueKey } from "../keyspace.js";
+import type { Script } from "../scripts/index.js";
+
+export type Payload = string | Uint8Array;
+
+/** The largest integer the protocol's value grammars take (15 decimal digits). */
+export const MAX_INTEGER = 999_999_999_999_999;
+/** The largest lease the protocol takes (15 decimal digits). */
+export const MAX_LEASE_MS = MAX_INTEGER;
+/** The largest `limit` of `promote` / `reap`. */
+export const MAX_LIMIT = 10_000;
+
+export function assertPayload(payload: unknown, name = "payload"): asserts payload is Payload {
+  if (typeof payload !== "string" && !(payload instanceof Uint8Array)) {
+    throw new InvalidArgumentError(
+      name,
+      `must be a string or bytes (Uint8Array/Buffer), got ${typeOf(payload)}`,
+    );
+  }
+}
+
+/** An integer from `min` to `max`; the error names the option and the range. */
+export function assertInteger(name: string, value: unknown, min: number, max: number, unit = ""): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidArgumentError(
+      name,
+      `must be an integer${unit} from ${min} to ${max}, got ${describe(value)}`,
+    );
+  }
+  return value;
+}
+
+export function assertLeaseMs(leaseMs: unknown, name = "leaseMs"): asserts leaseMs is number {
+  if (typeof leaseMs !== "number" || !Number.isInteger(leaseMs) || leaseMs <= 0 || leaseMs > MAX_LEASE_MS) {
+    throw new InvalidArgumentError(
+      name,
+      `must be a positive integer of milliseconds up to ${MAX_LEASE_MS}, got ${describe(leaseMs)}`,
+    );
+  }
+}
+
+/** A lease token: the `attempts` a claim returned (a positive integer). */
+export function assertToken(token: unknown): number {
+  return assertInteger("token", token, 1, MAX_INTEGER);
+}
+
+/** A full branded id in the `JOB` namespace. */
+export function assertJobId(id: unknown): asserts id is string {
+  assertValidBrandedId(id);
+  if (!id.startsWith("JOB")) throw new InvalidIdError(id, "a job id is in the JOB namespace");
+}
+
+/** An options argument: absent or a plain object. */
+export function assertOptions(opts: unknown, name = "options"): Record<string, unknown> {
+  if (opts === undefined) return {};
+  if (typeof opts !== "object" || opts === null || Array.isArray(opts)) {
+    throw new InvalidArgumentError(name, `must be an object, got ${typeOf(opts)}`);
+  }
+  return opts as Record<string, unknown>;
+}
+
+export function toBytes(payload: Payload): Buffer {
+  return typeof payload === "string" ? Buffer.from(payload, "utf8") : Buffer.from(payload);
+}
+
+/** A queue's declared key (`emq:{q}:<type>`); `""` is the base. */
+export function key(queue: string, type: QueueKeyType): string {
+  return queueKey(queue, type);
+}
+
+export function row(queue: string, id: string): string {
+  return jobKey(queue, id);
+}
+
+/** Runs a script (wire 4) or its verb (wire 6); a refusal is thrown as its typed error. */
+export async function run(conn: Connection, script: Script, keys: string[], args: Arg[]): Promise<unknown> {
+  try {
+    return await conn.eval(script, keys, args);
+  } catch (err) {
+    throw typedServerError(err);
+  }
+}
+
+/** Sends a native-only verb as `EMQ.<VERB> <numkeys> <keys…> <args…>` (wire 6). */
+export async function runNative(
+  conn: Connection,
+  verb: string,
+  keys: string[],
+  args: Arg[],
+): Promise<unknown> {
+  try {
+    return await conn.send(`EMQ.${verb}`, [keys.length, ...keys, ...args]);
+  } catch (err) {
+    throw typedServerError(err);
+  }
+}
+
+/** A bulk-string reply as text (ids and states are ASCII). */
+export function text(reply: unknown): string {
+  return Buffer.isBuffer(reply) ? reply.toString("latin1") : String(reply);
+}
+
+export function typeOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
+
+function describe(value: unknown): string {
+  return typeof value === "number" || typeof value === "bigint" ? String(value) : typeOf(value);
+}

@@ -1,0 +1,136 @@
+/**
+ * Host steps a worker takes on a job it holds a lease on: `extend`, `complete`, `fail`, and the
+ * native-only `reschedule` / `requeue`. Each presents the lease token (the claim's `attempts`); a
+ * lost lease is thrown as `LeaseLostError`, a missing row as `JobNotFoundError`.
+ */
+import type { Connection } from "../connector/connection.js";
+import { InvalidArgumentError, NativeOnlyVerbError } from "../errors.js";
+import { assertValidQueue } from "../keyspace.js";
+import { scripts } from "../scripts/index.js";
+import {
+  assertInteger,
+  assertJobId,
+  assertLeaseMs,
+  assertOptions,
+  assertPayload,
+  assertToken,
+  key,
+  MAX_INTEGER,
+  type Payload,
+  run,
+  runNative,
+  text,
+  toBytes,
+  typeOf,
+} from "./common.js";
+
+export type FailState = "pending" | "scheduled" | "dead";
+
+export interface FailOptions {
+  /** Milliseconds before the job is due again; 0 = back in `pending` now. */
+  backoffMs: number;
+  /** Attempts before the job is dead (a row's own `maxAttempts` wins). */
+  maxAttempts: number;
+  /** How many ids `dead` keeps; 0 deletes the row of a job that dies. */
+  keep: number;
+}
+
+/** Validates queue, id and token: the head of every lease step. */
+function leased(queue: string, id: string, token: number): void {
+  assertValidQueue(queue);
+  assertJobId(id);
+  assertToken(token);
+}
+
+/** Moves the lease deadline to server time + `leaseMs`; returns the new deadline (ms). */
+export async function extend(
+  conn: Connection,
+  queue: string,
+  id: string,
+  token: number,
+  leaseMs: number,
+): Promise<number> {
+  leased(queue, id, token);
+  assertLeaseMs(leaseMs);
+  const keys = [key(queue, "active"), key(queue, "")];
+  return (await run(conn, scripts.extend, keys, [id, String(token), String(leaseMs)])) as number;
+}
+
+/** Completes a job: its row keeps `result` in `done` (at most `keep` ids), or is deleted (keep 0). */
+export async function complete(
+  conn: Connection,
+  queue: string,
+  id: string,
+  token: number,
+  result: Payload,
+  keep: number,
+): Promise<void> {
+  leased(queue, id, token);
+  assertPayload(result, "result");
+  assertInteger("keep", keep, 0, MAX_INTEGER);
+  const keys = [key(queue, "active"), key(queue, "done"), key(queue, "")];
+  await run(conn, scripts.complete, keys, [id, String(token), toBytes(result), String(keep)]);
+}
+
+/**
+ * Fails an attempt. The job is dead once its attempts reach `maxAttempts` (the row's own value
+ * wins); otherwise it is back in `pending` (backoff 0) or waits `backoffMs` in `schedule`.
+ */
+export async function fail(
+  conn: Connection,
+  queue: string,
+  id: string,
+  token: number,
+  error: string,
+  opts: FailOptions,
+): Promise<FailState> {
+  leased(queue, id, token);
+  if (typeof error !== "string") {
+    throw new InvalidArgumentError("error", `must be a string, got ${typeOf(error)}`);
+  }
+  const o = assertOptions(opts);
+  const backoff = assertInteger("backoffMs", o.backoffMs, 0, MAX_INTEGER, " of milliseconds");
+  const maxAttempts = assertInteger("maxAttempts", o.maxAttempts, 1, MAX_INTEGER);
+  const keep = assertInteger("keep", o.keep, 0, MAX_INTEGER);
+  const keys = (["active", "pending", "schedule", "dead", ""] as const).map((t) => key(queue, t));
+  const values = [id, String(token), error, String(backoff), String(maxAttempts), String(keep)];
+  return text(await run(conn, scripts.fail, keys, values)) as FailState;
+}
+
+/**
+ * Native only (wire 6): hands an active job back to `schedule`, due at server time + `delayMs`
+ * (a snooze; the attempt counts). Returns the due time (ms).
+ */
+export async function reschedule(
+  conn: Connection,
+  queue: string,
+  id: string,
+  token: number,
+  delayMs: number,
+): Promise<number> {
+  leased(queue, id, token);
+  assertInteger("delayMs", delayMs, 0, MAX_INTEGER, " of milliseconds");
+  if (conn.wire !== 6) {
+    throw new NativeOnlyVerbError(
+      "RESCHEDULE",
+      "On wire 4 use fail() with backoffMs = the delay (it records an error and may bury the job " +
+        "at its attempt limit), or connect with wire 6.",
+    );
+  }
+  const keys = [key(queue, "active"), key(queue, "schedule"), key(queue, "")];
+  return (await runNative(conn, "RESCHEDULE", keys, [id, String(token), String(delayMs)])) as number;
+}
+
+/** Native only (wire 6): returns an active job to `pending` now (a closing worker's step). */
+export async function requeue(conn: Connection, queue: string, id: string, token: number): Promise<void> {
+  leased(queue, id, token);
+  if (conn.wire !== 6) {
+    throw new NativeOnlyVerbError(
+      "REQUEUE",
+      "On wire 4 shorten the lease to 1 ms with extend(conn, queue, id, token, 1): the next reap() " +
+        "returns the job to pending.",
+    );
+  }
+  const keys = [key(queue, "active"), key(queue, "pending"), key(queue, "")];
+  await runNative(conn, "REQUEUE", keys, [id, String(token)]);
+}

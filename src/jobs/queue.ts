@@ -1,0 +1,83 @@
+/**
+ * Host steps that look after a queue rather than one lease: `retry`, `promote`, `reap`,
+ * `remove`, `pause`, `resume`.
+ */
+import type { Connection } from "../connector/connection.js";
+import { assertValidQueue } from "../keyspace.js";
+import { scripts } from "../scripts/index.js";
+import {
+  assertInteger,
+  assertJobId,
+  assertOptions,
+  key,
+  MAX_INTEGER,
+  MAX_LIMIT,
+  run,
+  text,
+} from "./common.js";
+
+export interface ReapOptions {
+  /** At most this many expired leases per call (1 to 10000). */
+  limit: number;
+  /** Attempts before a reaped job is dead (a row's own `maxAttempts` wins). */
+  maxAttempts: number;
+  /** How many ids `dead` keeps; 0 deletes the row of a job that dies. */
+  keep: number;
+}
+
+export interface ReapResult {
+  /** Ids back in `pending`. */
+  requeued: string[];
+  /** Ids that exhausted their attempts (in `dead`, or deleted when keep is 0). */
+  dead: string[];
+}
+
+/** A dead job goes back to `pending` with `extraAttempts` more attempts than it has used. */
+export async function retry(conn: Connection, queue: string, id: string, extraAttempts = 1): Promise<void> {
+  assertValidQueue(queue);
+  assertJobId(id);
+  assertInteger("extraAttempts", extraAttempts, 1, MAX_INTEGER);
+  const keys = [key(queue, "dead"), key(queue, "pending"), key(queue, "")];
+  await run(conn, scripts.retry, keys, [id, String(extraAttempts)]);
+}
+
+/** Moves up to `limit` due ids from `schedule` to `pending`; returns how many moved. */
+export async function promote(conn: Connection, queue: string, limit: number): Promise<number> {
+  assertValidQueue(queue);
+  assertInteger("limit", limit, 1, MAX_LIMIT);
+  const keys = [key(queue, "schedule"), key(queue, "pending"), key(queue, "")];
+  return (await run(conn, scripts.promote, keys, [String(limit)])) as number;
+}
+
+/** Expired leases (deadline before server time) go back to `pending`, or to `dead` when exhausted. */
+export async function reap(conn: Connection, queue: string, opts: ReapOptions): Promise<ReapResult> {
+  assertValidQueue(queue);
+  const o = assertOptions(opts);
+  const limit = assertInteger("limit", o.limit, 1, MAX_LIMIT);
+  const maxAttempts = assertInteger("maxAttempts", o.maxAttempts, 1, MAX_INTEGER);
+  const keep = assertInteger("keep", o.keep, 0, MAX_INTEGER);
+  const keys = [key(queue, "active"), key(queue, "pending"), key(queue, "dead"), key(queue, "")];
+  const values = [String(limit), String(maxAttempts), String(keep)];
+  const [requeued, dead] = (await run(conn, scripts.reap, keys, values)) as [Buffer[], Buffer[]];
+  return { requeued: requeued.map(text), dead: dead.map(text) };
+}
+
+/** Deletes a job that is not active; false when there is no such job. */
+export async function remove(conn: Connection, queue: string, id: string): Promise<boolean> {
+  assertValidQueue(queue);
+  assertJobId(id);
+  const keys = (["pending", "schedule", "done", "dead", ""] as const).map((t) => key(queue, t));
+  return (await run(conn, scripts.remove, keys, [id])) === 1;
+}
+
+/** Sets the queue's paused flag; false when it was already paused. */
+export async function pause(conn: Connection, queue: string): Promise<boolean> {
+  assertValidQueue(queue);
+  return (await run(conn, scripts.pause, [key(queue, "meta")], [])) === 1;
+}
+
+/** Clears the queue's paused flag (and wakes idle workers); false when it was not paused. */
+export async function resume(conn: Connection, queue: string): Promise<boolean> {
+  assertValidQueue(queue);
+  return (await run(conn, scripts.resume, [key(queue, "meta")], [])) === 1;
+}

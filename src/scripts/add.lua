@@ -1,0 +1,60 @@
+-- add: a new job row, ready now (pending, score = priority) or due later (schedule).
+-- Form:    EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>
+-- KEYS[1]  emq:{q}:job:<id>   the job row
+-- KEYS[2]  emq:{q}:pending    the ready set (score = priority)
+-- KEYS[3]  emq:{q}:schedule   the delayed set (score = due time ms)
+-- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
+-- ARGV[2]  <payload>          any bytes
+-- ARGV[3]  <priority>         an integer: optional '-', then 0 or 1-15 digits without a leading zero
+-- ARGV[4]  <delay>            non-negative integer ms from now (0 = ready now)
+-- ARGV[5]  <max_attempts>     non-negative integer (0 = the worker decides; not written)
+-- Reply:   1 added | 0 duplicate id (nothing written)
+-- Wake:    PUBLISH emq:{q}:wake 1 after the writes when the id entered pending (delay 0)
+-- Errors:  shape, priority, delay, max attempts, JOB prefix, WRONGTYPE (see docs/protocol.md)
+local form = 'EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>'
+if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.ADD wrong number of keys: ' .. form) end
+if #ARGV ~= 5 then return redis.error_reply('ERR EMQ.ADD wrong number of values: ' .. form) end
+
+local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
+local function count(s) return s == '0' or positive(s) end
+local function refuse(name, rule) return redis.error_reply('ERR EMQ.ADD ' .. name .. ' must be ' .. rule) end
+local function typed(keys, want)
+  for _, key in ipairs(keys) do
+    local t = redis.call('TYPE', key).ok
+    if t ~= want and t ~= 'none' then return false end
+  end
+  return true
+end
+
+local row, pending, schedule = KEYS[1], KEYS[2], KEYS[3]
+local id, payload, priority, delay, max = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+if not (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2)))) then
+  return refuse('priority', 'an integer')
+end
+if not count(delay) then return refuse('delay', 'a non-negative integer of milliseconds') end
+if not count(max) then return refuse('max attempts', 'a non-negative integer') end
+if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.ADD id must start with JOB') end
+if redis.call('EXISTS', row) == 1 then return 0 end
+if not typed({ pending, schedule }, 'zset') then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+
+local fields = { 'state', delay == '0' and 'pending' or 'scheduled', 'attempts', '0', 'payload', payload }
+if priority ~= '0' then
+  table.insert(fields, 'priority')
+  table.insert(fields, priority)
+end
+if max ~= '0' then
+  table.insert(fields, 'max_attempts')
+  table.insert(fields, max)
+end
+redis.call('HSET', row, unpack(fields))
+if delay == '0' then
+  redis.call('ZADD', pending, priority, id)
+  redis.call('PUBLISH', string.sub(pending, 1, -8) .. 'wake', '1')
+else
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  redis.call('ZADD', schedule, string.format('%d', now + tonumber(delay)), id)
+end
+return 1

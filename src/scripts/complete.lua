@@ -1,0 +1,63 @@
+-- complete: an active job finished; keep its row in done (with retention) or delete it.
+-- Form:    EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>
+-- KEYS[1]  emq:{q}:active     the leased set
+-- KEYS[2]  emq:{q}:done       the completed set (score = finish time ms)
+-- KEYS[3]  emq:{q}:           the queue's base; the row is <base>job:<id>
+-- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
+-- ARGV[2]  <token>            the lease token, positive integer
+-- ARGV[3]  <result>           any bytes
+-- ARGV[4]  <keep>             non-negative integer: done keeps at most this many ids (0 = delete the row)
+-- Reply:   1
+-- Retention: while done holds more than keep, the oldest are removed with their rows, at most 10 per call.
+-- Errors:  shape, lease token, keep, JOB prefix, WRONGTYPE, job not found, job is not active,
+--          stale lease token (see docs/protocol.md)
+local form = 'EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>'
+if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.COMPLETE wrong number of keys: ' .. form) end
+if #ARGV ~= 4 then return redis.error_reply('ERR EMQ.COMPLETE wrong number of values: ' .. form) end
+
+local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
+local function count(s) return s == '0' or positive(s) end
+local function refuse(text) return redis.error_reply('ERR EMQ.COMPLETE ' .. text) end
+local function typed(keys, want)
+  for _, key in ipairs(keys) do
+    local t = redis.call('TYPE', key).ok
+    if t ~= want and t ~= 'none' then return false end
+  end
+  return true
+end
+local function retain(set, base, keep)
+  local over = redis.call('ZCARD', set) - keep
+  if over <= 0 then return end
+  if over > 10 then over = 10 end
+  for _, old in ipairs(redis.call('ZRANGE', set, 0, over - 1)) do
+    redis.call('ZREM', set, old)
+    redis.call('DEL', base .. 'job:' .. old)
+  end
+end
+
+local active, done, base = KEYS[1], KEYS[2], KEYS[3]
+local id, token, result, keep = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+if not positive(token) then return refuse('lease token must be a positive integer') end
+if not count(keep) then return refuse('keep must be a non-negative integer') end
+if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
+if not typed({ active, done }, 'zset') then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+local row = base .. 'job:' .. id
+if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
+if redis.call('HGET', row, 'state') ~= 'active' or not redis.call('ZSCORE', active, id) then
+  return refuse('job is not active')
+end
+if redis.call('HGET', row, 'attempts') ~= token then return refuse('stale lease token') end
+
+redis.call('ZREM', active, id)
+if keep == '0' then
+  redis.call('DEL', row)
+  return 1
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('HSET', row, 'state', 'completed', 'result', result)
+redis.call('ZADD', done, string.format('%d', now), id)
+retain(done, base, tonumber(keep))
+return 1

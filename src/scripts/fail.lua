@@ -1,0 +1,89 @@
+-- fail: an active attempt failed; the job goes back to pending, waits in schedule, or is dead.
+-- Form:    EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>
+-- KEYS[1]  emq:{q}:active     the leased set
+-- KEYS[2]  emq:{q}:pending    the ready set (score = the row's priority, absent = 0)
+-- KEYS[3]  emq:{q}:schedule   the delayed set (score = due time ms)
+-- KEYS[4]  emq:{q}:dead       the exhausted set (score = time ms)
+-- KEYS[5]  emq:{q}:           the queue's base; the row is <base>job:<id>
+-- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
+-- ARGV[2]  <token>            the lease token, positive integer
+-- ARGV[3]  <error>            any bytes (stored in the row's error field)
+-- ARGV[4]  <backoff>          non-negative integer ms (0 = pending now)
+-- ARGV[5]  <max_attempts>     positive integer; the row's max_attempts field wins
+-- ARGV[6]  <keep>             non-negative integer: dead keeps at most this many ids (0 = delete the row)
+-- Reply:   the new state: 'pending' | 'scheduled' | 'dead' (bulk string)
+-- Dead when attempts >= max_attempts. Retention (dead path): at most 10 oldest removed per call.
+-- Wake:    PUBLISH emq:{q}:wake 1 after the writes when the id entered pending
+-- Errors:  shape, lease token, backoff, max attempts, keep, JOB prefix, WRONGTYPE, job not found,
+--          job is not active, stale lease token (see docs/protocol.md)
+local form = 'EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>'
+if #KEYS ~= 5 then return redis.error_reply('ERR EMQ.FAIL wrong number of keys: ' .. form) end
+if #ARGV ~= 6 then return redis.error_reply('ERR EMQ.FAIL wrong number of values: ' .. form) end
+
+local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
+local function count(s) return s == '0' or positive(s) end
+local function refuse(text) return redis.error_reply('ERR EMQ.FAIL ' .. text) end
+local function typed(keys, want)
+  for _, key in ipairs(keys) do
+    local t = redis.call('TYPE', key).ok
+    if t ~= want and t ~= 'none' then return false end
+  end
+  return true
+end
+local function retain(set, base, keep)
+  local over = redis.call('ZCARD', set) - keep
+  if over <= 0 then return end
+  if over > 10 then over = 10 end
+  for _, old in ipairs(redis.call('ZRANGE', set, 0, over - 1)) do
+    redis.call('ZREM', set, old)
+    redis.call('DEL', base .. 'job:' .. old)
+  end
+end
+local function priority(row)
+  local p = redis.call('HGET', row, 'priority')
+  if p and (count(p) or (string.sub(p, 1, 1) == '-' and positive(string.sub(p, 2)))) then return p end
+  return '0'
+end
+
+local active, pending, schedule, dead, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id, token, err, backoff, max, keep = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+if not positive(token) then return refuse('lease token must be a positive integer') end
+if not count(backoff) then return refuse('backoff must be a non-negative integer of milliseconds') end
+if not positive(max) then return refuse('max attempts must be a positive integer') end
+if not count(keep) then return refuse('keep must be a non-negative integer') end
+if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
+if not typed({ active, pending, schedule, dead }, 'zset') then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+local row = base .. 'job:' .. id
+if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
+if redis.call('HGET', row, 'state') ~= 'active' or not redis.call('ZSCORE', active, id) then
+  return refuse('job is not active')
+end
+if redis.call('HGET', row, 'attempts') ~= token then return refuse('stale lease token') end
+
+local own = redis.call('HGET', row, 'max_attempts')
+if own and positive(own) then max = own end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('ZREM', active, id)
+if tonumber(token) >= tonumber(max) then
+  if keep == '0' then
+    redis.call('DEL', row)
+  else
+    redis.call('HSET', row, 'state', 'dead', 'error', err)
+    redis.call('ZADD', dead, string.format('%d', now), id)
+    retain(dead, base, tonumber(keep))
+  end
+  return 'dead'
+end
+if backoff == '0' then
+  local score = priority(row)
+  redis.call('HSET', row, 'state', 'pending', 'error', err)
+  redis.call('ZADD', pending, score, id)
+  redis.call('PUBLISH', base .. 'wake', '1')
+  return 'pending'
+end
+redis.call('HSET', row, 'state', 'scheduled', 'error', err)
+redis.call('ZADD', schedule, string.format('%d', now + tonumber(backoff)), id)
+return 'scheduled'

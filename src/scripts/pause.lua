@@ -1,0 +1,17 @@
+-- pause: set the queue's paused flag; claims then answer nothing (a host step on wire 4).
+-- Form:    EMQ.PAUSE 1 <meta>
+-- KEYS[1]  emq:{q}:meta       the queue's flags (hash)
+-- Reply:   1 paused now | 0 already paused (nothing written)
+-- Errors:  shape, WRONGTYPE (see docs/protocol.md)
+local form = 'EMQ.PAUSE 1 <meta>'
+if #KEYS ~= 1 then return redis.error_reply('ERR EMQ.PAUSE wrong number of keys: ' .. form) end
+if #ARGV ~= 0 then return redis.error_reply('ERR EMQ.PAUSE wrong number of values: ' .. form) end
+
+local meta = KEYS[1]
+local t = redis.call('TYPE', meta).ok
+if t ~= 'hash' and t ~= 'none' then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+if redis.call('HGET', meta, 'paused') == '1' then return 0 end
+redis.call('HSET', meta, 'paused', '1')
+return 1

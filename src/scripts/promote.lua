@@ -1,0 +1,54 @@
+-- promote: move due ids from schedule to pending, at most <limit> per call, oldest first.
+-- Form:    EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>
+-- KEYS[1]  emq:{q}:schedule   the delayed set (score = due time ms)
+-- KEYS[2]  emq:{q}:pending    the ready set (score = the row's priority, absent = 0)
+-- KEYS[3]  emq:{q}:           the queue's base; the row is <base>job:<id>
+-- ARGV[1]  <limit>            integer from 1 to 10000
+-- Reply:   the number of ids moved to pending
+-- Picks:   ZRANGE <schedule> -inf <now> BYSCORE LIMIT 0 <limit> (ties by id). A picked id whose
+--          row is not a hash (an orphan) or that is not a JOB id is only removed, not counted.
+-- Wake:    PUBLISH emq:{q}:wake 1 after the writes when the count > 0
+-- Errors:  shape, limit, WRONGTYPE (see docs/protocol.md)
+local form = 'EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>'
+if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.PROMOTE wrong number of keys: ' .. form) end
+if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.PROMOTE wrong number of values: ' .. form) end
+
+local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
+local function count(s) return s == '0' or positive(s) end
+local function typed(keys, want)
+  for _, key in ipairs(keys) do
+    local t = redis.call('TYPE', key).ok
+    if t ~= want and t ~= 'none' then return false end
+  end
+  return true
+end
+local function priority(row)
+  local p = redis.call('HGET', row, 'priority')
+  if p and (count(p) or (string.sub(p, 1, 1) == '-' and positive(string.sub(p, 2)))) then return p end
+  return '0'
+end
+
+local schedule, pending, base, limit = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
+if not positive(limit) or tonumber(limit) > 10000 then
+  return redis.error_reply('ERR EMQ.PROMOTE limit must be an integer from 1 to 10000')
+end
+if not typed({ schedule, pending }, 'zset') then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local due = redis.call('ZRANGE', schedule, '-inf', string.format('%d', now), 'BYSCORE', 'LIMIT', 0, limit)
+local moved = 0
+for _, id in ipairs(due) do
+  redis.call('ZREM', schedule, id)
+  local row = base .. 'job:' .. id
+  if string.sub(id, 1, 3) == 'JOB' and redis.call('TYPE', row).ok == 'hash' then
+    local score = priority(row)
+    redis.call('HSET', row, 'state', 'pending')
+    redis.call('ZADD', pending, score, id)
+    moved = moved + 1
+  end
+end
+if moved > 0 then redis.call('PUBLISH', base .. 'wake', '1') end
+return moved

@@ -1,0 +1,85 @@
+-- reap: expired leases go back to pending, or to dead when their attempts are used up.
+-- Form:    EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>
+-- KEYS[1]  emq:{q}:active     the leased set (score = deadline ms)
+-- KEYS[2]  emq:{q}:pending    the ready set (score = the row's priority, absent = 0)
+-- KEYS[3]  emq:{q}:dead       the exhausted set (score = time ms)
+-- KEYS[4]  emq:{q}:           the queue's base; the row is <base>job:<id>
+-- ARGV[1]  <limit>            integer from 1 to 10000
+-- ARGV[2]  <max_attempts>     positive integer; the row's max_attempts field wins
+-- ARGV[3]  <keep>             non-negative integer: dead keeps at most this many ids (0 = delete the row)
+-- Reply:   { {<ids back in pending>...}, {<ids dead>...} }
+-- Picks:   ZRANGE <active> -inf (<now> BYSCORE LIMIT 0 <limit> (deadline before now). An orphan
+--          (row not a hash, or not a JOB id) is only removed from active.
+-- Dead:    as in FAIL, with error 'lease expired'; retention at most 10 oldest per call.
+-- Wake:    PUBLISH emq:{q}:wake 1 after the writes when any id went back to pending
+-- Errors:  shape, limit, max attempts, keep, WRONGTYPE (see docs/protocol.md)
+local form = 'EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>'
+if #KEYS ~= 4 then return redis.error_reply('ERR EMQ.REAP wrong number of keys: ' .. form) end
+if #ARGV ~= 3 then return redis.error_reply('ERR EMQ.REAP wrong number of values: ' .. form) end
+
+local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
+local function count(s) return s == '0' or positive(s) end
+local function refuse(text) return redis.error_reply('ERR EMQ.REAP ' .. text) end
+local function typed(keys, want)
+  for _, key in ipairs(keys) do
+    local t = redis.call('TYPE', key).ok
+    if t ~= want and t ~= 'none' then return false end
+  end
+  return true
+end
+local function priority(row)
+  local p = redis.call('HGET', row, 'priority')
+  if p and (count(p) or (string.sub(p, 1, 1) == '-' and positive(string.sub(p, 2)))) then return p end
+  return '0'
+end
+
+local active, pending, dead, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local limit, max, keep = ARGV[1], ARGV[2], ARGV[3]
+if not positive(limit) or tonumber(limit) > 10000 then return refuse('limit must be an integer from 1 to 10000') end
+if not positive(max) then return refuse('max attempts must be a positive integer') end
+if not count(keep) then return refuse('keep must be a non-negative integer') end
+if not typed({ active, pending, dead }, 'zset') then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local stamp = string.format('%d', now)
+local expired = redis.call('ZRANGE', active, '-inf', '(' .. stamp, 'BYSCORE', 'LIMIT', 0, limit)
+local requeued, buried = {}, {}
+for _, id in ipairs(expired) do
+  redis.call('ZREM', active, id)
+  local row = base .. 'job:' .. id
+  if string.sub(id, 1, 3) == 'JOB' and redis.call('TYPE', row).ok == 'hash' then
+    local attempts = redis.call('HGET', row, 'attempts')
+    attempts = (attempts and count(attempts)) and tonumber(attempts) or 0
+    local own = redis.call('HGET', row, 'max_attempts')
+    local most = tonumber((own and positive(own)) and own or max)
+    if attempts >= most then
+      if keep == '0' then
+        redis.call('DEL', row)
+      else
+        redis.call('HSET', row, 'state', 'dead', 'error', 'lease expired')
+        redis.call('ZADD', dead, stamp, id)
+      end
+      table.insert(buried, id)
+    else
+      local score = priority(row)
+      redis.call('HSET', row, 'state', 'pending')
+      redis.call('ZADD', pending, score, id)
+      table.insert(requeued, id)
+    end
+  end
+end
+if #buried > 0 and keep ~= '0' then
+  local over = redis.call('ZCARD', dead) - tonumber(keep)
+  if over > 10 then over = 10 end
+  if over > 0 then
+    for _, old in ipairs(redis.call('ZRANGE', dead, 0, over - 1)) do
+      redis.call('ZREM', dead, old)
+      redis.call('DEL', base .. 'job:' .. old)
+    end
+  end
+end
+if #requeued > 0 then redis.call('PUBLISH', base .. 'wake', '1') end
+return { requeued, buried }

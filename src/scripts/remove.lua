@@ -1,0 +1,38 @@
+-- remove: delete a job that is not active, from whichever set its state names.
+-- Form:    EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>
+-- KEYS[1]  emq:{q}:pending    the ready set
+-- KEYS[2]  emq:{q}:schedule   the delayed set
+-- KEYS[3]  emq:{q}:done       the completed set
+-- KEYS[4]  emq:{q}:dead       the exhausted set
+-- KEYS[5]  emq:{q}:           the queue's base; the row is <base>job:<id>
+-- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
+-- Reply:   1 removed | 0 no such job (nothing written)
+-- Errors:  shape, JOB prefix, WRONGTYPE (sets, or a row that is not a hash), job is active
+--          (see docs/protocol.md)
+local form = 'EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>'
+if #KEYS ~= 5 then return redis.error_reply('ERR EMQ.REMOVE wrong number of keys: ' .. form) end
+if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.REMOVE wrong number of values: ' .. form) end
+
+local wrongtype = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local function typed(keys, want)
+  for _, key in ipairs(keys) do
+    local t = redis.call('TYPE', key).ok
+    if t ~= want and t ~= 'none' then return false end
+  end
+  return true
+end
+
+local id = ARGV[1]
+if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.REMOVE id must start with JOB') end
+if not typed({ KEYS[1], KEYS[2], KEYS[3], KEYS[4] }, 'zset') then return redis.error_reply(wrongtype) end
+local row = KEYS[5] .. 'job:' .. id
+local rtype = redis.call('TYPE', row).ok
+if rtype == 'none' then return 0 end
+if rtype ~= 'hash' then return redis.error_reply(wrongtype) end
+local state = redis.call('HGET', row, 'state')
+if state == 'active' then return redis.error_reply('ERR EMQ.REMOVE job is active') end
+
+local set = ({ pending = KEYS[1], scheduled = KEYS[2], completed = KEYS[3], dead = KEYS[4] })[state or '']
+if set then redis.call('ZREM', set, id) end
+redis.call('DEL', row)
+return 1

@@ -1,0 +1,52 @@
+-- retry: a dead job gets extra attempts on top of those it used and goes back to pending.
+-- Form:    EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>
+-- KEYS[1]  emq:{q}:dead       the exhausted set
+-- KEYS[2]  emq:{q}:pending    the ready set (score = the row's priority, absent = 0)
+-- KEYS[3]  emq:{q}:           the queue's base; the row is <base>job:<id>
+-- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
+-- ARGV[2]  <extra_attempts>   positive integer
+-- Reply:   1
+-- Writes:  the row's max_attempts becomes attempts + extra (attempts never decreases)
+-- Wake:    PUBLISH emq:{q}:wake 1 after the writes
+-- Errors:  shape, extra attempts, JOB prefix, WRONGTYPE, job not found, job is not dead
+--          (see docs/protocol.md)
+local form = 'EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>'
+if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.RETRY wrong number of keys: ' .. form) end
+if #ARGV ~= 2 then return redis.error_reply('ERR EMQ.RETRY wrong number of values: ' .. form) end
+
+local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
+local function count(s) return s == '0' or positive(s) end
+local function refuse(text) return redis.error_reply('ERR EMQ.RETRY ' .. text) end
+local function typed(keys, want)
+  for _, key in ipairs(keys) do
+    local t = redis.call('TYPE', key).ok
+    if t ~= want and t ~= 'none' then return false end
+  end
+  return true
+end
+local function priority(row)
+  local p = redis.call('HGET', row, 'priority')
+  if p and (count(p) or (string.sub(p, 1, 1) == '-' and positive(string.sub(p, 2)))) then return p end
+  return '0'
+end
+
+local dead, pending, base, id, extra = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2]
+if not positive(extra) then return refuse('extra attempts must be a positive integer') end
+if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
+if not typed({ dead, pending }, 'zset') then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+local row = base .. 'job:' .. id
+if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
+if redis.call('HGET', row, 'state') ~= 'dead' or not redis.call('ZSCORE', dead, id) then
+  return refuse('job is not dead')
+end
+
+local attempts = redis.call('HGET', row, 'attempts')
+attempts = (attempts and count(attempts)) and tonumber(attempts) or 0
+local score = priority(row)
+redis.call('ZREM', dead, id)
+redis.call('HSET', row, 'state', 'pending', 'max_attempts', string.format('%d', attempts + tonumber(extra)))
+redis.call('ZADD', pending, score, id)
+redis.call('PUBLISH', base .. 'wake', '1')
+return 1
