@@ -122,11 +122,34 @@ pub fn not_job_id(verb: &str) -> Refusal {
     Refusal::text(format!("ERR EMQ.{verb} id must start with JOB"))
 }
 
-/// `ERR EMQ.<VERB> lease must be a positive integer of milliseconds`
-pub fn lease(verb: &str) -> Refusal {
-    Refusal::text(format!(
-        "ERR EMQ.{verb} lease must be a positive integer of milliseconds"
-    ))
+/// `ERR EMQ.<VERB> <name> must be <rule>` (a value outside its grammar).
+pub fn value(verb: &str, name: &str, rule: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} {name} must be {rule}"))
+}
+
+/// `ERR EMQ.<VERB> job not found` (row gate: the row is not a hash).
+pub fn job_not_found(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} job not found"))
+}
+
+/// `ERR EMQ.<VERB> job is not active` (lease gate: state or `active` membership).
+pub fn not_active(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} job is not active"))
+}
+
+/// `ERR EMQ.<VERB> stale lease token` (lease gate: `attempts` differs from the token).
+pub fn stale_token(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} stale lease token"))
+}
+
+/// `ERR EMQ.<VERB> job is not dead` (`RETRY`).
+pub fn not_dead(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} job is not dead"))
+}
+
+/// `ERR EMQ.<VERB> job is active` (`REMOVE`).
+pub fn job_active(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} job is active"))
 }
 
 /// `ERR EMQ.<VERB> pending head is not a JOB id`
@@ -160,7 +183,7 @@ mod tests {
     #[test]
     fn texts_are_exact() {
         let form = "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>";
-        let table: [(Refusal, &str); 14] = [
+        let table: [(Refusal, &str); 19] = [
             (wrong_keys("ENQUEUE", form), "ERR EMQ.ENQUEUE wrong number of keys: EMQ.ENQUEUE 2 <row> <pending> <id> <payload>"),
             (wrong_values("ENQUEUE", form), "ERR EMQ.ENQUEUE wrong number of values: EMQ.ENQUEUE 2 <row> <pending> <id> <payload>"),
             (layout("CLAIM"), "ERR EMQ.CLAIM keys do not match the wire-4 layout"),
@@ -170,7 +193,12 @@ mod tests {
             (readonly(), "READONLY You can't write against a read only replica."),
             (oom(), "OOM command not allowed when used memory > 'maxmemory'."),
             (not_job_id("ENQUEUE"), "ERR EMQ.ENQUEUE id must start with JOB"),
-            (lease("CLAIM"), "ERR EMQ.CLAIM lease must be a positive integer of milliseconds"),
+            (value("CLAIM", "lease", "a positive integer of milliseconds"), "ERR EMQ.CLAIM lease must be a positive integer of milliseconds"),
+            (job_not_found("EXTEND"), "ERR EMQ.EXTEND job not found"),
+            (not_active("COMPLETE"), "ERR EMQ.COMPLETE job is not active"),
+            (stale_token("FAIL"), "ERR EMQ.FAIL stale lease token"),
+            (not_dead("RETRY"), "ERR EMQ.RETRY job is not dead"),
+            (job_active("REMOVE"), "ERR EMQ.REMOVE job is active"),
             (head_not_job("CLAIM"), "ERR EMQ.CLAIM pending head is not a JOB id"),
             (head_no_row("CLAIM"), "ERR EMQ.CLAIM pending head has no job row"),
             (write_check("CLAIM"), "ERR EMQ.CLAIM write check failed"),

@@ -20,6 +20,8 @@ pub const DONE: &[u8] = b"done";
 pub const DEAD: &[u8] = b"dead";
 pub const META: &[u8] = b"meta";
 pub const BASE: &[u8] = b"";
+/// The wake channel `emq:{q}:wake` (a channel, not a key).
+pub const WAKE: &[u8] = b"wake";
 /// A row is `<base>job:<id>`.
 pub const ROW: &[u8] = b"job:";
 
@@ -177,6 +179,7 @@ mod tests {
         assert_eq!(q.key(DEAD), b"emq:{orders}:dead");
         assert_eq!(q.base(), b"emq:{orders}:");
         assert_eq!(q.meta(), b"emq:{orders}:meta");
+        assert_eq!(q.key(WAKE), b"emq:{orders}:wake");
         assert_eq!(q.job(b"JOB0123456789a"), b"emq:{orders}:job:JOB0123456789a");
         assert!(q.is(b"emq:{orders}:active", ACTIVE));
         assert!(!q.is(b"emq:{other}:active", ACTIVE));

@@ -6,16 +6,20 @@
 pub mod clock;
 pub mod errors;
 pub mod fence;
+pub mod gates;
 pub mod guard;
 pub mod keyspace;
+pub mod moves;
 pub mod shape;
 pub mod store;
+pub mod values;
 pub mod verbs;
 
 use valkey_module::{valkey_module, Context, Status, ValkeyResult, ValkeyString};
 
 use crate::errors::answer;
-use crate::verbs::{install, jobs, version};
+use crate::shape::Form;
+use crate::verbs::{admin, install, jobs, lease, timers, version};
 
 /// The module's version as the server lists it: major * 10000 + minor * 100 + patch (0.1.0).
 const MODULE_VERSION_NUMBER: i32 = 100;
@@ -33,14 +37,55 @@ fn emq_install(ctx: &Context, args: Vec<ValkeyString>) -> ValkeyResult {
     answer(ctx, install::install(ctx, &args))
 }
 
-/// `EMQ.ENQUEUE 2 <row> <pending> <id> <payload>` → `1` enqueued, `0` duplicate id
-fn emq_enqueue(ctx: &Context, args: Vec<ValkeyString>) -> ValkeyResult {
-    answer(ctx, jobs::enqueue(ctx, &args))
+/// Declares one command handler per verb: `EMQ.<VERB>` → `<family>::<function>`.
+macro_rules! handlers {
+    ($($(#[$doc:meta])* $handler:ident => $family:ident::$verb:ident;)*) => {
+        $(
+            $(#[$doc])*
+            fn $handler(ctx: &Context, args: Vec<ValkeyString>) -> ValkeyResult {
+                answer(ctx, $family::$verb(ctx, &args))
+            }
+        )*
+    };
 }
 
-/// `EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>` → `[]` or `[id, payload, attempts, deadline]`
-fn emq_claim(ctx: &Context, args: Vec<ValkeyString>) -> ValkeyResult {
-    answer(ctx, jobs::claim(ctx, &args))
+handlers! {
+    /// `EMQ.ENQUEUE 2 <row> <pending> <id> <payload>` → `1` enqueued, `0` duplicate id
+    emq_enqueue => jobs::enqueue;
+    /// `EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>`
+    emq_add => jobs::add;
+    /// `EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>` → `[]` or `[id, payload, attempts, deadline]`
+    emq_claim => jobs::claim;
+    /// `EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>` → the new deadline
+    emq_extend => lease::extend;
+    /// `EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>` → `1`
+    emq_complete => lease::complete;
+    /// `EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>`
+    emq_fail => lease::fail;
+    /// `EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>` → `1`
+    emq_retry => admin::retry;
+    /// `EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>` → ids moved
+    emq_promote => timers::promote;
+    /// `EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>` → `[[back…], [dead…]]`
+    emq_reap => timers::reap;
+    /// `EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>` → `1` removed, `0` no such job
+    emq_remove => admin::remove;
+    /// `EMQ.PAUSE 1 <meta>` → `1` changed, `0` already paused
+    emq_pause => admin::pause;
+    /// `EMQ.RESUME 1 <meta>` → `1` changed, `0` not paused
+    emq_resume => admin::resume;
+    /// `EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>` → the due time
+    emq_reschedule => lease::reschedule;
+    /// `EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>` → `1`
+    emq_requeue => lease::requeue;
+}
+
+/// Key positions: the first key is argv 2 (after the command and `numkeys`).
+const FIRST_KEY: i32 = 2;
+
+/// Key positions: the last key is argv `1 + numkeys`, the form's fixed key count.
+const fn last_key(form: &Form) -> i32 {
+    1 + form.keys.len() as i32
 }
 
 /// Refuses to load on a server older than Valkey 8.
@@ -80,15 +125,37 @@ valkey_module! {
     init: init,
     commands: [
         ["emq.version", emq_version, "readonly fast", 0, 0, 0],
-        ["emq.install", emq_install, "write deny-oom", 2, 2, 1],
-        ["emq.enqueue", emq_enqueue, "write deny-oom", 2, 3, 1],
-        ["emq.claim", emq_claim, "write deny-oom", 2, 4, 1],
+        ["emq.install", emq_install, "write deny-oom", FIRST_KEY, last_key(&install::INSTALL), 1],
+        ["emq.enqueue", emq_enqueue, "write deny-oom", FIRST_KEY, last_key(&jobs::ENQUEUE), 1],
+        ["emq.add", emq_add, "write deny-oom", FIRST_KEY, last_key(&jobs::ADD), 1],
+        ["emq.claim", emq_claim, "write deny-oom", FIRST_KEY, last_key(&jobs::CLAIM), 1],
+        ["emq.extend", emq_extend, "write deny-oom", FIRST_KEY, last_key(&lease::EXTEND), 1],
+        ["emq.complete", emq_complete, "write deny-oom", FIRST_KEY, last_key(&lease::COMPLETE), 1],
+        ["emq.fail", emq_fail, "write deny-oom", FIRST_KEY, last_key(&lease::FAIL), 1],
+        ["emq.retry", emq_retry, "write deny-oom", FIRST_KEY, last_key(&admin::RETRY), 1],
+        ["emq.promote", emq_promote, "write deny-oom", FIRST_KEY, last_key(&timers::PROMOTE), 1],
+        ["emq.reap", emq_reap, "write deny-oom", FIRST_KEY, last_key(&timers::REAP), 1],
+        ["emq.remove", emq_remove, "write deny-oom", FIRST_KEY, last_key(&admin::REMOVE), 1],
+        ["emq.pause", emq_pause, "write deny-oom", FIRST_KEY, last_key(&admin::PAUSE), 1],
+        ["emq.resume", emq_resume, "write deny-oom", FIRST_KEY, last_key(&admin::RESUME), 1],
+        ["emq.reschedule", emq_reschedule, "write deny-oom", FIRST_KEY, last_key(&lease::RESCHEDULE), 1],
+        ["emq.requeue", emq_requeue, "write deny-oom", FIRST_KEY, last_key(&lease::REQUEUE), 1],
     ],
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_positions() {
+        assert_eq!(last_key(&install::INSTALL), 2);
+        assert_eq!(last_key(&jobs::ENQUEUE), 3);
+        assert_eq!(last_key(&jobs::CLAIM), 4);
+        assert_eq!(last_key(&lease::FAIL), 6);
+        assert_eq!(last_key(&timers::REAP), 5);
+        assert_eq!(last_key(&admin::PAUSE), 2);
+    }
 
     #[test]
     fn version_number_matches_the_crate() {

@@ -1,19 +1,32 @@
-//! The shape step: `<numkeys> <keys…> <values…>` against a verb's form, and value parsing.
+//! The shape step: `<numkeys> <keys…> <values…>` against a verb's form.
 //!
 //! Pure byte functions. The count of keys is checked first, then the count of values; each
 //! refusal names the verb's form as written in the protocol.
 
 use crate::errors::{self, Refusal};
 
-/// A verb's form: its token, its syntax as documented, and its exact counts.
+/// What one declared key must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// The queue key `emq:{q}:<type>` (the base `emq:{q}:` has the empty type).
+    Key(&'static [u8]),
+    /// The job row `emq:{q}:job:<id>`, `<id>` being the first value.
+    Row,
+    /// The node's brand key `{emq}:version` (no queue).
+    Version,
+}
+
+/// A verb's form: its token, its syntax as documented, its declared keys and its value count.
 #[derive(Debug, Clone, Copy)]
 pub struct Form {
     /// Upper-case verb token (`ENQUEUE`); the command is `EMQ.<token>`.
     pub verb: &'static str,
     /// The syntax as written in the protocol (`EMQ.ENQUEUE 2 <row> <pending> <id> <payload>`).
     pub syntax: &'static str,
-    /// Number of declared keys.
-    pub keys: usize,
+    /// The declared keys, in order.
+    pub keys: &'static [Slot],
+    /// The index in `keys` of the anchor: the key the queue name is recovered from.
+    pub anchor: usize,
     /// Number of values after the keys.
     pub values: usize,
 }
@@ -36,7 +49,7 @@ pub fn split<'a>(form: &Form, args: &'a [&'a [u8]]) -> Result<Call<'a>, Refusal>
     let wrong_keys = || errors::wrong_keys(form.verb, form.syntax);
     let (first, rest) = args.split_first().ok_or_else(wrong_keys)?;
     let n = numkeys(first).ok_or_else(wrong_keys)?;
-    if n > rest.len() || n != form.keys {
+    if n > rest.len() || n != form.keys.len() {
         return Err(wrong_keys());
     }
     let (keys, values) = rest.split_at(n);
@@ -46,18 +59,8 @@ pub fn split<'a>(form: &Form, args: &'a [&'a [u8]]) -> Result<Call<'a>, Refusal>
     Ok(Call { keys, values })
 }
 
-/// A positive count of milliseconds: decimal digits only, no sign, no leading zero, at most 15
-/// digits.
-pub fn positive_ms(arg: &[u8]) -> Option<i64> {
-    canonical_digits(arg, 15)?;
-    if arg[0] == b'0' {
-        return None;
-    }
-    std::str::from_utf8(arg).ok()?.parse().ok()
-}
-
 /// `Some(())` when `arg` is 1..=`max` ASCII digits without a leading zero (a lone `0` passes).
-fn canonical_digits(arg: &[u8], max: usize) -> Option<()> {
+pub fn canonical_digits(arg: &[u8], max: usize) -> Option<()> {
     let digits = !arg.is_empty() && arg.len() <= max && arg.iter().all(u8::is_ascii_digit);
     let canonical = arg.len() == 1 || arg.first() != Some(&b'0');
     (digits && canonical).then_some(())
@@ -70,7 +73,8 @@ mod tests {
     const FORM: Form = Form {
         verb: "ENQUEUE",
         syntax: "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>",
-        keys: 2,
+        keys: &[Slot::Row, Slot::Key(b"pending")],
+        anchor: 1,
         values: 2,
     };
     const KEYS: &str =
@@ -143,29 +147,6 @@ mod tests {
             b"99999999999999999999",
         ] {
             assert_eq!(numkeys(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn lease_grammar() {
-        assert_eq!(positive_ms(b"1"), Some(1));
-        assert_eq!(positive_ms(b"30000"), Some(30000));
-        assert_eq!(positive_ms(b"999999999999999"), Some(999_999_999_999_999));
-        for bad in [
-            &b""[..],
-            b"0",
-            b"00",
-            b"01",
-            b"-5",
-            b"+5",
-            b"5.0",
-            b"1e3",
-            b" 5",
-            b"5 ",
-            b"1000000000000000",
-            b"\xff",
-        ] {
-            assert_eq!(positive_ms(bad), None, "{bad:?}");
         }
     }
 }

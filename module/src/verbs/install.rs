@@ -2,16 +2,17 @@
 
 use valkey_module::{Context, ValkeyString, ValkeyValue};
 
-use crate::errors::Reply;
+use crate::errors::{self, Reply};
 use crate::fence;
 use crate::keyspace::VERSION_KEY;
-use crate::shape::{self, Form};
-use crate::verbs::{argv, layout};
+use crate::shape::{self, Form, Slot};
+use crate::verbs::argv;
 
-const INSTALL: Form = Form {
+pub const INSTALL: Form = Form {
     verb: "INSTALL",
     syntax: "EMQ.INSTALL 1 {emq}:version",
-    keys: 1,
+    keys: &[Slot::Version],
+    anchor: 0,
     values: 0,
 };
 
@@ -19,6 +20,8 @@ const INSTALL: Form = Form {
 pub fn install(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let call = shape::split(&INSTALL, &argv)?;
-    layout(&INSTALL, call.keys[0] == VERSION_KEY)?;
+    if call.keys[0] != VERSION_KEY {
+        return Err(errors::layout(INSTALL.verb));
+    }
     fence::install(ctx).map(ValkeyValue::Integer)
 }

@@ -1,4 +1,4 @@
-//! The job core: `EMQ.ENQUEUE`, `EMQ.CLAIM`.
+//! Admission and leasing: `EMQ.ENQUEUE`, `EMQ.ADD`, `EMQ.CLAIM`.
 //!
 //! Each verb reads like its section of the protocol: shape → layout → fence → values →
 //! gates → write guard → writes. A refusal at any step writes nothing.
@@ -7,59 +7,106 @@ use valkey_module::{Context, ValkeyString, ValkeyValue};
 
 use crate::clock;
 use crate::errors::{self, Refusal, Reply};
-use crate::fence;
+use crate::gates;
 use crate::guard;
-use crate::keyspace::{is_job_id, Queue, ACTIVE, BASE, PENDING};
-use crate::shape::{self, Form};
+use crate::keyspace::{is_job_id, Queue, ACTIVE, BASE, PENDING, SCHEDULE};
+use crate::moves;
+use crate::shape::{Form, Slot};
 use crate::store::{self, Answer, Kind};
-use crate::verbs::{anchor, argv, layout};
+use crate::values::{value, Grammar};
+use crate::verbs::{argv, open};
 
-const ENQUEUE: Form = Form {
+pub const ENQUEUE: Form = Form {
     verb: "ENQUEUE",
     syntax: "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>",
-    keys: 2,
+    keys: &[Slot::Row, Slot::Key(PENDING)],
+    anchor: 1,
     values: 2,
 };
 
-const CLAIM: Form = Form {
+pub const ADD: Form = Form {
+    verb: "ADD",
+    syntax: "EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>",
+    keys: &[Slot::Row, Slot::Key(PENDING), Slot::Key(SCHEDULE)],
+    anchor: 1,
+    values: 5,
+};
+
+pub const CLAIM: Form = Form {
     verb: "CLAIM",
     syntax: "EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>",
-    keys: 3,
+    keys: &[Slot::Key(PENDING), Slot::Key(ACTIVE), Slot::Key(BASE)],
+    anchor: 0,
     values: 1,
 };
+
+/// This family's forms.
+pub const FORMS: [Form; 3] = [ENQUEUE, ADD, CLAIM];
 
 /// `EMQ.ENQUEUE 2 <row> <pending> <id> <payload>` → `1`, or `0` for a duplicate id.
 pub fn enqueue(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
-    let call = shape::split(&ENQUEUE, &argv)?;
+    let (call, queue) = open(ctx, &ENQUEUE, &argv)?;
     let (row, pending) = (call.keys[0], call.keys[1]);
     let (id, payload) = (call.values[0], call.values[1]);
 
-    let queue = anchor(&ENQUEUE, pending, PENDING)?;
-    layout(&ENQUEUE, queue.is_job(row, id))?;
-    fence::check(ctx)?;
-
-    job_id(&ENQUEUE, id)?;
+    gates::job_id(&ENQUEUE, id)?;
     if store::exists(ctx, row)? {
         return Ok(ValkeyValue::Integer(0));
     }
-    sorted_set(ctx, pending)?;
+    gates::sorted_sets(ctx, &[pending])?;
 
     guard::writable(ctx)?;
-    store::write(
-        ctx,
-        "HSET",
-        &[
-            row,
-            b"state",
-            b"pending",
-            b"attempts",
-            b"0",
-            b"payload",
-            payload,
-        ],
-    )?;
-    store::write(ctx, "ZADD", &[pending, b"0", id])?;
+    let fields: [&[u8]; 7] = [
+        row,
+        b"state",
+        b"pending",
+        b"attempts",
+        b"0",
+        b"payload",
+        payload,
+    ];
+    store::write(ctx, "HSET", &fields)?;
+    moves::add(ctx, pending, b"0", id)?;
+    moves::wake(ctx, &queue)?;
+    Ok(ValkeyValue::Integer(1))
+}
+
+/// `EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>` →
+/// `1`, or `0` for a duplicate id.
+pub fn add(ctx: &Context, args: &[ValkeyString]) -> Reply {
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &ADD, &argv)?;
+    let (row, pending, schedule) = (call.keys[0], call.keys[1], call.keys[2]);
+    let (id, payload) = (call.values[0], call.values[1]);
+
+    let priority = value(&ADD, "priority", Grammar::Priority, call.values[2])?;
+    let delay = value(&ADD, "delay", Grammar::Delay, call.values[3])?;
+    let max_attempts = value(&ADD, "max attempts", Grammar::Count, call.values[4])?;
+
+    gates::job_id(&ADD, id)?;
+    if store::exists(ctx, row)? {
+        return Ok(ValkeyValue::Integer(0));
+    }
+    gates::sorted_sets(ctx, &[pending, schedule])?;
+
+    guard::writable(ctx)?;
+    let state: &[u8] = if delay == 0 { b"pending" } else { b"scheduled" };
+    let mut fields: Vec<&[u8]> = vec![row, b"state", state, b"attempts", b"0", b"payload", payload];
+    if priority != 0 {
+        fields.extend([&b"priority"[..], call.values[2]]);
+    }
+    if max_attempts != 0 {
+        fields.extend([&b"max_attempts"[..], call.values[4]]);
+    }
+    store::write(ctx, "HSET", &fields)?;
+    if delay == 0 {
+        moves::add(ctx, pending, call.values[2], id)?;
+        moves::wake(ctx, &queue)?;
+    } else {
+        let due = moves::text(clock::now_ms() + delay);
+        moves::add(ctx, schedule, due.as_bytes(), id)?;
+    }
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -67,20 +114,15 @@ pub fn enqueue(ctx: &Context, args: &[ValkeyString]) -> Reply {
 /// `[<id>, <payload>, <attempts>, <deadline>]`.
 pub fn claim(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
-    let call = shape::split(&CLAIM, &argv)?;
-    let (pending, active, base) = (call.keys[0], call.keys[1], call.keys[2]);
+    let (call, queue) = open(ctx, &CLAIM, &argv)?;
+    let (pending, active) = (call.keys[0], call.keys[1]);
 
-    let queue = anchor(&CLAIM, pending, PENDING)?;
-    layout(&CLAIM, queue.is(active, ACTIVE) && queue.is(base, BASE))?;
-    fence::check(ctx)?;
-
-    let lease = shape::positive_ms(call.values[0]).ok_or_else(|| errors::lease(CLAIM.verb))?;
+    let lease = value(&CLAIM, "lease", Grammar::Ms, call.values[0])?;
     if paused(ctx, &queue)? {
         return Ok(empty());
     }
 
-    sorted_set(ctx, pending)?;
-    sorted_set(ctx, active)?;
+    gates::sorted_sets(ctx, &[pending, active])?;
     let Some(id) = head(ctx, pending)? else {
         return Ok(empty());
     };
@@ -98,7 +140,11 @@ pub fn claim(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let deadline = clock::now_ms() + lease;
     let written = store::write(ctx, "ZREM", &[pending, &id])?;
     write_check(&CLAIM, &written)?;
-    let written = store::write(ctx, "ZADD", &[active, deadline.to_string().as_bytes(), &id])?;
+    let written = store::write(
+        ctx,
+        "ZADD",
+        &[active, moves::text(deadline).as_bytes(), &id],
+    )?;
     write_check(&CLAIM, &written)?;
     let attempts_text = attempts.to_string();
     let lease_fields: [&[u8]; 7] = [
@@ -123,23 +169,6 @@ pub fn claim(ctx: &Context, args: &[ValkeyString]) -> Reply {
 /// The empty-array reply (empty or paused queue).
 fn empty() -> ValkeyValue {
     ValkeyValue::Array(Vec::new())
-}
-
-/// Gate: the id carries the `JOB` namespace.
-fn job_id(form: &Form, id: &[u8]) -> Result<(), Refusal> {
-    if is_job_id(id) {
-        Ok(())
-    } else {
-        Err(errors::not_job_id(form.verb))
-    }
-}
-
-/// Gate: `key` is a sorted set or absent, else the server's `WRONGTYPE`.
-fn sorted_set(ctx: &Context, key: &[u8]) -> Result<(), Refusal> {
-    match store::kind(ctx, key)? {
-        Kind::SortedSet | Kind::None => Ok(()),
-        _ => Err(errors::wrongtype()),
-    }
 }
 
 /// Whether the queue's `meta` hash has `paused` = `1`.
@@ -195,15 +224,5 @@ mod tests {
         assert_eq!(parse_attempts(b""), None);
         assert_eq!(parse_attempts(b"+5"), None);
         assert_eq!(parse_attempts(b"1234567890123456"), None);
-    }
-
-    #[test]
-    fn forms_match_their_counts() {
-        for form in [ENQUEUE, CLAIM] {
-            let declared = form.syntax.split(' ').nth(1).unwrap();
-            assert_eq!(declared, form.keys.to_string());
-            assert_eq!(form.syntax.split(' ').count(), 2 + form.keys + form.values);
-            assert!(form.syntax.starts_with(&format!("EMQ.{} ", form.verb)));
-        }
     }
 }

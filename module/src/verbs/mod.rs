@@ -1,37 +1,228 @@
 //! The verbs, one file per family, and the steps they share.
 //!
 //! A job-core verb runs: shape → layout → fence → values → gates → write guard → writes.
-//! Shape, fence and guard live in their own modules; the layout step is here.
+//! Shape, fence and guard live in their own modules; the layout step is here, and [`open`]
+//! runs the first three for every job-core verb.
 
+pub mod admin;
 pub mod install;
 pub mod jobs;
+pub mod lease;
+pub mod timers;
 pub mod version;
 
-use valkey_module::ValkeyString;
+use valkey_module::{Context, ValkeyString};
 
 use crate::errors::{self, Refusal};
+use crate::fence;
 use crate::keyspace::Queue;
-use crate::shape::Form;
+use crate::shape::{self, Call, Form, Slot};
 
 /// The job-core verb tokens this module implements, in protocol order (`EMQ.VERSION` lists them).
-pub const VERBS: &[&str] = &["ENQUEUE", "CLAIM"];
+pub const VERBS: &[&str] = &[
+    "ENQUEUE",
+    "ADD",
+    "CLAIM",
+    "EXTEND",
+    "COMPLETE",
+    "FAIL",
+    "RETRY",
+    "PROMOTE",
+    "REAP",
+    "REMOVE",
+    "PAUSE",
+    "RESUME",
+    "RESCHEDULE",
+    "REQUEUE",
+];
 
 /// The arguments after the command name, as bytes.
 pub fn argv(args: &[ValkeyString]) -> Vec<&[u8]> {
     args.iter().skip(1).map(|arg| arg.as_slice()).collect()
 }
 
-/// Layout, anchor: the queue named by `key`, which must be exactly `emq:{<q>}:<kind>`.
-pub fn anchor<'a>(form: &Form, key: &'a [u8], kind: &[u8]) -> Result<Queue<'a>, Refusal> {
-    Queue::from_key(key, kind).ok_or_else(|| errors::layout(form.verb))
+/// Shape → layout → fence: the call split by `form`, and the queue its keys name.
+pub fn open<'a>(
+    ctx: &Context,
+    form: &Form,
+    argv: &'a [&'a [u8]],
+) -> Result<(Call<'a>, Queue<'a>), Refusal> {
+    let call = shape::split(form, argv)?;
+    let queue = layout(form, &call)?;
+    fence::check(ctx)?;
+    Ok((call, queue))
 }
 
-/// Layout, every other key: `rebuilt` is true when each was rebuilt from the anchor's queue
-/// and matched byte for byte.
-pub fn layout(form: &Form, rebuilt: bool) -> Result<(), Refusal> {
-    if rebuilt {
-        Ok(())
-    } else {
-        Err(errors::layout(form.verb))
+/// Layout: one queue name recovered from the anchor key; every other declared key (the row
+/// included, for the id given as the first value) rebuilt from that name and compared byte for
+/// byte. Refusal: `ERR EMQ.<VERB> keys do not match the wire-4 layout`.
+pub fn layout<'a>(form: &Form, call: &Call<'a>) -> Result<Queue<'a>, Refusal> {
+    let refused = || errors::layout(form.verb);
+    let Slot::Key(kind) = form.keys[form.anchor] else {
+        return Err(refused());
+    };
+    let queue = Queue::from_key(call.keys[form.anchor], kind).ok_or_else(refused)?;
+    let rebuilt = form
+        .keys
+        .iter()
+        .zip(call.keys)
+        .all(|(slot, key)| match slot {
+            Slot::Key(kind) => queue.is(key, kind),
+            Slot::Row => call.values.first().is_some_and(|id| queue.is_job(key, id)),
+            Slot::Version => false,
+        });
+    rebuilt.then_some(queue).ok_or_else(refused)
+}
+
+/// Every job-core form, in protocol order.
+pub fn forms() -> Vec<Form> {
+    let mut all = Vec::new();
+    all.extend(jobs::FORMS);
+    all.extend(lease::FORMS);
+    all.extend(admin::FORMS);
+    all.extend(timers::FORMS);
+    all.sort_by_key(|form| VERBS.iter().position(|verb| *verb == form.verb));
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keyspace::BASE;
+
+    /// The placeholder a slot is written as in a form's syntax.
+    fn placeholder(slot: &Slot) -> String {
+        match slot {
+            Slot::Row => "<row>".to_owned(),
+            Slot::Key(kind) if *kind == BASE => "<base>".to_owned(),
+            Slot::Key(kind) => format!("<{}>", String::from_utf8_lossy(kind)),
+            Slot::Version => "{emq}:version".to_owned(),
+        }
+    }
+
+    #[test]
+    fn every_verb_has_one_form() {
+        let tokens: Vec<&str> = forms().iter().map(|form| form.verb).collect();
+        assert_eq!(tokens, VERBS);
+    }
+
+    #[test]
+    fn forms_match_their_counts_and_slots() {
+        for form in forms().into_iter().chain([install::INSTALL]) {
+            let words: Vec<&str> = form.syntax.split(' ').collect();
+            assert_eq!(words[0], format!("EMQ.{}", form.verb));
+            assert_eq!(words[1], form.keys.len().to_string(), "{}", form.syntax);
+            assert_eq!(
+                words.len(),
+                2 + form.keys.len() + form.values,
+                "{}",
+                form.syntax
+            );
+            for (slot, word) in form.keys.iter().zip(&words[2..]) {
+                assert_eq!(placeholder(slot), *word, "{}", form.syntax);
+            }
+            for word in &words[2 + form.keys.len()..] {
+                assert!(word.starts_with('<') && word.ends_with('>'), "{word}");
+            }
+            assert!(form.anchor < form.keys.len());
+            if form.keys.contains(&Slot::Row) {
+                assert_eq!(words[2 + form.keys.len()], "<id>", "{}", form.syntax);
+            }
+        }
+    }
+
+    /// The keys of `form` for queue `q` and id `id`.
+    fn keys_for(form: &Form, q: &str, id: &str) -> Vec<Vec<u8>> {
+        form.keys
+            .iter()
+            .map(|slot| match slot {
+                Slot::Row => format!("emq:{{{q}}}:job:{id}").into_bytes(),
+                Slot::Key(kind) => {
+                    format!("emq:{{{q}}}:{}", String::from_utf8_lossy(kind)).into_bytes()
+                }
+                Slot::Version => b"{emq}:version".to_vec(),
+            })
+            .collect()
+    }
+
+    fn try_layout(form: &Form, keys: &[Vec<u8>], id: &[u8]) -> Result<Vec<u8>, Refusal> {
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let mut values: Vec<&[u8]> = vec![b"x"; form.values];
+        if let Some(first) = values.first_mut() {
+            *first = id;
+        }
+        let call = Call {
+            keys: &keys,
+            values: &values,
+        };
+        layout(form, &call).map(|queue| queue.name().to_vec())
+    }
+
+    #[test]
+    fn layout_accepts_the_wire4_keys() {
+        for form in forms() {
+            let keys = keys_for(&form, "orders", "JOB0123456789a");
+            assert_eq!(
+                try_layout(&form, &keys, b"JOB0123456789a"),
+                Ok(b"orders".to_vec()),
+                "{}",
+                form.syntax
+            );
+        }
+    }
+
+    #[test]
+    fn layout_refuses_any_other_key() {
+        for form in forms() {
+            let refusal = Err(errors::layout(form.verb));
+            let good = keys_for(&form, "orders", "JOB0123456789a");
+            for i in 0..good.len() {
+                let other_queue = keys_for(&form, "other", "JOB0123456789a");
+                if good.len() > 1 {
+                    let mut keys = good.clone();
+                    keys[i] = other_queue[i].clone();
+                    assert_eq!(try_layout(&form, &keys, b"JOB0123456789a"), refusal);
+                }
+                let mut keys = good.clone();
+                keys[i].push(b'x');
+                assert_eq!(try_layout(&form, &keys, b"JOB0123456789a"), refusal);
+                let mut keys = good.clone();
+                keys[i] = b"{emq}:version".to_vec();
+                assert_eq!(try_layout(&form, &keys, b"JOB0123456789a"), refusal);
+            }
+            for q in ["", "a{b", "a}b", "a\0b"] {
+                let keys = keys_for(&form, q, "JOB0123456789a");
+                assert_eq!(
+                    try_layout(&form, &keys, b"JOB0123456789a"),
+                    refusal,
+                    "{q:?}"
+                );
+            }
+            if form.keys.contains(&Slot::Row) {
+                assert_eq!(try_layout(&form, &good, b"JOB0123456789b"), refusal);
+            }
+        }
+    }
+
+    #[test]
+    fn anchors() {
+        let anchor = |verb: &str| {
+            let form = forms().into_iter().find(|f| f.verb == verb).unwrap();
+            form.keys[form.anchor]
+        };
+        assert_eq!(anchor("ENQUEUE"), Slot::Key(b"pending"));
+        assert_eq!(anchor("ADD"), Slot::Key(b"pending"));
+        assert_eq!(anchor("CLAIM"), Slot::Key(b"pending"));
+        assert_eq!(anchor("EXTEND"), Slot::Key(b"active"));
+        assert_eq!(anchor("COMPLETE"), Slot::Key(b"active"));
+        assert_eq!(anchor("FAIL"), Slot::Key(b"active"));
+        assert_eq!(anchor("RESCHEDULE"), Slot::Key(b"active"));
+        assert_eq!(anchor("REQUEUE"), Slot::Key(b"active"));
+        assert_eq!(anchor("RETRY"), Slot::Key(b"dead"));
+        assert_eq!(anchor("PROMOTE"), Slot::Key(b"schedule"));
+        assert_eq!(anchor("REAP"), Slot::Key(b"active"));
+        assert_eq!(anchor("REMOVE"), Slot::Key(b"pending"));
+        assert_eq!(anchor("PAUSE"), Slot::Key(b"meta"));
+        assert_eq!(anchor("RESUME"), Slot::Key(b"meta"));
     }
 }

@@ -41,7 +41,8 @@ mod tests {
     #[test]
     fn reply_shape() {
         let text = |s: &str| ValkeyValue::BulkString(s.to_owned());
-        let verbs = ValkeyValue::Array(vec![text("ENQUEUE"), text("CLAIM")]);
+        let tokens = "ENQUEUE ADD CLAIM EXTEND COMPLETE FAIL RETRY PROMOTE REAP REMOVE PAUSE RESUME RESCHEDULE REQUEUE";
+        let verbs = ValkeyValue::Array(tokens.split(' ').map(text).collect());
         let want = vec![
             text("wire"),
             text("echomq:6.0.0"),

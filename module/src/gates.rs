@@ -1,0 +1,183 @@
+//! The shared gates: id gate, type gate, row gate, lease gate.
+//!
+//! Each gate only reads; a refusal leaves the keyspace as it was.
+
+use valkey_module::Context;
+
+use crate::errors::{self, Refusal};
+use crate::keyspace::is_job_id;
+use crate::shape::Form;
+use crate::store::{self, Kind};
+
+/// Id gate: the id's first three bytes are `JOB`, else `ERR EMQ.<VERB> id must start with JOB`.
+pub fn job_id(form: &Form, id: &[u8]) -> Result<(), Refusal> {
+    if is_job_id(id) {
+        Ok(())
+    } else {
+        Err(errors::not_job_id(form.verb))
+    }
+}
+
+/// Type gate: each key is a sorted set or absent, else the server's `WRONGTYPE`.
+pub fn sorted_sets(ctx: &Context, keys: &[&[u8]]) -> Result<(), Refusal> {
+    for key in keys {
+        if !matches!(store::kind(ctx, key)?, Kind::SortedSet | Kind::None) {
+            return Err(errors::wrongtype());
+        }
+    }
+    Ok(())
+}
+
+/// Type gate: `key` is a hash or absent, else the server's `WRONGTYPE`.
+pub fn hash(ctx: &Context, key: &[u8]) -> Result<(), Refusal> {
+    match store::kind(ctx, key)? {
+        Kind::Hash | Kind::None => Ok(()),
+        _ => Err(errors::wrongtype()),
+    }
+}
+
+/// The fields of a job row the transitions read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Row {
+    pub state: Option<Vec<u8>>,
+    pub attempts: Option<Vec<u8>>,
+    pub priority: Option<Vec<u8>>,
+    pub max_attempts: Option<Vec<u8>>,
+}
+
+impl Row {
+    /// `HMGET <row> state attempts priority max_attempts` (the row is a hash).
+    pub fn read(ctx: &Context, key: &[u8]) -> Result<Row, Refusal> {
+        let answer = store::read(
+            ctx,
+            "HMGET",
+            &[key, b"state", b"attempts", b"priority", b"max_attempts"],
+        )?;
+        let mut fields = store::elements(&answer).into_iter();
+        let mut next = || fields.next().flatten();
+        Ok(Row {
+            state: next(),
+            attempts: next(),
+            priority: next(),
+            max_attempts: next(),
+        })
+    }
+
+    /// Whether the row's `state` is `state`.
+    pub fn is(&self, state: &[u8]) -> bool {
+        self.state.as_deref() == Some(state)
+    }
+
+    /// The score the id gets whenever it (re-)enters `pending`: `priority`, absent = `0`.
+    pub fn priority(&self) -> &[u8] {
+        self.priority.as_deref().unwrap_or(b"0")
+    }
+
+    /// The attempts used so far: absent (or not an integer) counts as `0`.
+    pub fn attempts(&self) -> i64 {
+        self.attempts.as_deref().and_then(integer).unwrap_or(0)
+    }
+
+    /// The attempt budget: the row's `max_attempts` wins over the caller's value (when it is
+    /// an integer).
+    pub fn max_attempts(&self, caller: i64) -> i64 {
+        self.max_attempts
+            .as_deref()
+            .and_then(integer)
+            .unwrap_or(caller)
+    }
+
+    /// Whether the row has used up its attempts: `attempts ≥ max_attempts`.
+    pub fn exhausted(&self, caller_max: i64) -> bool {
+        self.attempts() >= self.max_attempts(caller_max)
+    }
+}
+
+/// A stored integer field: an optional `-` and 1 to 15 decimal digits.
+pub fn integer(text: &[u8]) -> Option<i64> {
+    let digits = text.strip_prefix(b"-").unwrap_or(text);
+    if digits.is_empty() || digits.len() > 15 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(text).ok()?.parse().ok()
+}
+
+/// Row gate: the row must be a hash, else `ERR EMQ.<VERB> job not found`. Returns its fields.
+pub fn row(ctx: &Context, form: &Form, key: &[u8]) -> Result<Row, Refusal> {
+    if store::kind(ctx, key)? != Kind::Hash {
+        return Err(errors::job_not_found(form.verb));
+    }
+    Row::read(ctx, key)
+}
+
+/// Lease gate: the row's `state` is `active` and the id is a member of `active`, else
+/// `ERR EMQ.<VERB> job is not active`; then the row's `attempts` equals the presented token,
+/// else `ERR EMQ.<VERB> stale lease token`.
+pub fn lease(
+    ctx: &Context,
+    form: &Form,
+    active: &[u8],
+    id: &[u8],
+    row: &Row,
+    token: &[u8],
+) -> Result<(), Refusal> {
+    if !row.is(b"active") || !member(ctx, active, id)? {
+        return Err(errors::not_active(form.verb));
+    }
+    if row.attempts.as_deref() != Some(token) {
+        return Err(errors::stale_token(form.verb));
+    }
+    Ok(())
+}
+
+/// Whether `id` is a member of the sorted set `key`.
+pub fn member(ctx: &Context, key: &[u8], id: &[u8]) -> Result<bool, Refusal> {
+    let score = store::read(ctx, "ZSCORE", &[key, id])?;
+    Ok(store::bytes(&score).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(attempts: Option<&[u8]>, max: Option<&[u8]>) -> Row {
+        Row {
+            state: Some(b"active".to_vec()),
+            attempts: attempts.map(<[u8]>::to_vec),
+            priority: None,
+            max_attempts: max.map(<[u8]>::to_vec),
+        }
+    }
+
+    #[test]
+    fn stored_integers() {
+        assert_eq!(integer(b"0"), Some(0));
+        assert_eq!(integer(b"12"), Some(12));
+        assert_eq!(integer(b"-3"), Some(-3));
+        for bad in [&b""[..], b"-", b"x", b"+1", b"1.5", b"1234567890123456"] {
+            assert_eq!(integer(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn attempts_and_budget() {
+        assert_eq!(row(None, None).attempts(), 0);
+        assert_eq!(row(Some(b"3"), None).attempts(), 3);
+        assert_eq!(row(Some(b"3"), None).max_attempts(5), 5);
+        assert_eq!(row(Some(b"3"), Some(b"2")).max_attempts(5), 2);
+        assert!(!row(Some(b"3"), None).exhausted(5));
+        assert!(row(Some(b"5"), None).exhausted(5));
+        assert!(row(Some(b"3"), Some(b"3")).exhausted(10));
+        assert!(!row(Some(b"3"), Some(b"4")).exhausted(1));
+    }
+
+    #[test]
+    fn priority_defaults_to_zero() {
+        let mut r = row(None, None);
+        assert_eq!(r.priority(), b"0");
+        r.priority = Some(b"-4".to_vec());
+        assert_eq!(r.priority(), b"-4");
+        assert!(r.is(b"active"));
+        assert!(!r.is(b"pending"));
+    }
+}

@@ -1,0 +1,176 @@
+//! The values step: the numeric value grammars of the protocol.
+//!
+//! Pure byte functions. Every numeric value is decimal text, checked before any domain read; a
+//! refusal names the value and its rule: `ERR EMQ.<VERB> <name> must be <rule>`.
+
+use crate::errors::{self, Refusal};
+use crate::shape::{canonical_digits, Form};
+
+/// The most digits a number may have (so that it is exact as a double and as an `i64`).
+const DIGITS: usize = 15;
+
+/// The largest *limit*.
+pub const MAX_LIMIT: i64 = 10_000;
+
+/// One value grammar of the protocol's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grammar {
+    /// 1–15 digits, no sign, no leading zero, > 0 (a lease).
+    Ms,
+    /// `0` or 1–15 digits without a leading zero.
+    Delay,
+    /// `0` or 1–15 digits without a leading zero.
+    Count,
+    /// 1–15 digits, no leading zero, > 0.
+    Positive,
+    /// An optional `-` then a *count*; `-0` refused.
+    Priority,
+    /// A *positive* ≤ 10000.
+    Limit,
+}
+
+impl Grammar {
+    /// The rule text of a refusal.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Grammar::Ms => "a positive integer of milliseconds",
+            Grammar::Delay => "a non-negative integer of milliseconds",
+            Grammar::Count => "a non-negative integer",
+            Grammar::Positive => "a positive integer",
+            Grammar::Priority => "an integer",
+            Grammar::Limit => "an integer from 1 to 10000",
+        }
+    }
+
+    /// The number `text` spells, when it is in this grammar.
+    pub fn parse(self, text: &[u8]) -> Option<i64> {
+        match self {
+            Grammar::Delay | Grammar::Count => count(text),
+            Grammar::Ms | Grammar::Positive => count(text).filter(|&n| n > 0),
+            Grammar::Priority => match text.strip_prefix(b"-") {
+                Some(magnitude) => count(magnitude).filter(|&n| n > 0).map(|n| -n),
+                None => count(text),
+            },
+            Grammar::Limit => count(text).filter(|&n| (1..=MAX_LIMIT).contains(&n)),
+        }
+    }
+}
+
+/// `0` or 1–15 digits without a leading zero.
+fn count(text: &[u8]) -> Option<i64> {
+    canonical_digits(text, DIGITS)?;
+    std::str::from_utf8(text).ok()?.parse().ok()
+}
+
+/// Values step: `text` read by `grammar`, or `ERR EMQ.<VERB> <name> must be <rule>`.
+pub fn value(form: &Form, name: &str, grammar: Grammar, text: &[u8]) -> Result<i64, Refusal> {
+    grammar
+        .parse(text)
+        .ok_or_else(|| errors::value(form.verb, name, grammar.rule()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shape::Slot;
+
+    const BAD_ALWAYS: [&[u8]; 12] = [
+        b"", b"00", b"01", b"+5", b"5.0", b"1e3", b" 5", b"5 ", b"0x1", b"\xff", b"--1", b"1-",
+    ];
+
+    fn accepts(grammar: Grammar, text: &[u8]) -> Option<i64> {
+        grammar.parse(text)
+    }
+
+    #[test]
+    fn shared_refusals() {
+        let all = [
+            Grammar::Ms,
+            Grammar::Delay,
+            Grammar::Count,
+            Grammar::Positive,
+            Grammar::Priority,
+            Grammar::Limit,
+        ];
+        for grammar in all {
+            for bad in BAD_ALWAYS {
+                assert_eq!(accepts(grammar, bad), None, "{grammar:?} {bad:?}");
+            }
+            assert_eq!(accepts(grammar, b"1000000000000000"), None, "{grammar:?}");
+            assert_eq!(accepts(grammar, b"1"), Some(1), "{grammar:?}");
+        }
+    }
+
+    #[test]
+    fn positive_and_ms() {
+        for grammar in [Grammar::Ms, Grammar::Positive] {
+            assert_eq!(accepts(grammar, b"0"), None);
+            assert_eq!(accepts(grammar, b"-1"), None);
+            assert_eq!(accepts(grammar, b"30000"), Some(30000));
+            assert_eq!(
+                accepts(grammar, b"999999999999999"),
+                Some(999_999_999_999_999)
+            );
+        }
+    }
+
+    #[test]
+    fn delay_and_count() {
+        for grammar in [Grammar::Delay, Grammar::Count] {
+            assert_eq!(accepts(grammar, b"0"), Some(0));
+            assert_eq!(accepts(grammar, b"-1"), None);
+            assert_eq!(accepts(grammar, b"-0"), None);
+            assert_eq!(accepts(grammar, b"250"), Some(250));
+            assert_eq!(
+                accepts(grammar, b"999999999999999"),
+                Some(999_999_999_999_999)
+            );
+        }
+    }
+
+    #[test]
+    fn priority() {
+        let g = Grammar::Priority;
+        assert_eq!(accepts(g, b"0"), Some(0));
+        assert_eq!(accepts(g, b"7"), Some(7));
+        assert_eq!(accepts(g, b"-7"), Some(-7));
+        assert_eq!(accepts(g, b"-999999999999999"), Some(-999_999_999_999_999));
+        for bad in [
+            &b"-0"[..],
+            b"-",
+            b"-01",
+            b"- 1",
+            b"-1000000000000000",
+            b"+7",
+        ] {
+            assert_eq!(accepts(g, bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn limit() {
+        let g = Grammar::Limit;
+        assert_eq!(accepts(g, b"1"), Some(1));
+        assert_eq!(accepts(g, b"10000"), Some(10000));
+        assert_eq!(accepts(g, b"0"), None);
+        assert_eq!(accepts(g, b"10001"), None);
+        assert_eq!(accepts(g, b"-1"), None);
+    }
+
+    #[test]
+    fn refusal_names_the_value() {
+        const FAIL: Form = Form {
+            verb: "FAIL",
+            syntax: "",
+            keys: &[Slot::Key(b"active")],
+            anchor: 0,
+            values: 0,
+        };
+        let err = value(&FAIL, "backoff", Grammar::Delay, b"-1").unwrap_err();
+        assert_eq!(
+            err.as_bytes(),
+            b"ERR EMQ.FAIL backoff must be a non-negative integer of milliseconds"
+        );
+        assert_eq!(value(&FAIL, "backoff", Grammar::Delay, b"5"), Ok(5));
+    }
+}

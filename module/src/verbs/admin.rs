@@ -1,0 +1,183 @@
+//! Operator verbs: `EMQ.RETRY` (dead → pending), `EMQ.REMOVE` (delete a job that is not
+//! active), `EMQ.PAUSE` / `EMQ.RESUME` (the queue's `paused` flag).
+
+use valkey_module::{Context, ValkeyString, ValkeyValue};
+
+use crate::errors::{self, Refusal, Reply};
+use crate::gates;
+use crate::guard;
+use crate::keyspace::{BASE, DEAD, DONE, META, PENDING, SCHEDULE};
+use crate::moves;
+use crate::shape::{Form, Slot};
+use crate::store::{self, Kind};
+use crate::values::{value, Grammar};
+use crate::verbs::{argv, open};
+
+pub const RETRY: Form = Form {
+    verb: "RETRY",
+    syntax: "EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>",
+    keys: &[Slot::Key(DEAD), Slot::Key(PENDING), Slot::Key(BASE)],
+    anchor: 0,
+    values: 2,
+};
+
+pub const REMOVE: Form = Form {
+    verb: "REMOVE",
+    syntax: "EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>",
+    keys: &[
+        Slot::Key(PENDING),
+        Slot::Key(SCHEDULE),
+        Slot::Key(DONE),
+        Slot::Key(DEAD),
+        Slot::Key(BASE),
+    ],
+    anchor: 0,
+    values: 1,
+};
+
+pub const PAUSE: Form = Form {
+    verb: "PAUSE",
+    syntax: "EMQ.PAUSE 1 <meta>",
+    keys: &[Slot::Key(META)],
+    anchor: 0,
+    values: 0,
+};
+
+pub const RESUME: Form = Form {
+    verb: "RESUME",
+    syntax: "EMQ.RESUME 1 <meta>",
+    keys: &[Slot::Key(META)],
+    anchor: 0,
+    values: 0,
+};
+
+/// This family's forms.
+pub const FORMS: [Form; 4] = [RETRY, REMOVE, PAUSE, RESUME];
+
+/// The `meta` field that holds the pause flag, and its value while paused.
+const PAUSED: &[u8] = b"paused";
+const ON: &[u8] = b"1";
+
+/// `EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>` → `1`.
+pub fn retry(ctx: &Context, args: &[ValkeyString]) -> Reply {
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &RETRY, &argv)?;
+    let (dead, pending) = (call.keys[0], call.keys[1]);
+    let id = call.values[0];
+
+    let extra = value(&RETRY, "extra attempts", Grammar::Positive, call.values[1])?;
+    gates::job_id(&RETRY, id)?;
+    gates::sorted_sets(ctx, &[dead, pending])?;
+    let row = queue.job(id);
+    let fields = gates::row(ctx, &RETRY, &row)?;
+    if !fields.is(b"dead") || !gates::member(ctx, dead, id)? {
+        return Err(errors::not_dead(RETRY.verb));
+    }
+
+    guard::writable(ctx)?;
+    let budget = moves::text(fields.attempts() + extra);
+    moves::remove(ctx, dead, id)?;
+    let hset: [&[u8]; 5] = [
+        &row,
+        b"state",
+        b"pending",
+        b"max_attempts",
+        budget.as_bytes(),
+    ];
+    store::write(ctx, "HSET", &hset)?;
+    moves::add(ctx, pending, fields.priority(), id)?;
+    moves::wake(ctx, &queue)?;
+    Ok(ValkeyValue::Integer(1))
+}
+
+/// The set a row's `state` names (`pending`, `schedule`, `done`, `dead`), if any.
+pub fn home<'k>(state: Option<&[u8]>, sets: [&'k [u8]; 4]) -> Option<&'k [u8]> {
+    let [pending, schedule, done, dead] = sets;
+    match state? {
+        b"pending" => Some(pending),
+        b"scheduled" => Some(schedule),
+        b"completed" => Some(done),
+        b"dead" => Some(dead),
+        _ => None,
+    }
+}
+
+/// `EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>` → `1` removed, `0` no such job.
+pub fn remove(ctx: &Context, args: &[ValkeyString]) -> Reply {
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &REMOVE, &argv)?;
+    let sets = [call.keys[0], call.keys[1], call.keys[2], call.keys[3]];
+    let id = call.values[0];
+
+    gates::job_id(&REMOVE, id)?;
+    gates::sorted_sets(ctx, &sets)?;
+    let row = queue.job(id);
+    match store::kind(ctx, &row)? {
+        Kind::None => return Ok(ValkeyValue::Integer(0)),
+        Kind::Hash => {}
+        _ => return Err(errors::wrongtype()),
+    }
+    let fields = gates::Row::read(ctx, &row)?;
+    if fields.is(b"active") {
+        return Err(errors::job_active(REMOVE.verb));
+    }
+
+    guard::writable(ctx)?;
+    if let Some(set) = home(fields.state.as_deref(), sets) {
+        moves::remove(ctx, set, id)?;
+    }
+    moves::delete(ctx, &row)?;
+    Ok(ValkeyValue::Integer(1))
+}
+
+/// Type gate on `meta` (a hash or absent), then its `paused` field.
+fn flag(ctx: &Context, meta: &[u8]) -> Result<Option<Vec<u8>>, Refusal> {
+    gates::hash(ctx, meta)?;
+    Ok(store::bytes(&store::read(ctx, "HGET", &[meta, PAUSED])?))
+}
+
+/// `EMQ.PAUSE 1 <meta>` → `1` paused now, `0` already paused.
+pub fn pause(ctx: &Context, args: &[ValkeyString]) -> Reply {
+    let argv = argv(args);
+    let (call, _) = open(ctx, &PAUSE, &argv)?;
+    let meta = call.keys[0];
+
+    if flag(ctx, meta)?.as_deref() == Some(ON) {
+        return Ok(ValkeyValue::Integer(0));
+    }
+    guard::writable(ctx)?;
+    store::write(ctx, "HSET", &[meta, PAUSED, ON])?;
+    Ok(ValkeyValue::Integer(1))
+}
+
+/// `EMQ.RESUME 1 <meta>` → `1` resumed now (the flag was there), `0` not paused.
+pub fn resume(ctx: &Context, args: &[ValkeyString]) -> Reply {
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &RESUME, &argv)?;
+    let meta = call.keys[0];
+
+    if flag(ctx, meta)?.is_none() {
+        return Ok(ValkeyValue::Integer(0));
+    }
+    guard::writable(ctx)?;
+    store::write(ctx, "HDEL", &[meta, PAUSED])?;
+    moves::wake(ctx, &queue)?;
+    Ok(ValkeyValue::Integer(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_names_its_set() {
+        let sets: [&[u8]; 4] = [b"p", b"s", b"c", b"d"];
+        assert_eq!(home(Some(b"pending"), sets), Some(&b"p"[..]));
+        assert_eq!(home(Some(b"scheduled"), sets), Some(&b"s"[..]));
+        assert_eq!(home(Some(b"completed"), sets), Some(&b"c"[..]));
+        assert_eq!(home(Some(b"dead"), sets), Some(&b"d"[..]));
+        assert_eq!(home(Some(b"active"), sets), None);
+        assert_eq!(home(Some(b"other"), sets), None);
+        assert_eq!(home(None, sets), None);
+    }
+}

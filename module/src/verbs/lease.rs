@@ -1,0 +1,219 @@
+//! A leased job's own verbs: `EMQ.EXTEND`, `EMQ.COMPLETE`, `EMQ.FAIL`, `EMQ.RESCHEDULE`,
+//! `EMQ.REQUEUE`.
+//!
+//! Each presents the lease token its claim returned. Steps: shape → layout → fence → values →
+//! id gate → type gate → row gate → lease gate → write guard → writes.
+
+use valkey_module::{Context, ValkeyString, ValkeyValue};
+
+use crate::clock;
+use crate::errors::{Refusal, Reply};
+use crate::gates::{self, Row};
+use crate::guard;
+use crate::keyspace::{Queue, ACTIVE, BASE, DEAD, DONE, PENDING, SCHEDULE};
+use crate::moves;
+use crate::shape::{Form, Slot};
+use crate::values::{value, Grammar};
+use crate::verbs::{argv, open};
+
+pub const EXTEND: Form = Form {
+    verb: "EXTEND",
+    syntax: "EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>",
+    keys: &[Slot::Key(ACTIVE), Slot::Key(BASE)],
+    anchor: 0,
+    values: 3,
+};
+
+pub const COMPLETE: Form = Form {
+    verb: "COMPLETE",
+    syntax: "EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>",
+    keys: &[Slot::Key(ACTIVE), Slot::Key(DONE), Slot::Key(BASE)],
+    anchor: 0,
+    values: 4,
+};
+
+pub const FAIL: Form = Form {
+    verb: "FAIL",
+    syntax: "EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>",
+    keys: &[
+        Slot::Key(ACTIVE),
+        Slot::Key(PENDING),
+        Slot::Key(SCHEDULE),
+        Slot::Key(DEAD),
+        Slot::Key(BASE),
+    ],
+    anchor: 0,
+    values: 6,
+};
+
+pub const RESCHEDULE: Form = Form {
+    verb: "RESCHEDULE",
+    syntax: "EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>",
+    keys: &[Slot::Key(ACTIVE), Slot::Key(SCHEDULE), Slot::Key(BASE)],
+    anchor: 0,
+    values: 3,
+};
+
+pub const REQUEUE: Form = Form {
+    verb: "REQUEUE",
+    syntax: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>",
+    keys: &[Slot::Key(ACTIVE), Slot::Key(PENDING), Slot::Key(BASE)],
+    anchor: 0,
+    values: 2,
+};
+
+/// This family's forms.
+pub const FORMS: [Form; 5] = [EXTEND, COMPLETE, FAIL, RESCHEDULE, REQUEUE];
+
+/// The lease token value (the second value of every verb here).
+fn token(form: &Form, text: &[u8]) -> Result<i64, Refusal> {
+    value(form, "lease token", Grammar::Positive, text)
+}
+
+/// The gates of a leased job: id gate, type gate on `sets` (`active` first), row gate, lease
+/// gate. Returns the row's key and fields.
+fn leased(
+    ctx: &Context,
+    form: &Form,
+    queue: &Queue,
+    sets: &[&[u8]],
+    id: &[u8],
+    token: &[u8],
+) -> Result<(Vec<u8>, Row), Refusal> {
+    gates::job_id(form, id)?;
+    gates::sorted_sets(ctx, sets)?;
+    let key = queue.job(id);
+    let row = gates::row(ctx, form, &key)?;
+    gates::lease(ctx, form, sets[0], id, &row, token)?;
+    Ok((key, row))
+}
+
+/// `EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>` → the new deadline.
+pub fn extend(ctx: &Context, args: &[ValkeyString]) -> Reply {
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &EXTEND, &argv)?;
+    let active = call.keys[0];
+    let id = call.values[0];
+
+    token(&EXTEND, call.values[1])?;
+    let lease = value(&EXTEND, "lease", Grammar::Ms, call.values[2])?;
+    leased(ctx, &EXTEND, &queue, &[active], id, call.values[1])?;
+
+    guard::writable(ctx)?;
+    let deadline = clock::now_ms() + lease;
+    moves::add(ctx, active, moves::text(deadline).as_bytes(), id)?;
+    Ok(ValkeyValue::Integer(deadline))
+}
+
+/// `EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>` → `1`.
+pub fn complete(ctx: &Context, args: &[ValkeyString]) -> Reply {
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &COMPLETE, &argv)?;
+    let (active, done) = (call.keys[0], call.keys[1]);
+    let (id, result) = (call.values[0], call.values[2]);
+
+    token(&COMPLETE, call.values[1])?;
+    let keep = value(&COMPLETE, "keep", Grammar::Count, call.values[3])?;
+    let (row, _) = leased(ctx, &COMPLETE, &queue, &[active, done], id, call.values[1])?;
+
+    guard::writable(ctx)?;
+    let now = clock::now_ms();
+    moves::remove(ctx, active, id)?;
+    moves::finish(
+        ctx,
+        &row,
+        done,
+        id,
+        (b"completed", b"result", result),
+        keep,
+        now,
+    )?;
+    moves::retain(ctx, &queue, done, keep)?;
+    Ok(ValkeyValue::Integer(1))
+}
+
+/// `EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff>
+/// <max_attempts> <keep>` → the job's new state: `pending`, `scheduled` or `dead`.
+pub fn fail(ctx: &Context, args: &[ValkeyString]) -> Reply {
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &FAIL, &argv)?;
+    let (active, pending, schedule, dead) =
+        (call.keys[0], call.keys[1], call.keys[2], call.keys[3]);
+    let (id, error) = (call.values[0], call.values[2]);
+
+    token(&FAIL, call.values[1])?;
+    let backoff = value(&FAIL, "backoff", Grammar::Delay, call.values[3])?;
+    let max_attempts = value(&FAIL, "max attempts", Grammar::Positive, call.values[4])?;
+    let keep = value(&FAIL, "keep", Grammar::Count, call.values[5])?;
+    let sets = [active, pending, schedule, dead];
+    let (row, fields) = leased(ctx, &FAIL, &queue, &sets, id, call.values[1])?;
+
+    guard::writable(ctx)?;
+    let now = clock::now_ms();
+    moves::remove(ctx, active, id)?;
+    let state: &[u8] = if fields.exhausted(max_attempts) {
+        moves::finish(ctx, &row, dead, id, (b"dead", b"error", error), keep, now)?;
+        moves::retain(ctx, &queue, dead, keep)?;
+        b"dead"
+    } else if backoff == 0 {
+        moves::set_state_with(ctx, &row, b"pending", b"error", error)?;
+        moves::add(ctx, pending, fields.priority(), id)?;
+        moves::wake(ctx, &queue)?;
+        b"pending"
+    } else {
+        moves::set_state_with(ctx, &row, b"scheduled", b"error", error)?;
+        moves::add(ctx, schedule, moves::text(now + backoff).as_bytes(), id)?;
+        b"scheduled"
+    };
+    Ok(ValkeyValue::StringBuffer(state.to_vec()))
+}
+
+/// `EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>` → the due time.
+pub fn reschedule(ctx: &Context, args: &[ValkeyString]) -> Reply {
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &RESCHEDULE, &argv)?;
+    let (active, schedule) = (call.keys[0], call.keys[1]);
+    let id = call.values[0];
+
+    token(&RESCHEDULE, call.values[1])?;
+    let delay = value(&RESCHEDULE, "delay", Grammar::Delay, call.values[2])?;
+    let (row, _) = leased(
+        ctx,
+        &RESCHEDULE,
+        &queue,
+        &[active, schedule],
+        id,
+        call.values[1],
+    )?;
+
+    guard::writable(ctx)?;
+    let due = clock::now_ms() + delay;
+    moves::remove(ctx, active, id)?;
+    moves::set_state(ctx, &row, b"scheduled")?;
+    moves::add(ctx, schedule, moves::text(due).as_bytes(), id)?;
+    Ok(ValkeyValue::Integer(due))
+}
+
+/// `EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>` → `1`.
+pub fn requeue(ctx: &Context, args: &[ValkeyString]) -> Reply {
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &REQUEUE, &argv)?;
+    let (active, pending) = (call.keys[0], call.keys[1]);
+    let id = call.values[0];
+
+    token(&REQUEUE, call.values[1])?;
+    let (row, fields) = leased(
+        ctx,
+        &REQUEUE,
+        &queue,
+        &[active, pending],
+        id,
+        call.values[1],
+    )?;
+
+    guard::writable(ctx)?;
+    moves::remove(ctx, active, id)?;
+    moves::to_pending(ctx, &row, pending, fields.priority(), id)?;
+    moves::wake(ctx, &queue)?;
+    Ok(ValkeyValue::Integer(1))
+}
