@@ -8,6 +8,7 @@ use crate::errors::{self, Refusal};
 use crate::keyspace::is_job_id;
 use crate::shape::Form;
 use crate::store::{self, Kind};
+use crate::values::Grammar;
 
 /// Id gate: the id's first three bytes are `JOB`, else `ERR EMQ.<VERB> id must start with JOB`.
 pub fn job_id(form: &Form, id: &[u8]) -> Result<(), Refusal> {
@@ -68,22 +69,30 @@ impl Row {
         self.state.as_deref() == Some(state)
     }
 
-    /// The score the id gets whenever it (re-)enters `pending`: `priority`, absent = `0`.
+    /// The score the id gets whenever it (re-)enters `pending`: `priority` when it is a
+    /// *priority* text; absent (or any other text) = `0`.
     pub fn priority(&self) -> &[u8] {
-        self.priority.as_deref().unwrap_or(b"0")
+        match self.priority.as_deref() {
+            Some(text) if Grammar::Priority.parse(text).is_some() => text,
+            _ => b"0",
+        }
     }
 
-    /// The attempts used so far: absent (or not an integer) counts as `0`.
+    /// The attempts used so far: `attempts` when it is a *count*; absent (or any other text)
+    /// counts as `0`.
     pub fn attempts(&self) -> i64 {
-        self.attempts.as_deref().and_then(integer).unwrap_or(0)
+        self.attempts
+            .as_deref()
+            .and_then(|text| Grammar::Count.parse(text))
+            .unwrap_or(0)
     }
 
-    /// The attempt budget: the row's `max_attempts` wins over the caller's value (when it is
-    /// an integer).
+    /// The attempt budget: the row's `max_attempts`, when it is a *positive*, wins over the
+    /// caller's value.
     pub fn max_attempts(&self, caller: i64) -> i64 {
         self.max_attempts
             .as_deref()
-            .and_then(integer)
+            .and_then(|text| Grammar::Positive.parse(text))
             .unwrap_or(caller)
     }
 
@@ -91,15 +100,6 @@ impl Row {
     pub fn exhausted(&self, caller_max: i64) -> bool {
         self.attempts() >= self.max_attempts(caller_max)
     }
-}
-
-/// A stored integer field: an optional `-` and 1 to 15 decimal digits.
-pub fn integer(text: &[u8]) -> Option<i64> {
-    let digits = text.strip_prefix(b"-").unwrap_or(text);
-    if digits.is_empty() || digits.len() > 15 || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    std::str::from_utf8(text).ok()?.parse().ok()
 }
 
 /// Row gate: the row must be a hash, else `ERR EMQ.<VERB> job not found`. Returns its fields.
@@ -150,16 +150,6 @@ mod tests {
     }
 
     #[test]
-    fn stored_integers() {
-        assert_eq!(integer(b"0"), Some(0));
-        assert_eq!(integer(b"12"), Some(12));
-        assert_eq!(integer(b"-3"), Some(-3));
-        for bad in [&b""[..], b"-", b"x", b"+1", b"1.5", b"1234567890123456"] {
-            assert_eq!(integer(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
     fn attempts_and_budget() {
         assert_eq!(row(None, None).attempts(), 0);
         assert_eq!(row(Some(b"3"), None).attempts(), 3);
@@ -172,11 +162,27 @@ mod tests {
     }
 
     #[test]
+    fn malformed_fields_fall_back() {
+        for bad in [&b"-3"[..], b"03", b"x", b"", b"1.5", b"1234567890123456"] {
+            assert_eq!(row(Some(bad), None).attempts(), 0, "{bad:?}");
+        }
+        for bad in [&b"0"[..], b"-2", b"02", b"x", b""] {
+            assert_eq!(row(None, Some(bad)).max_attempts(7), 7, "{bad:?}");
+        }
+    }
+
+    #[test]
     fn priority_defaults_to_zero() {
         let mut r = row(None, None);
         assert_eq!(r.priority(), b"0");
         r.priority = Some(b"-4".to_vec());
         assert_eq!(r.priority(), b"-4");
+        r.priority = Some(b"12".to_vec());
+        assert_eq!(r.priority(), b"12");
+        for bad in [&b"-0"[..], b"01", b"1.5", b"inf", b"", b"x"] {
+            r.priority = Some(bad.to_vec());
+            assert_eq!(r.priority(), b"0", "{bad:?}");
+        }
         assert!(r.is(b"active"));
         assert!(!r.is(b"pending"));
     }
