@@ -109,9 +109,11 @@ export async function add(
   assertPayload(payload);
   const o = assertOptions(opts);
   if (o.id !== undefined) assertJobId(o.id);
-  const priority = assertInteger("priority", o.priority ?? 0, -MAX_INTEGER, MAX_INTEGER);
-  const delay = assertInteger("delay", o.delay ?? 0, 0, MAX_INTEGER, " of milliseconds");
-  const maxAttempts = assertInteger("maxAttempts", o.maxAttempts ?? 0, 0, MAX_INTEGER);
+  // An option left out takes its default; any other value (null included) must be in range.
+  const option = (value: unknown) => (value === undefined ? 0 : value);
+  const priority = assertInteger("priority", option(o.priority), -MAX_INTEGER, MAX_INTEGER);
+  const delay = assertInteger("delay", option(o.delay), 0, MAX_INTEGER, " of milliseconds");
+  const maxAttempts = assertInteger("maxAttempts", option(o.maxAttempts), 0, MAX_INTEGER);
   const bytes = toBytes(payload);
   const values = [String(priority), String(delay), String(maxAttempts)];
   return admit(queue, o.id as string | undefined, async (id) => {
