@@ -1,0 +1,386 @@
+/**
+ * The measurements of one system in one round, run inside that system's own child process (so
+ * `process.cpuUsage()` charges only this system's client work). Every phase starts on a fresh
+ * database (FLUSHALL SYNC, lazyfree drained), every loop is bounded in count and time, and every
+ * queue, worker and connection is closed before the next phase.
+ */
+import { Admin, delta, type ServerDelta, sleep } from "./server.js";
+import { percentile, round } from "./stats.js";
+import { beequeueAdapter } from "./systems/beequeue.js";
+import { bullmqAdapter } from "./systems/bullmq.js";
+import { echomqAdapter } from "./systems/echomq.js";
+import type { Endpoint, JobData, Producer, SystemAdapter, SystemId } from "./systems/types.js";
+
+/** Payloads are 100 bytes as JSON: `{"t":<ms>,"pad":"…"}`. */
+export const PAYLOAD_BYTES = 100;
+
+export interface LatencyPlan {
+  /** Jobs per second the producer adds, steadily. */
+  rate: number;
+  /** Whole run, warm-up included (ms). */
+  durationMs: number;
+  /** Samples of jobs added during the first `warmupMs` are not counted. */
+  warmupMs: number;
+  concurrency: number;
+}
+
+export interface MeasurePlan {
+  system: SystemId;
+  endpoint: Endpoint;
+  round: number;
+  /** Jobs for "add, one per call" with one producer; 0 skips. */
+  addSeqJobs: number;
+  /** Jobs for "add, one per call" with `addParallelProducers` concurrent producers; 0 skips. */
+  addParallelJobs: number;
+  addParallelProducers: number;
+  /** Jobs for bulk add (batches of `bulkBatch`); 0 skips. */
+  bulkJobs: number;
+  bulkBatch: number;
+  /** Waiting jobs each processing run starts from. */
+  processJobs: number;
+  concurrencies: number[];
+  latency: LatencyPlan | null;
+  /** Bound of any one phase (ms). */
+  phaseTimeoutMs: number;
+}
+
+export interface Rate {
+  jobs: number;
+  seconds: number;
+  rate: number;
+}
+
+export interface ProcessResult extends Rate {
+  concurrency: number;
+  completed: number;
+  failed: number;
+  /** Server CPU (user + sys) per processed job, µs. */
+  serverCpuUsPerJob: number;
+  /** Commands (commandstats calls, scripts' inner calls included) per processed job. */
+  processCommandsPerJob: number;
+  /** Commands per job of the fill (adds in batches). */
+  addCommandsPerJob: number;
+  /** The worker process's CPU (user + sys) per processed job, µs. */
+  workerCpuUsPerJob: number;
+  /** used_memory delta of the fill, per waiting job. */
+  bytesPerWaitingJob: number;
+  /** Commands of the processing phase, by name. */
+  processCommands: Record<string, number>;
+  addCommands: Record<string, number>;
+}
+
+export interface LatencyResult {
+  samples: number;
+  added: number;
+  started: number;
+  p50: number;
+  p99: number;
+  max: number;
+  /** The same over every sample, warm-up included. */
+  all: { p50: number; p99: number; max: number };
+}
+
+export interface MeasureResult {
+  system: SystemId;
+  round: number;
+  settings: string;
+  addSeq: Rate | null;
+  addParallel: Rate | null;
+  bulk: Rate | null;
+  process: ProcessResult[];
+  latency: LatencyResult | null;
+  errors: string[];
+  /** Wall time of the whole child run, s. */
+  wallSeconds: number;
+}
+
+export function adapterFor(system: SystemId, endpoint: Endpoint): SystemAdapter {
+  switch (system) {
+    case "echomq-w4":
+      return echomqAdapter(endpoint, 4);
+    case "echomq-w6":
+      return echomqAdapter(endpoint, 6);
+    case "bullmq":
+      return bullmqAdapter(endpoint);
+    case "beequeue":
+      return beequeueAdapter(endpoint);
+  }
+}
+
+const PAD_TEMPLATE = "x".repeat(PAYLOAD_BYTES);
+
+/** A job whose JSON is exactly PAYLOAD_BYTES long (t is a float of ms; the pad absorbs its length). */
+export function jobData(t = performance.now()): JobData {
+  const head = `{"t":${t},"pad":""}`.length;
+  return { t, pad: PAD_TEMPLATE.slice(0, Math.max(0, PAYLOAD_BYTES - head)) };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+function rate(jobs: number, seconds: number): Rate {
+  return { jobs, seconds: round(seconds, 4), rate: round(jobs / seconds, 0) };
+}
+
+/** `producers` concurrent loops on one producer, each awaiting one add per call, `jobs` in all. */
+async function addOnePerCall(producer: Producer, jobs: number, producers: number): Promise<Rate> {
+  let next = 0;
+  const loop = async () => {
+    while (next < jobs) {
+      next += 1;
+      await producer.add(jobData());
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: Math.min(producers, jobs) }, loop));
+  return rate(jobs, (performance.now() - t0) / 1000);
+}
+
+/** Batches of `batch`, `inFlight` batches at a time (1 for the bulk-add measure). */
+async function addBatches(producer: Producer, jobs: number, batch: number, inFlight: number): Promise<Rate> {
+  let next = 0;
+  const loop = async () => {
+    while (next < jobs) {
+      const n = Math.min(batch, jobs - next);
+      next += n;
+      await producer.addBulk(Array.from({ length: n }, () => jobData()));
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: inFlight }, loop));
+  return rate(jobs, (performance.now() - t0) / 1000);
+}
+
+export class Measurer {
+  readonly errors: string[] = [];
+  private readonly adapter: SystemAdapter;
+  private readonly admin: Admin;
+
+  constructor(private readonly plan: MeasurePlan) {
+    this.adapter = adapterFor(plan.system, plan.endpoint);
+    this.admin = new Admin(plan.endpoint.port);
+  }
+
+  async run(): Promise<MeasureResult> {
+    const t0 = performance.now();
+    const p = this.plan;
+    await this.admin.open();
+    const result: MeasureResult = {
+      system: p.system,
+      round: p.round,
+      settings: this.adapter.settings,
+      addSeq: null,
+      addParallel: null,
+      bulk: null,
+      process: [],
+      latency: null,
+      errors: this.errors,
+      wallSeconds: 0,
+    };
+    try {
+      if (p.addSeqJobs > 0)
+        result.addSeq = await this.phase("add x1", (pr) => addOnePerCall(pr, p.addSeqJobs, 1));
+      if (p.addParallelJobs > 0)
+        result.addParallel = await this.phase(`add x${p.addParallelProducers}`, (pr) =>
+          addOnePerCall(pr, p.addParallelJobs, p.addParallelProducers),
+        );
+      if (p.bulkJobs > 0)
+        result.bulk = await this.phase("bulk add", (pr) => addBatches(pr, p.bulkJobs, p.bulkBatch, 1));
+      for (const c of p.concurrencies) {
+        const r = await this.guard(`process c=${c}`, () => this.processRun(c));
+        if (r) result.process.push(r);
+      }
+      if (p.latency) {
+        const plan = p.latency;
+        result.latency = await this.guard("latency", () => this.latencyRun(plan));
+      }
+    } finally {
+      await this.admin.flush().catch(() => {});
+      await this.admin.close();
+    }
+    result.wallSeconds = round((performance.now() - t0) / 1000, 2);
+    return result;
+  }
+
+  private async guard<T>(what: string, fn: () => Promise<T>): Promise<T | null> {
+    try {
+      return await withTimeout(fn(), this.plan.phaseTimeoutMs, what);
+    } catch (err) {
+      this.errors.push(`${what}: ${(err as Error).stack ?? String(err)}`);
+      return null;
+    }
+  }
+
+  private async fresh(): Promise<void> {
+    await this.admin.flush();
+    await this.adapter.prepare();
+  }
+
+  /** A fresh database, a producer, one timed add phase, the producer closed. */
+  private phase(what: string, fn: (producer: Producer) => Promise<Rate>): Promise<Rate | null> {
+    return this.guard(what, async () => {
+      await this.fresh();
+      const producer = await this.adapter.producer();
+      try {
+        return await fn(producer);
+      } finally {
+        await producer.close();
+      }
+    });
+  }
+
+  /** Fills `processJobs` waiting jobs (memory + add commands), then one worker processes them all. */
+  private async processRun(concurrency: number): Promise<ProcessResult> {
+    const n = this.plan.processJobs;
+    await this.fresh();
+    const producer = await this.adapter.producer();
+    const beforeFill = await this.admin.sample();
+    try {
+      await addBatches(producer, n, this.plan.bulkBatch, 4);
+    } finally {
+      await producer.close();
+    }
+    await sleep(50);
+    const fill: ServerDelta = delta(beforeFill, await this.admin.sample());
+    const waiting = await this.adapter.waiting();
+    if (waiting !== n) throw new Error(`after the fill ${waiting} jobs wait, expected ${n}`);
+
+    let completed = 0;
+    let failed = 0;
+    let firstError: unknown;
+    let resolveDone!: () => void;
+    const done = new Promise<void>((resolve) => {
+      resolveDone = resolve;
+    });
+    const before = await this.admin.sample();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const consumer = await this.adapter.consumer({
+      concurrency,
+      onCompleted: () => {
+        completed += 1;
+        if (completed === n) resolveDone();
+      },
+      onFailed: (err) => {
+        failed += 1;
+        firstError ??= err;
+      },
+    });
+    let seconds = 0;
+    let cpu: NodeJS.CpuUsage;
+    let server: ServerDelta;
+    try {
+      await withTimeout(done, this.plan.phaseTimeoutMs, `process c=${concurrency}`).catch((err) => {
+        throw new Error(`${(err as Error).message}: ${completed}/${n} completed, ${failed} failed`);
+      });
+      seconds = (performance.now() - t0) / 1000;
+      cpu = process.cpuUsage(cpu0);
+      server = delta(before, await this.admin.sample());
+    } finally {
+      await consumer.close();
+    }
+    if (failed > 0)
+      this.errors.push(`process c=${concurrency}: ${failed} failed, first: ${String(firstError)}`);
+    return {
+      concurrency,
+      ...rate(n, seconds),
+      completed,
+      failed,
+      serverCpuUsPerJob: round((server.cpuSeconds * 1e6) / n, 1),
+      processCommandsPerJob: round(server.commands / n, 2),
+      addCommandsPerJob: round(fill.commands / n, 2),
+      workerCpuUsPerJob: round((cpu.user + cpu.system) / n, 1),
+      bytesPerWaitingJob: round(fill.memory / n, 0),
+      processCommands: server.perCommand,
+      addCommands: fill.perCommand,
+    };
+  }
+
+  /**
+   * A producer adds `rate` jobs/s on a steady schedule (each tick adds what is due since the
+   * start; at most 1000 adds in flight) while one worker of `concurrency` records, at the start
+   * of each handler, now − the job's add time.
+   */
+  private async latencyRun(plan: LatencyPlan): Promise<LatencyResult> {
+    await this.fresh();
+    const samples: { t: number; latency: number }[] = [];
+    const total = Math.round((plan.rate * plan.durationMs) / 1000);
+    let resolveAll!: () => void;
+    const allStarted = new Promise<void>((resolve) => {
+      resolveAll = resolve;
+    });
+    let failed = 0;
+    const consumer = await this.adapter.consumer({
+      concurrency: plan.concurrency,
+      onStart: (data) => {
+        samples.push({ t: data.t, latency: performance.now() - data.t });
+        if (samples.length === total) resolveAll();
+      },
+      onCompleted: () => {},
+      onFailed: () => {
+        failed += 1;
+      },
+    });
+    const producer = await this.adapter.producer();
+    let added = 0;
+    let inFlight = 0;
+    let addError: unknown;
+    const start = performance.now();
+    try {
+      await new Promise<void>((resolve) => {
+        const tick = setInterval(() => {
+          const elapsed = performance.now() - start;
+          const due = Math.min(total, Math.floor((elapsed * plan.rate) / 1000));
+          while (added < due && inFlight < 1000) {
+            added += 1;
+            inFlight += 1;
+            producer
+              .add(jobData())
+              .catch((err) => {
+                addError ??= err;
+              })
+              .finally(() => {
+                inFlight -= 1;
+              });
+          }
+          if (added >= total || elapsed > plan.durationMs * 2) {
+            clearInterval(tick);
+            resolve();
+          }
+        }, 1);
+      });
+      await withTimeout(allStarted, 10_000, "latency: waiting for the last jobs").catch((err) => {
+        throw new Error(`${(err as Error).message}: ${samples.length}/${total} started`);
+      });
+    } finally {
+      await producer.close();
+      await consumer.close();
+    }
+    if (addError) throw addError;
+    if (failed > 0) this.errors.push(`latency: ${failed} jobs failed`);
+    const warm = start + plan.warmupMs;
+    const measured = samples
+      .filter((s) => s.t >= warm)
+      .map((s) => s.latency)
+      .sort((a, b) => a - b);
+    const all = samples.map((s) => s.latency).sort((a, b) => a - b);
+    return {
+      samples: measured.length,
+      added,
+      started: samples.length,
+      p50: round(percentile(measured, 50), 2),
+      p99: round(percentile(measured, 99), 2),
+      max: round(measured.at(-1) ?? Number.NaN, 2),
+      all: {
+        p50: round(percentile(all, 50), 2),
+        p99: round(percentile(all, 99), 2),
+        max: round(all.at(-1) ?? Number.NaN, 2),
+      },
+    };
+  }
+}

@@ -1,0 +1,228 @@
+/** Medians over rounds, the Markdown table (ratios against BullMQ), and the JSON's shape. */
+import type { MeasureResult } from "./measure.js";
+import type { ModeConfig } from "./run.js";
+import { median, round } from "./stats.js";
+import { LABELS, type SystemId } from "./systems/types.js";
+
+export interface SystemSummary {
+  system: SystemId;
+  label: string;
+  rounds: number;
+  addSeq: number;
+  addParallel: number;
+  bulk: number;
+  /** Median processing rate by concurrency. */
+  process: Record<string, number>;
+  /** Cost, at the highest concurrency of the mode. */
+  costConcurrency: number;
+  serverCpuUsPerJob: number;
+  workerCpuUsPerJob: number;
+  addCommandsPerJob: number;
+  processCommandsPerJob: number;
+  /** add + process: every command a job's life costs. */
+  commandsPerJob: number;
+  bytesPerWaitingJob: number;
+  latency: { p50: number; p99: number; max: number } | null;
+  /** Raw command rate ÷ commands per processed job. */
+  ceilingJobsPerSec: number;
+  /** Processing rate at costConcurrency ÷ ceilingJobsPerSec. */
+  ceilingShare: number;
+}
+
+export interface ModeReport {
+  mode: "none" | "aof";
+  config: ModeConfig;
+  ceiling: { zadd: number; hset: number; combined: number };
+  moduleVersion: string | undefined;
+  rounds: MeasureResult[];
+  summary: SystemSummary[];
+  wallSeconds: number;
+}
+
+export interface BenchReport {
+  date: string;
+  command: string;
+  smoke: boolean;
+  machine: { cpu: string; cores: number; memoryBytes: number; os: string; loadAverageAtEnd: number[] };
+  versions: Record<string, string>;
+  modes: ModeReport[];
+  failures: string[];
+  wallSeconds: number;
+}
+
+export function summarize(systems: SystemId[], results: MeasureResult[], rawRate: number): SystemSummary[] {
+  return systems.map((system) => {
+    const rs = results.filter((r) => r.system === system);
+    const m = (f: (r: MeasureResult) => number | undefined) =>
+      median(rs.map(f).filter((x): x is number => x !== undefined));
+    const cs = [...new Set(rs.flatMap((r) => r.process.map((p) => p.concurrency)))].sort((a, b) => a - b);
+    const top = cs.at(-1) ?? 0;
+    const at = (r: MeasureResult) => r.process.find((p) => p.concurrency === top);
+    const process: Record<string, number> = {};
+    for (const c of cs) process[String(c)] = m((r) => r.process.find((p) => p.concurrency === c)?.rate);
+    const addCommandsPerJob = m((r) => at(r)?.addCommandsPerJob);
+    const processCommandsPerJob = m((r) => at(r)?.processCommandsPerJob);
+    const ceilingJobsPerSec = round(rawRate / processCommandsPerJob, 0);
+    const lat = rs.map((r) => r.latency).filter((l): l is NonNullable<typeof l> => l !== null);
+    return {
+      system,
+      label: LABELS[system],
+      rounds: rs.length,
+      addSeq: m((r) => r.addSeq?.rate),
+      addParallel: m((r) => r.addParallel?.rate),
+      bulk: m((r) => r.bulk?.rate),
+      process,
+      costConcurrency: top,
+      serverCpuUsPerJob: m((r) => at(r)?.serverCpuUsPerJob),
+      workerCpuUsPerJob: m((r) => at(r)?.workerCpuUsPerJob),
+      addCommandsPerJob,
+      processCommandsPerJob,
+      commandsPerJob: round(addCommandsPerJob + processCommandsPerJob, 2),
+      // every fill of every round measured it
+      bytesPerWaitingJob: round(median(rs.flatMap((r) => r.process.map((p) => p.bytesPerWaitingJob))), 0),
+      latency:
+        lat.length === 0
+          ? null
+          : {
+              p50: median(lat.map((l) => l.p50)),
+              p99: median(lat.map((l) => l.p99)),
+              max: median(lat.map((l) => l.max)),
+            },
+      ceilingJobsPerSec,
+      ceilingShare: round((process[String(top)] ?? Number.NaN) / ceilingJobsPerSec, 3),
+    };
+  });
+}
+
+function kilo(x: number): string {
+  if (!Number.isFinite(x)) return "–";
+  return x >= 1000 ? `${(x / 1000).toFixed(1)}k` : x.toFixed(0);
+}
+
+function plain(digits: number) {
+  return (x: number) => (Number.isFinite(x) ? x.toFixed(digits) : "–");
+}
+
+interface Row {
+  label: string;
+  value: (s: SystemSummary) => number;
+  format: (x: number) => string;
+  /** No ratio for this row. */
+  noRatio?: boolean;
+}
+
+function rows(mode: ModeReport): Row[] {
+  const cfg = mode.config;
+  const out: Row[] = [
+    { label: "add, 1 producer, one job per call (jobs/s ↑)", value: (s) => s.addSeq, format: kilo },
+    {
+      label: `add, ${cfg.addParallelProducers} concurrent producers (jobs/s ↑)`,
+      value: (s) => s.addParallel,
+      format: kilo,
+    },
+    { label: `bulk add, batches of ${cfg.bulkBatch} (jobs/s ↑)`, value: (s) => s.bulk, format: kilo },
+  ];
+  for (const c of cfg.concurrencies)
+    out.push({
+      label: `process ${kilo(cfg.processJobs)} waiting, concurrency ${c} (jobs/s ↑)`,
+      value: (s) => s.process[String(c)] ?? Number.NaN,
+      format: kilo,
+    });
+  if (cfg.latency) {
+    const l = cfg.latency;
+    const what = `latency add→handler at ${kilo(l.rate)} jobs/s, c=${l.concurrency}`;
+    out.push(
+      { label: `${what}: p50 (ms ↓)`, value: (s) => s.latency?.p50 ?? Number.NaN, format: plain(1) },
+      { label: `${what}: p99 (ms ↓)`, value: (s) => s.latency?.p99 ?? Number.NaN, format: plain(1) },
+      { label: `${what}: max (ms ↓)`, value: (s) => s.latency?.max ?? Number.NaN, format: plain(1) },
+    );
+  }
+  const top = Math.max(...cfg.concurrencies);
+  out.push(
+    { label: `Valkey CPU per job, c=${top} (µs ↓)`, value: (s) => s.serverCpuUsPerJob, format: plain(1) },
+    { label: "commands per job, add + process (↓)", value: (s) => s.commandsPerJob, format: plain(1) },
+    {
+      label: "  of which add (bulk) / process",
+      value: () => Number.NaN,
+      format: () => "",
+      noRatio: true,
+    },
+    { label: `worker CPU per job, c=${top} (µs ↓)`, value: (s) => s.workerCpuUsPerJob, format: plain(1) },
+    { label: "memory per waiting job (bytes ↓)", value: (s) => s.bytesPerWaitingJob, format: plain(0) },
+    {
+      label: "ceiling: raw commands/s ÷ commands per processed job (jobs/s)",
+      value: (s) => s.ceilingJobsPerSec,
+      format: kilo,
+      noRatio: true,
+    },
+    {
+      label: `process c=${top} as share of that ceiling`,
+      value: (s) => s.ceilingShare * 100,
+      format: (x) => (Number.isFinite(x) ? `${x.toFixed(0)}%` : "–"),
+      noRatio: true,
+    },
+  );
+  return out;
+}
+
+export function renderTable(mode: ModeReport): string {
+  const systems = mode.summary;
+  const bull = systems.find((s) => s.system === "bullmq");
+  const header = `| measure | ${systems.map((s) => s.label).join(" | ")} |`;
+  const sep = `|---|${systems.map(() => "---:").join("|")}|`;
+  const lines = [header, sep];
+  for (const row of rows(mode)) {
+    const cells = systems.map((s) => {
+      if (row.label.startsWith("  of which"))
+        return `${plain(1)(s.addCommandsPerJob)} / ${plain(1)(s.processCommandsPerJob)}`;
+      const v = row.value(s);
+      let cell = row.format(v);
+      if (!row.noRatio && bull && s.system !== "bullmq" && Number.isFinite(v)) {
+        const b = row.value(bull);
+        if (Number.isFinite(b) && b > 0) cell += ` (${(v / b).toFixed(2)}×)`;
+      }
+      return cell;
+    });
+    lines.push(`| ${row.label.replace(/^ {2}/, "… ")} | ${cells.join(" | ")} |`);
+  }
+  return lines.join("\n");
+}
+
+export function renderMarkdown(report: BenchReport): string {
+  const m = report.machine;
+  const v = report.versions;
+  const out: string[] = [];
+  out.push(`# EchoMQ bench${report.smoke ? " (smoke: tiny sizes, not a measurement)" : ""}`);
+  out.push("");
+  out.push(
+    `${report.date} · ${m.cpu}, ${m.cores} cores, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB · ${m.os} · ` +
+      `Node ${v.node} · Valkey ${v.valkey} · EchoMQ ${v.echomq} (module ${v.echomqModule}) · ` +
+      `BullMQ ${v.bullmq} · bee-queue ${v["bee-queue"]} · \`${report.command}\` · ${report.wallSeconds} s`,
+  );
+  out.push("");
+  out.push(
+    "Medians over the rounds; in parentheses the ratio to BullMQ (↑ higher is better, ↓ lower is better). " +
+      "Payloads are 100 bytes, handlers are no-ops, client and server share the machine's cores over " +
+      "loopback. See bench/README.md for the method.",
+  );
+  for (const mode of report.modes) {
+    out.push("");
+    const persistence = mode.mode === "aof" ? "appendonly yes, appendfsync everysec" : "no persistence";
+    out.push(`## ${persistence} (${mode.config.rounds} round${mode.config.rounds === 1 ? "" : "s"})`);
+    out.push("");
+    out.push(renderTable(mode));
+    out.push("");
+    out.push(
+      `Raw rate (valkey-benchmark -P 16, ${kilo(mode.config.ceilingRequests)} requests): ` +
+        `ZADD ${kilo(mode.ceiling.zadd)}/s, HSET ${kilo(mode.ceiling.hset)}/s, alternating ${kilo(mode.ceiling.combined)}/s.`,
+    );
+  }
+  if (report.failures.length > 0) {
+    out.push("");
+    out.push("## Failures");
+    out.push("");
+    for (const f of report.failures) out.push(`* ${f.split("\n")[0]}`);
+  }
+  out.push("");
+  return out.join("\n");
+}

@@ -1,0 +1,354 @@
+/**
+ * `npm run bench`: EchoMQ (wire 4, wire 6) against BullMQ and bee-queue on the bench's own
+ * valkey-servers, first without persistence, then with appendonly yes + appendfsync everysec.
+ * Each round runs every system once, in a rotated order; each system runs in a child process of
+ * its own (bench/child.ts) so its client CPU is measured alone. Medians over the rounds go to
+ * bench/results/latest.{md,json,png}; the table is printed.
+ *
+ * Flags: --smoke (tiny, 1 round, exit 1 unless every job of every system was processed),
+ * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
+ * (echomq-w4, echomq-w6, bullmq, beequeue), --persistence=none|aof|both, --out=<dir>.
+ */
+import { fork } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { modulePath } from "../src/cli/module-path.js";
+import { renderChart } from "./chart.js";
+import type { LatencyPlan, MeasurePlan, MeasureResult } from "./measure.js";
+import { type BenchReport, type ModeReport, renderMarkdown, summarize } from "./report.js";
+import { Admin, type BenchServer, startServer, valkeyBenchmark, valkeyVersion } from "./server.js";
+import { round } from "./stats.js";
+import { SYSTEM_IDS, type SystemId } from "./systems/types.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, "..");
+
+export interface ModeConfig {
+  name: "none" | "aof";
+  aof: boolean;
+  rounds: number;
+  addSeqJobs: number;
+  addParallelJobs: number;
+  addParallelProducers: number;
+  bulkJobs: number;
+  bulkBatch: number;
+  processJobs: number;
+  concurrencies: number[];
+  latency: LatencyPlan | null;
+  ceilingRequests: number;
+}
+
+interface Flags {
+  smoke: boolean;
+  rounds: number | undefined;
+  jobs: number | undefined;
+  only: SystemId[];
+  persistence: "none" | "aof" | "both";
+  out: string;
+}
+
+function parseFlags(argv: string[]): Flags {
+  const flags: Flags = {
+    smoke: false,
+    rounds: undefined,
+    jobs: undefined,
+    only: [...SYSTEM_IDS],
+    persistence: "both",
+    out: join(here, "results"),
+  };
+  for (const arg of argv) {
+    const [key, value] = arg.split("=", 2) as [string, string | undefined];
+    const int = () => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n <= 0) throw new Error(`${key} needs a positive integer, got ${value}`);
+      return n;
+    };
+    if (key === "--smoke") flags.smoke = true;
+    else if (key === "--rounds") flags.rounds = int();
+    else if (key === "--jobs") flags.jobs = int();
+    else if (key === "--only") {
+      const ids = (value ?? "").split(",").filter(Boolean);
+      for (const id of ids)
+        if (!(SYSTEM_IDS as readonly string[]).includes(id))
+          throw new Error(`--only: unknown system ${id} (known: ${SYSTEM_IDS.join(", ")})`);
+      flags.only = ids as SystemId[];
+    } else if (key === "--persistence") {
+      if (value !== "none" && value !== "aof" && value !== "both")
+        throw new Error("--persistence is none, aof or both");
+      flags.persistence = value;
+    } else if (key === "--out") flags.out = resolve(value ?? "");
+    else if (key === "--help" || key === "-h") {
+      process.stdout.write(`${readFileSync(fileURLToPath(import.meta.url), "utf8").split("*/")[0]}*/\n`);
+      process.exit(0);
+    } else throw new Error(`unknown flag ${arg} (try --help)`);
+  }
+  if (flags.only.length === 0) throw new Error("--only names no system");
+  return flags;
+}
+
+/** The full bench: sized to finish in < 20 minutes on 2 cores. */
+function fullModes(): ModeConfig[] {
+  const none: ModeConfig = {
+    name: "none",
+    aof: false,
+    rounds: 3,
+    addSeqJobs: 10_000,
+    addParallelJobs: 50_000,
+    addParallelProducers: 50,
+    bulkJobs: 50_000,
+    bulkBatch: 50,
+    processJobs: 100_000,
+    concurrencies: [1, 10, 100],
+    latency: { rate: 2000, durationMs: 6000, warmupMs: 1000, concurrency: 10 },
+    ceilingRequests: 200_000,
+  };
+  // With AOF: the adds and the concurrent processing runs (where the fsync thread and the AOF
+  // writes show); c=1 and the latency run are the same shape as without persistence.
+  const aof: ModeConfig = { ...none, name: "aof", aof: true, concurrencies: [10, 100], latency: null };
+  return [none, aof];
+}
+
+function smokeModes(): ModeConfig[] {
+  const none: ModeConfig = {
+    name: "none",
+    aof: false,
+    rounds: 1,
+    addSeqJobs: 200,
+    addParallelJobs: 300,
+    addParallelProducers: 50,
+    bulkJobs: 300,
+    bulkBatch: 50,
+    processJobs: 300,
+    concurrencies: [1, 10, 100],
+    latency: { rate: 2000, durationMs: 500, warmupMs: 100, concurrency: 10 },
+    ceilingRequests: 20_000,
+  };
+  return [none, { ...none, name: "aof", aof: true }];
+}
+
+function packageVersion(name: string, from = root): string {
+  try {
+    const pkg = JSON.parse(readFileSync(join(from, "node_modules", name, "package.json"), "utf8")) as {
+      version: string;
+    };
+    return pkg.version;
+  } catch {
+    return "absent";
+  }
+}
+
+function runChild(plan: MeasurePlan, timeoutMs: number): Promise<MeasureResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = fork(join(here, "child.ts"), [], {
+      cwd: root,
+      execArgv: ["--import", "tsx"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    let result: MeasureResult | undefined;
+    let fatal: string | undefined;
+    const timer = setTimeout(() => {
+      fatal = `${plan.system}: child killed after ${timeoutMs} ms`;
+      child.kill("SIGKILL");
+    }, timeoutMs);
+    child.on("message", (msg: MeasureResult | { fatal: string }) => {
+      if ("fatal" in msg) fatal = `${plan.system}: ${msg.fatal}`;
+      else result = msg;
+    });
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      if (result) resolvePromise(result);
+      else reject(new Error(fatal ?? `${plan.system}: child exited (${code ?? signal}) without a result`));
+    });
+    child.send(plan);
+  });
+}
+
+/** Raw pipelined command rate of the server (ZADD and HSET shaped like a job's writes). */
+async function ceiling(server: BenchServer, admin: Admin, requests: number) {
+  await admin.flush();
+  const zadd = await valkeyBenchmark(
+    server.port,
+    ["ZADD", "emq:{ceiling}:pending", "__rand_int__", "JOB__rand_int__"],
+    requests,
+  );
+  const hset = await valkeyBenchmark(
+    server.port,
+    [
+      "HSET",
+      "emq:{ceiling}:job:__rand_int__",
+      "state",
+      "pending",
+      "attempts",
+      "0",
+      "payload",
+      "x".repeat(100),
+    ],
+    requests,
+  );
+  await admin.flush();
+  // One ZADD and one HSET alternately: the harmonic mean.
+  return { zadd: round(zadd, 0), hset: round(hset, 0), combined: round(2 / (1 / zadd + 1 / hset), 0) };
+}
+
+async function runMode(mode: ModeConfig, flags: Flags, failures: string[]): Promise<ModeReport> {
+  const systems = flags.only;
+  const needsPlain = systems.some((s) => s !== "echomq-w6");
+  const needsModule = systems.includes("echomq-w6");
+  const servers: { plain?: BenchServer; module?: BenchServer } = {};
+  const admins: Admin[] = [];
+  const results: MeasureResult[] = [];
+  const started = performance.now();
+  try {
+    if (needsPlain) servers.plain = await startServer({ aof: mode.aof });
+    if (needsModule) servers.module = await startServer({ aof: mode.aof, module: modulePath() });
+    const main = (servers.plain ?? servers.module)!;
+    const admin = await new Admin(main.port).open();
+    admins.push(admin);
+    log(`[${mode.name}] valkey-server pid ${main.pid} port ${main.port}: valkey-benchmark ceiling`);
+    const ceil = await ceiling(main, admin, mode.ceilingRequests);
+    log(`[${mode.name}] ceiling ZADD ${ceil.zadd}/s, HSET ${ceil.hset}/s (pipelined, -P 16)`);
+    let moduleVersion: string | undefined;
+    if (servers.module) {
+      const a = await new Admin(servers.module.port).open();
+      admins.push(a);
+      const reply = (await a.client.call("EMQ.VERSION")) as unknown[];
+      moduleVersion = String(reply[3]);
+    }
+    for (let r = 1; r <= mode.rounds; r++) {
+      const order = systems.map((_, i) => systems[(i + r - 1) % systems.length]!);
+      for (const system of order) {
+        const server = (system === "echomq-w6" ? servers.module : servers.plain)!;
+        const plan: MeasurePlan = {
+          system,
+          endpoint: { host: server.host, port: server.port },
+          round: r,
+          addSeqJobs: mode.addSeqJobs,
+          addParallelJobs: mode.addParallelJobs,
+          addParallelProducers: mode.addParallelProducers,
+          bulkJobs: mode.bulkJobs,
+          bulkBatch: mode.bulkBatch,
+          processJobs: mode.processJobs,
+          concurrencies: mode.concurrencies,
+          latency: mode.latency,
+          phaseTimeoutMs: flags.smoke ? 30_000 : 180_000,
+        };
+        const t0 = performance.now();
+        let res: MeasureResult;
+        try {
+          res = await runChild(plan, flags.smoke ? 120_000 : 600_000);
+        } catch (err) {
+          failures.push(`[${mode.name}] round ${r} ${(err as Error).message}`);
+          log(`[${mode.name}] round ${r} ${system}: FAILED ${(err as Error).message}`);
+          continue;
+        }
+        results.push(res);
+        for (const e of res.errors) failures.push(`[${mode.name}] round ${r} ${system}: ${e}`);
+        for (const c of mode.concurrencies) {
+          const p = res.process.find((x) => x.concurrency === c);
+          if (!p || p.completed !== mode.processJobs)
+            failures.push(
+              `[${mode.name}] round ${r} ${system}: c=${c} processed ${p?.completed ?? 0}/${mode.processJobs}`,
+            );
+        }
+        log(`[${mode.name}] round ${r}/${mode.rounds} ${system}: ${brief(res)} (${secs(t0)} s)`);
+      }
+    }
+    return {
+      mode: mode.name,
+      config: mode,
+      ceiling: ceil,
+      moduleVersion,
+      rounds: results,
+      summary: summarize(systems, results, ceil.combined),
+      wallSeconds: round((performance.now() - started) / 1000, 1),
+    };
+  } finally {
+    for (const a of admins) await a.close();
+    await servers.plain?.stop();
+    await servers.module?.stop();
+  }
+}
+
+function brief(r: MeasureResult): string {
+  const k = (x: number | undefined) => (x === undefined ? "-" : `${(x / 1000).toFixed(1)}k`);
+  const parts = [`add ${k(r.addSeq?.rate)}/${k(r.addParallel?.rate)}`, `bulk ${k(r.bulk?.rate)}`];
+  parts.push(`process ${r.process.map((p) => `c${p.concurrency} ${k(p.rate)}`).join(" ")}`);
+  if (r.latency) parts.push(`latency p50/p99/max ${r.latency.p50}/${r.latency.p99}/${r.latency.max} ms`);
+  if (r.errors.length) parts.push(`${r.errors.length} error(s)`);
+  return parts.join(", ");
+}
+
+function secs(t0: number): string {
+  return ((performance.now() - t0) / 1000).toFixed(1);
+}
+
+function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2));
+  const t0 = performance.now();
+  let modes = flags.smoke ? smokeModes() : fullModes();
+  if (flags.persistence !== "both") modes = modes.filter((m) => m.name === flags.persistence);
+  for (const m of modes) {
+    if (flags.rounds) m.rounds = flags.rounds;
+    if (flags.jobs) m.processJobs = flags.jobs;
+  }
+  const failures: string[] = [];
+  const reports: ModeReport[] = [];
+  for (const mode of modes) reports.push(await runMode(mode, flags, failures));
+  const cpus = os.cpus();
+  const report: BenchReport = {
+    date: new Date().toISOString(),
+    command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(),
+    smoke: flags.smoke,
+    machine: {
+      cpu: cpus[0]?.model ?? "unknown",
+      cores: cpus.length,
+      memoryBytes: os.totalmem(),
+      os: `${os.type()} ${os.release()} ${os.arch()}`,
+      loadAverageAtEnd: os.loadavg().map((x) => round(x, 2)),
+    },
+    versions: {
+      node: process.version,
+      valkey: await valkeyVersion(),
+      echomq: (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version,
+      echomqModule: reports.find((r) => r.moduleVersion)?.moduleVersion ?? "not loaded",
+      bullmq: packageVersion("bullmq"),
+      "bee-queue": packageVersion("bee-queue"),
+      "redis (bee-queue's client)": packageVersion("redis", join(root, "node_modules", "bee-queue")),
+      iovalkey: packageVersion("iovalkey"),
+      ioredis: packageVersion("ioredis"),
+      "@resvg/resvg-js": packageVersion("@resvg/resvg-js"),
+      tsx: packageVersion("tsx"),
+      typescript: packageVersion("typescript"),
+    },
+    modes: reports,
+    failures,
+    wallSeconds: round((performance.now() - t0) / 1000, 1),
+  };
+  const markdown = renderMarkdown(report);
+  mkdirSync(flags.out, { recursive: true });
+  const base = flags.smoke ? "smoke" : "latest";
+  writeFileSync(join(flags.out, `${base}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(flags.out, `${base}.md`), markdown);
+  writeFileSync(join(flags.out, `${base}.png`), renderChart(report));
+  process.stdout.write(`${markdown}\n`);
+  log(`wrote ${join(flags.out, base)}.{md,json,png} in ${report.wallSeconds} s`);
+  if (failures.length > 0) {
+    log(`${failures.length} failure(s):\n${failures.map((f) => `  ${f}`).join("\n")}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,72 @@
+/**
+ * BullMQ 6 as its docs show: `Queue.add` / `Queue.addBulk`, a `Worker` with a concurrency and
+ * auto-removal of completed jobs (`removeOnComplete: { count: 1000 }`, as "Going to production"
+ * recommends), no-op processor.
+ *
+ * BullMQ 6 loads the optional `ioredis` driver lazily; this repository has `iovalkey` (the
+ * ioredis fork with the same API and code) instead, so the bench registers it as the client
+ * factory: BullMQ then builds every connection from the same connection options a user passes.
+ */
+import { Redis as IOValkey } from "iovalkey";
+import { Queue, RedisConnection, Worker, createIORedisClient } from "bullmq";
+import {
+  type ConsumerOptions,
+  type Endpoint,
+  type JobData,
+  QUEUE_NAME,
+  type SystemAdapter,
+} from "./types.js";
+
+RedisConnection.clientFactory = (opts) => createIORedisClient(new IOValkey(opts as never)) as never;
+
+export function bullmqAdapter(endpoint: Endpoint): SystemAdapter {
+  const connection = { host: endpoint.host, port: endpoint.port };
+  return {
+    id: "bullmq",
+    settings: "Worker { concurrency, removeOnComplete: { count: 1000 }, removeOnFail: { count: 5000 } }",
+    async prepare() {},
+    async producer() {
+      const queue = new Queue<JobData>(QUEUE_NAME, { connection });
+      await queue.waitUntilReady();
+      return {
+        add: async (data) => {
+          await queue.add("job", data);
+        },
+        addBulk: async (batch) => {
+          await queue.addBulk(batch.map((data) => ({ name: "job", data })));
+        },
+        close: () => queue.close(),
+      };
+    },
+    async consumer(opts: ConsumerOptions) {
+      const onStart = opts.onStart;
+      const worker = new Worker<JobData>(
+        QUEUE_NAME,
+        onStart
+          ? async (job) => {
+              onStart(job.data);
+            }
+          : async () => {},
+        {
+          connection,
+          concurrency: opts.concurrency,
+          removeOnComplete: { count: 1000 },
+          removeOnFail: { count: 5000 },
+        },
+      );
+      worker.on("completed", () => opts.onCompleted());
+      worker.on("failed", (_job, err) => opts.onFailed(err));
+      worker.on("error", (err) => opts.onFailed(err));
+      await worker.waitUntilReady();
+      return { close: () => worker.close() };
+    },
+    async waiting() {
+      const queue = new Queue(QUEUE_NAME, { connection });
+      try {
+        return await queue.getWaitingCount();
+      } finally {
+        await queue.close();
+      }
+    },
+  };
+}
