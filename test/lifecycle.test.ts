@@ -928,6 +928,70 @@ forEachWire("job lifecycle", (ctx) => {
     }
   });
 
+  /* ------------------------------------------------------------------ malformed row fields */
+
+  test("malformed row fields fall back: priority → 0, attempts → 0, max_attempts → the caller's value", async () => {
+    const { conn } = ctx();
+    // PROMOTE: a priority that is not a *priority* text scores 0.
+    const bad = ["1.5", "-0", "01", "inf", "x", ""];
+    const ids = bad.map(() => newId());
+    for (const [i, id] of ids.entries()) {
+      await cli("ZADD", k("mf", "schedule"), "1", id);
+      await cli("HSET", jobKey("mf", id), "state", "scheduled", "attempts", "0", "priority", bad[i]!);
+    }
+    assert.equal(await promote(conn, "mf", 100), bad.length);
+    const pending = (await dump("mf"))["emq:{mf}:pending"] as string[];
+    assert.deepEqual(
+      pending.filter((_, i) => i % 2 === 1),
+      bad.map(() => "0"),
+    );
+    // REAP: attempts "x" counts as 0, max_attempts "0" is not a *positive*: the caller's 1 applies.
+    const id = newId();
+    await cli("ZADD", k("mr", "active"), "1", id);
+    await cli("HSET", jobKey("mr", id), "state", "active", "attempts", "x", "max_attempts", "0");
+    assert.deepEqual(await reap(conn, "mr", { limit: 10, maxAttempts: 1, keep: 5 }), {
+      requeued: [id],
+      dead: [],
+    });
+    // RETRY: attempts "07" is not a *count*: max_attempts = 0 + extra.
+    const d = newId();
+    await cli("ZADD", k("md", "dead"), "1", d);
+    await cli("HSET", jobKey("md", d), "state", "dead", "attempts", "07");
+    await retry(conn, "md", d, 2);
+    assert.equal(await cli("HGET", jobKey("md", d), "max_attempts"), "2");
+  });
+
+  /* ------------------------------------------------------------------ reply types */
+
+  test("raw replies: integers as integers, states as bulk strings, REAP as two arrays of bulk strings", async () => {
+    const { conn } = ctx();
+    const id = newId();
+    assert.equal(await conn.eval(scripts.add, keysOf.add("rt1", id), [id, "x", "0", "0", "0"]), 1);
+    const job = (await claim(conn, "rt1", 30_000))!;
+    const token = String(job.attempts);
+    const deadline = await conn.eval(scripts.extend, keysOf.extend("rt1"), [id, token, "5000"]);
+    assert.equal(typeof deadline, "number");
+    const state = await conn.eval(scripts.fail, keysOf.fail("rt1"), [id, token, "e", "0", "1", "5"]);
+    assert.ok(Buffer.isBuffer(state), "FAIL answers a bulk string");
+    assert.equal(state.toString(), "dead");
+    assert.equal(await conn.eval(scripts.retry, keysOf.retry("rt1"), [id, "3"]), 1);
+    const again = (await claim(conn, "rt1", 1))!;
+    await sleep(5);
+    const reaped = (await conn.eval(scripts.reap, keysOf.reap("rt1"), ["10", "5", "5"])) as unknown[];
+    assert.deepEqual(reaped, [[Buffer.from(again.id)], []]);
+    assert.deepEqual(await conn.eval(scripts.reap, keysOf.reap("rt1"), ["10", "5", "5"]), [[], []]);
+    assert.equal(await conn.eval(scripts.promote, keysOf.promote("rt1"), ["10"]), 0);
+    const third = (await claim(conn, "rt1", 30_000))!;
+    const done = [id, String(third.attempts), "r", "5"];
+    assert.equal(await conn.eval(scripts.complete, keysOf.complete("rt1"), done), 1);
+    assert.equal(await conn.eval(scripts.remove, keysOf.remove("rt1"), [id]), 1);
+    assert.equal(await conn.eval(scripts.remove, keysOf.remove("rt1"), [id]), 0);
+    assert.equal(await conn.eval(scripts.pause, keysOf.meta("rt1"), []), 1);
+    assert.equal(await conn.eval(scripts.pause, keysOf.meta("rt1"), []), 0);
+    assert.equal(await conn.eval(scripts.resume, keysOf.meta("rt1"), []), 1);
+    assert.equal(await conn.eval(scripts.resume, keysOf.meta("rt1"), []), 0);
+  });
+
   /* ------------------------------------------------------------------ host validation */
 
   test("bad input is refused on the host with a typed error, and nothing is sent", async () => {
