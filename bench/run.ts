@@ -336,7 +336,13 @@ async function main(): Promise<void> {
   };
   const markdown = renderMarkdown(report);
   mkdirSync(flags.out, { recursive: true });
-  const base = flags.smoke ? "smoke" : "latest";
+  // Only the full default run is "latest"; a run narrowed by flags writes "partial".
+  const narrowed =
+    flags.rounds !== undefined ||
+    flags.jobs !== undefined ||
+    flags.only.length !== SYSTEM_IDS.length ||
+    flags.persistence !== "both";
+  const base = flags.smoke ? "smoke" : narrowed ? "partial" : "latest";
   writeFileSync(join(flags.out, `${base}.json`), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(flags.out, `${base}.md`), markdown);
   writeFileSync(join(flags.out, `${base}.png`), renderChart(report));
