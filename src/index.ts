@@ -70,3 +70,7 @@ export {
   NativeOnlyVerbError,
   typedServerError,
 } from "./errors.js";
+export { Queue, type JobCounts, type JobInfo, type JobState } from "./queue.js";
+export { Worker, type Handler, type Job, type WorkerEvents, type WorkerOptions } from "./worker.js";
+export { Timers, type TimerOptions } from "./timers.js";
+export { backoffDelay, DEFAULT_BACKOFF, type BackoffOption } from "./backoff.js";

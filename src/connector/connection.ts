@@ -3,7 +3,7 @@
  * native module). `eval()` sends a script's line; the wire decides what goes out.
  */
 import type tls from "node:tls";
-import { Redis } from "iovalkey";
+import { Command, Redis } from "iovalkey";
 import {
   ConnectionError,
   ConnectionLostError,
@@ -116,8 +116,11 @@ export class Connection {
   private commandFunction(command: string): (...args: Arg[]) => Promise<unknown> {
     const name = command.toLowerCase();
     const table = this.client as unknown as Record<string, (...args: Arg[]) => Promise<unknown>>;
-    if (typeof table[`${name}Buffer`] !== "function") this.client.addBuiltinCommand(name);
-    return table[`${name}Buffer`]!.bind(this.client);
+    const fn = table[`${name}Buffer`];
+    if (typeof fn === "function") return fn.bind(this.client);
+    // A command unknown to the client: send it outside any auto-pipeline.
+    return (...args: Arg[]) =>
+      this.client.sendCommand(new Command(command, args, { replyEncoding: null })) as Promise<unknown>;
   }
 
   /** Ends the connection: pending replies are awaited (QUIT), then the socket closes. */
@@ -183,6 +186,10 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
       connector.fatal ? null : Math.min(50 * 2 ** Math.min(attempt, 6), 2000),
   });
   client.on("error", () => {}); // errors reach callers through their commands
+  // Register the module's commands before any pipeline exists: an auto-pipeline copies the
+  // client's built-ins when it is created, so a command added later would be missing from it.
+  for (const verb of [...declaredVerbs(), "VERSION", "INSTALL"])
+    client.addBuiltinCommand(`emq.${verb.toLowerCase()}`);
   const connection = new Connection(client, connector, wire, options);
   try {
     await withTimeout(client.connect(), timeoutMs, () => lastError(connector));

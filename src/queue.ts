@@ -1,0 +1,116 @@
+/**
+ * The producer and operator API of one queue: add jobs, pause and resume, remove, retry dead
+ * jobs, read counts and rows. Every transition goes through the host steps in `jobs.ts`.
+ */
+import type { Connection } from "./connector/connection.js";
+import { assertValidBrandedId } from "./branded-id.js";
+import {
+  type AddOptions,
+  type EnqueueResult,
+  type Payload,
+  add,
+  pause,
+  remove,
+  resume,
+  retry,
+} from "./jobs.js";
+import { assertValidQueue, jobKey, queueKey } from "./keyspace.js";
+
+export type JobState = "pending" | "scheduled" | "active" | "completed" | "dead";
+
+export interface JobCounts {
+  pending: number;
+  scheduled: number;
+  active: number;
+  completed: number;
+  dead: number;
+  paused: boolean;
+}
+
+/** A job row as stored (see docs/protocol.md). */
+export interface JobInfo {
+  id: string;
+  state: JobState;
+  attempts: number;
+  payload: Buffer;
+  priority: number;
+  maxAttempts?: number;
+  result?: Buffer;
+  error?: string;
+}
+
+export class Queue {
+  constructor(
+    readonly name: string,
+    readonly connection: Connection,
+  ) {
+    assertValidQueue(name);
+  }
+
+  /** Adds one job: `priority` (lower runs first, default 0), `delay` in ms, `maxAttempts`, `id`. */
+  add(payload: Payload, opts: AddOptions = {}): Promise<EnqueueResult> {
+    return add(this.connection, this.name, payload, opts);
+  }
+
+  /** Adds many jobs; their commands are pipelined (sent together, one round trip per batch). */
+  addBulk(jobs: readonly { payload: Payload; opts?: AddOptions }[]): Promise<EnqueueResult[]> {
+    return Promise.all(jobs.map((j) => add(this.connection, this.name, j.payload, j.opts ?? {})));
+  }
+
+  /** Stops claims on this queue (running jobs finish). `true` if it was not paused. */
+  pause(): Promise<boolean> {
+    return pause(this.connection, this.name);
+  }
+
+  resume(): Promise<boolean> {
+    return resume(this.connection, this.name);
+  }
+
+  /** Deletes a job that is not active. `false` when there is no such job. */
+  remove(id: string): Promise<boolean> {
+    return remove(this.connection, this.name, id);
+  }
+
+  /** Moves a dead job back to pending, granting it `extraAttempts` more attempts (default 1). */
+  retry(id: string, extraAttempts = 1): Promise<void> {
+    return retry(this.connection, this.name, id, extraAttempts);
+  }
+
+  /** How many jobs are in each state (one pipelined round trip). */
+  async counts(): Promise<JobCounts> {
+    const sets = ["pending", "schedule", "active", "done", "dead"] as const;
+    const [pending, scheduled, active, completed, dead, paused] = await Promise.all([
+      ...sets.map((s) => this.connection.send("ZCARD", [queueKey(this.name, s)])),
+      this.connection.send("HGET", [queueKey(this.name, "meta"), "paused"]),
+    ]);
+    return {
+      pending: Number(pending),
+      scheduled: Number(scheduled),
+      active: Number(active),
+      completed: Number(completed),
+      dead: Number(dead),
+      paused: paused != null && String(paused) === "1",
+    };
+  }
+
+  /** The job's row, or `null` when there is no such job (deleted by retention or removed). */
+  async getJob(id: string): Promise<JobInfo | null> {
+    assertValidBrandedId(id);
+    const flat = (await this.connection.send("HGETALL", [jobKey(this.name, id)])) as Buffer[];
+    if (flat.length === 0) return null;
+    const row = new Map<string, Buffer>();
+    for (let i = 0; i + 1 < flat.length; i += 2) row.set(flat[i]!.toString(), flat[i + 1]!);
+    const text = (field: string) => row.get(field)?.toString();
+    const info: JobInfo = {
+      id,
+      state: text("state") as JobState,
+      attempts: Number(text("attempts") ?? 0),
+      payload: row.get("payload") ?? Buffer.alloc(0),
+      priority: Number(text("priority") ?? 0),
+    };
+    if (row.has("max_attempts")) info.maxAttempts = Number(text("max_attempts"));
+    if (row.has("result")) info.result = row.get("result")!;
+    if (row.has("error")) info.error = text("error")!;
+    return info;
+  }
+}

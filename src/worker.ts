@@ -1,0 +1,299 @@
+/**
+ * A worker: claims up to `concurrency` jobs of one queue, renews each lease while its handler
+ * runs, completes with the handler's result or fails with its error (retry after a backoff, dead
+ * when attempts are exhausted), and runs the queue's timers. Idle slots wait on the queue's wake
+ * channel, not by polling. `close()` stops claiming, waits for running handlers up to a grace
+ * period, and hands unfinished jobs back.
+ */
+import { EventEmitter } from "node:events";
+import { assertBackoff, type BackoffOption, backoffDelay, DEFAULT_BACKOFF } from "./backoff.js";
+import type { Connection } from "./connector/connection.js";
+import { InvalidArgumentError, LeaseLostError } from "./errors.js";
+import { type ClaimedJob, claim, complete, extend, fail, requeue } from "./jobs.js";
+import { queueKey } from "./keyspace.js";
+import type { Queue } from "./queue.js";
+import { Timers } from "./timers.js";
+import { WakeGate } from "./wake.js";
+
+export interface WorkerOptions {
+  /** Jobs run at once. Default 1. */
+  concurrency?: number;
+  /** Lease per claim, renewed every third of it while the handler runs (ms). Default 30000. */
+  leaseMs?: number;
+  /** Attempts before a job is dead (a row's own `maxAttempts` wins). Default 3. */
+  attempts?: number;
+  /** Delay before a retry. Default exponential from 1 s, ±20% jitter, capped at 1 h. */
+  backoff?: BackoffOption;
+  /** Completed jobs kept for inspection; 0 deletes each at once. Default 1000. */
+  keepCompleted?: number;
+  /** Dead jobs kept; 0 deletes each at once. Default 10000. */
+  keepDead?: number;
+  /** How long `close()` waits for running handlers before handing their jobs back (ms). Default 5000. */
+  closeGraceMs?: number;
+  /** Promote due scheduled jobs every … ms. Default 1000. */
+  promoteEveryMs?: number;
+  /** Reap expired leases every … ms. Default 5000. */
+  reapEveryMs?: number;
+  /** An idle worker re-checks the queue at most this often without a wake message (ms). Default 2000. */
+  idleCheckMs?: number;
+}
+
+/** A claimed job as the handler sees it. */
+export interface Job {
+  readonly id: string;
+  readonly queue: string;
+  readonly payload: Buffer;
+  /** This attempt's number (1 for the first run); also the lease token. */
+  readonly attempts: number;
+  /** Aborted when the lease is lost or the worker closes before the handler finished. */
+  readonly signal: AbortSignal;
+  text(): string;
+  json<T = unknown>(): T;
+}
+
+export type Handler = (job: Job) => unknown;
+
+export interface WorkerEvents {
+  completed: [job: Job, result: unknown];
+  failed: [job: Job, error: unknown];
+  retrying: [job: Job, error: unknown, state: "pending" | "scheduled"];
+  dead: [job: Job, error: unknown];
+  /** Expired leases the timers took back: to pending, or dead when out of attempts. */
+  stalled: [requeued: string[], dead: string[]];
+  /** This worker lost a job's lease (reaped, maybe claimed elsewhere); its result is dropped. */
+  leaseLost: [job: Job, error: unknown];
+  error: [error: unknown];
+}
+
+interface Running {
+  job: Job;
+  claimed: ClaimedJob;
+  controller: AbortController;
+  handedBack: boolean;
+}
+
+function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v < min) {
+    throw new InvalidArgumentError(name, `must be an integer >= ${min}, got ${String(value)}`);
+  }
+  return v;
+}
+
+function encodeResult(result: unknown): string | Uint8Array {
+  if (result === undefined || result === null) return "";
+  if (typeof result === "string" || result instanceof Uint8Array) return result;
+  return JSON.stringify(result);
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+export class Worker extends EventEmitter<WorkerEvents> {
+  /** Resolves when the worker is subscribed and its slots run. */
+  readonly ready: Promise<void>;
+  private readonly conn: Connection;
+  private readonly name: string;
+  private readonly opts: Required<Omit<WorkerOptions, "backoff">> & { backoff: BackoffOption };
+  private readonly gate: WakeGate;
+  private readonly running = new Set<Running>();
+  private readonly timers: Timers;
+  private subscriber: Connection | undefined;
+  private slots: Promise<void>[] = [];
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    queue: Queue,
+    private readonly handler: Handler,
+    options: WorkerOptions = {},
+  ) {
+    super();
+    if (typeof handler !== "function") throw new InvalidArgumentError("handler", "must be a function");
+    this.conn = queue.connection;
+    this.name = queue.name;
+    const backoff = options.backoff ?? DEFAULT_BACKOFF;
+    assertBackoff(backoff);
+    this.opts = {
+      concurrency: positiveInt("concurrency", options.concurrency, 1),
+      leaseMs: positiveInt("leaseMs", options.leaseMs, 30_000, 10),
+      attempts: positiveInt("attempts", options.attempts, 3),
+      backoff,
+      keepCompleted: positiveInt("keepCompleted", options.keepCompleted, 1000, 0),
+      keepDead: positiveInt("keepDead", options.keepDead, 10_000, 0),
+      closeGraceMs: positiveInt("closeGraceMs", options.closeGraceMs, 5000, 0),
+      promoteEveryMs: positiveInt("promoteEveryMs", options.promoteEveryMs, 1000),
+      reapEveryMs: positiveInt("reapEveryMs", options.reapEveryMs, 5000),
+      idleCheckMs: positiveInt("idleCheckMs", options.idleCheckMs, 2000),
+    };
+    this.gate = new WakeGate(this.opts.idleCheckMs, this.opts.concurrency);
+    this.timers = new Timers(
+      this.conn,
+      this.name,
+      {
+        promoteEveryMs: this.opts.promoteEveryMs,
+        reapEveryMs: this.opts.reapEveryMs,
+        batch: 1000,
+        maxAttempts: this.opts.attempts,
+        keepDead: this.opts.keepDead,
+      },
+      { stalled: (requeued, dead) => this.emit("stalled", requeued, dead), error: (err) => this.report(err) },
+    );
+    this.ready = this.start();
+    this.ready.catch((err) => this.report(err));
+  }
+
+  /** Jobs whose handlers are running now. */
+  get activeCount(): number {
+    return this.running.size;
+  }
+
+  /**
+   * Stops claiming, waits up to `closeGraceMs` for running handlers, then hands every unfinished
+   * job back — wire 6: `REQUEUE` (pending now); wire 4: its lease is cut to 1 ms and reaped, so it
+   * is pending again (or dead if that was its last attempt) — and stops the timers.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async start(): Promise<void> {
+    this.subscriber = await this.conn.duplicate({ name: `emq-wake-${this.name}` });
+    this.subscriber.client.on("message", () => this.gate.wakeOne());
+    await this.subscriber.client.subscribe(queueKey(this.name, "wake"));
+    if (this.closing) return;
+    this.timers.start();
+    this.slots = Array.from({ length: this.opts.concurrency }, () => this.slot());
+  }
+
+  private async slot(): Promise<void> {
+    while (!this.closing) {
+      let claimed: ClaimedJob | null;
+      try {
+        claimed = await claim(this.conn, this.name, this.opts.leaseMs);
+      } catch (err) {
+        this.report(err);
+        await this.gate.wait();
+        continue;
+      }
+      if (!claimed) {
+        await this.gate.wait();
+        continue;
+      }
+      await this.process(claimed);
+    }
+  }
+
+  private async process(claimed: ClaimedJob): Promise<void> {
+    const controller = new AbortController();
+    const job: Job = {
+      id: claimed.id,
+      queue: this.name,
+      payload: claimed.payload,
+      attempts: claimed.attempts,
+      signal: controller.signal,
+      text: () => claimed.payload.toString("utf8"),
+      json: <T>() => JSON.parse(claimed.payload.toString("utf8")) as T,
+    };
+    const entry: Running = { job, claimed, controller, handedBack: false };
+    this.running.add(entry);
+    let leaseLost = false;
+    const heartbeat = setInterval(
+      () => {
+        extend(this.conn, this.name, job.id, job.attempts, this.opts.leaseMs).catch((err) => {
+          if (err instanceof LeaseLostError && !leaseLost) {
+            leaseLost = true;
+            controller.abort(err);
+            this.emit("leaseLost", job, err);
+          } else if (!(err instanceof LeaseLostError)) {
+            this.report(err);
+          }
+        });
+      },
+      Math.max(Math.floor(this.opts.leaseMs / 3), 1),
+    );
+    let outcome: { ok: true; result: unknown } | { ok: false; error: unknown };
+    try {
+      const aborted = new Promise<never>((_, reject) =>
+        controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }),
+      );
+      aborted.catch(() => {});
+      outcome = {
+        ok: true,
+        result: await Promise.race([Promise.resolve().then(() => this.handler(job)), aborted]),
+      };
+    } catch (error) {
+      outcome = { ok: false, error };
+    } finally {
+      clearInterval(heartbeat);
+    }
+    try {
+      if (entry.handedBack || leaseLost) return;
+      if (outcome.ok) {
+        await complete(
+          this.conn,
+          this.name,
+          job.id,
+          job.attempts,
+          encodeResult(outcome.result),
+          this.opts.keepCompleted,
+        );
+        this.emit("completed", job, outcome.result);
+      } else {
+        await this.failJob(job, outcome.error);
+      }
+    } catch (err) {
+      if (err instanceof LeaseLostError) this.emit("leaseLost", job, err);
+      else this.report(err);
+    } finally {
+      this.running.delete(entry);
+    }
+  }
+
+  private async failJob(job: Job, error: unknown): Promise<void> {
+    const backoffMs = backoffDelay(this.opts.backoff, job.attempts, error);
+    const state = await fail(this.conn, this.name, job.id, job.attempts, errorText(error), {
+      backoffMs,
+      maxAttempts: this.opts.attempts,
+      keep: this.opts.keepDead,
+    });
+    this.emit("failed", job, error);
+    if (state === "dead") this.emit("dead", job, error);
+    else this.emit("retrying", job, error, state);
+  }
+
+  private async shutdown(): Promise<void> {
+    await this.ready.catch(() => {});
+    this.gate.wakeAll();
+    const finished = Promise.all(this.slots);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([finished, new Promise((r) => (timer = setTimeout(r, this.opts.closeGraceMs)))]);
+    clearTimeout(timer);
+    const unfinished = [...this.running].filter((e) => !e.handedBack);
+    for (const entry of unfinished) entry.handedBack = true;
+    await Promise.all(unfinished.map((entry) => this.handBack(entry)));
+    if (unfinished.length > 0 && this.conn.wire === 4) {
+      await new Promise((r) => setTimeout(r, 5));
+      await this.timers.reapOnce().catch((err) => this.report(err));
+    }
+    for (const entry of unfinished) entry.controller.abort(new Error("worker closed"));
+    await finished;
+    await this.timers.stop();
+    await this.subscriber?.close();
+  }
+
+  private async handBack(entry: Running): Promise<void> {
+    const { id, attempts } = entry.job;
+    try {
+      if (this.conn.wire === 6) await requeue(this.conn, this.name, id, attempts);
+      else await extend(this.conn, this.name, id, attempts, 1);
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) this.report(err);
+    }
+  }
+
+  private report(err: unknown): void {
+    if (this.listenerCount("error") > 0) this.emit("error", err);
+  }
+}
