@@ -162,6 +162,11 @@ pub fn head_no_row(verb: &str) -> Refusal {
     Refusal::text(format!("ERR EMQ.{verb} pending head has no job row"))
 }
 
+/// `ERR EMQ.<VERB> pending head is already active` (an id in both sets: outside writes).
+pub fn head_already_active(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} pending head is already active"))
+}
+
 /// `ERR EMQ.<VERB> job row has no integer attempts` (a row that no transition wrote).
 pub fn bad_attempts(verb: &str) -> Refusal {
     Refusal::text(format!("ERR EMQ.{verb} job row has no integer attempts"))
@@ -201,6 +206,7 @@ mod tests {
             (job_active("REMOVE"), "ERR EMQ.REMOVE job is active"),
             (head_not_job("CLAIM"), "ERR EMQ.CLAIM pending head is not a JOB id"),
             (head_no_row("CLAIM"), "ERR EMQ.CLAIM pending head has no job row"),
+            (head_already_active("CLAIM"), "ERR EMQ.CLAIM pending head is already active"),
             (write_check("CLAIM"), "ERR EMQ.CLAIM write check failed"),
             (arity("emq.version"), "ERR wrong number of arguments for 'emq.version' command"),
         ];

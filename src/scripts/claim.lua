@@ -5,7 +5,8 @@
 -- KEYS[3]  emq:{q}:           the queue's base; the row is <base>job:<id>
 -- ARGV[1]  <lease_ms>         positive integer milliseconds
 -- Reply:   {} empty queue | { id, payload, attempts, deadline }  (attempts = the lease token)
--- Errors:  shape, lease, WRONGTYPE, head not a JOB id, head without a row, row attempts not an integer
+-- Errors:  shape, lease, WRONGTYPE, head not a JOB id, head without a row, head already active,
+--          row attempts not an integer
 -- The pause flag is a host step (declared difference D2): this script claims a paused queue.
 local form = 'EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>'
 if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.CLAIM wrong number of keys: ' .. form) end
@@ -29,6 +30,9 @@ if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.CLAIM pe
 local row = base .. 'job:' .. id
 if redis.call('TYPE', row).ok ~= 'hash' then
   return redis.error_reply('ERR EMQ.CLAIM pending head has no job row')
+end
+if redis.call('ZSCORE', active, id) then
+  return redis.error_reply('ERR EMQ.CLAIM pending head is already active')
 end
 
 local prior = redis.call('HGET', row, 'attempts') or '0'

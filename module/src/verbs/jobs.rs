@@ -133,6 +133,9 @@ pub fn claim(ctx: &Context, args: &[ValkeyString]) -> Reply {
     if store::kind(ctx, &row)? != Kind::Hash {
         return Err(errors::head_no_row(CLAIM.verb));
     }
+    if store::bytes(&store::read(ctx, "ZSCORE", &[active, &id])?).is_some() {
+        return Err(errors::head_already_active(CLAIM.verb));
+    }
     let (attempts, payload) = row_fields(ctx, &row)?;
     let attempts = attempts + 1;
 
