@@ -125,8 +125,9 @@ function panels(none: ModeReport | undefined, aof: ModeReport | undefined): Pane
     out.push({
       title: "Per job: commands, memory waiting (lower is better)",
       systems,
-      groups: ["commands (add+process)", "bytes / 10"],
-      value: (s, g) => [s.commandsPerJob, s.bytesPerWaitingJob / 10][g] ?? Number.NaN,
+      groups: ["commands to process", "commands to add (bulk)", "bytes waiting / 10"],
+      value: (s, g) =>
+        [s.processCommandsPerJob, s.addCommandsPerJob, s.bytesPerWaitingJob / 10][g] ?? Number.NaN,
       format: (x) => String(Math.round(x)),
     });
   }

@@ -264,11 +264,12 @@ export class Measurer {
       concurrency,
       onCompleted: () => {
         completed += 1;
-        if (completed === n) resolveDone();
+        if (completed + failed === n) resolveDone();
       },
       onFailed: (err) => {
         failed += 1;
         firstError ??= err;
+        if (completed + failed === n) resolveDone();
       },
     });
     let seconds = 0;

@@ -19,10 +19,11 @@ export interface SystemSummary {
   workerCpuUsPerJob: number;
   addCommandsPerJob: number;
   processCommandsPerJob: number;
-  /** add + process: every command a job's life costs. */
-  commandsPerJob: number;
   bytesPerWaitingJob: number;
+  /** After the warm-up second. */
   latency: { p50: number; p99: number; max: number } | null;
+  /** Over every job, warm-up included. */
+  latencyAll: { p50: number; p99: number; max: number } | null;
   /** Raw command rate ÷ commands per processed job. */
   ceilingJobsPerSec: number;
   /** Processing rate at costConcurrency ÷ ceilingJobsPerSec. */
@@ -77,7 +78,6 @@ export function summarize(systems: SystemId[], results: MeasureResult[], rawRate
       workerCpuUsPerJob: m((r) => at(r)?.workerCpuUsPerJob),
       addCommandsPerJob,
       processCommandsPerJob,
-      commandsPerJob: round(addCommandsPerJob + processCommandsPerJob, 2),
       // every fill of every round measured it
       bytesPerWaitingJob: round(median(rs.flatMap((r) => r.process.map((p) => p.bytesPerWaitingJob))), 0),
       latency:
@@ -87,6 +87,14 @@ export function summarize(systems: SystemId[], results: MeasureResult[], rawRate
               p50: median(lat.map((l) => l.p50)),
               p99: median(lat.map((l) => l.p99)),
               max: median(lat.map((l) => l.max)),
+            },
+      latencyAll:
+        lat.length === 0
+          ? null
+          : {
+              p50: median(lat.map((l) => l.all.p50)),
+              p99: median(lat.map((l) => l.all.p99)),
+              max: median(lat.map((l) => l.all.max)),
             },
       ceilingJobsPerSec,
       ceilingShare: round((process[String(top)] ?? Number.NaN) / ceilingJobsPerSec, 3),
@@ -109,6 +117,8 @@ interface Row {
   format: (x: number) => string;
   /** No ratio for this row. */
   noRatio?: boolean;
+  /** A cell of its own making (no ratio). */
+  cell?: (s: SystemSummary) => string;
 }
 
 function rows(mode: ModeReport): Row[] {
@@ -135,18 +145,27 @@ function rows(mode: ModeReport): Row[] {
       { label: `${what}: p50 (ms ↓)`, value: (s) => s.latency?.p50 ?? Number.NaN, format: plain(1) },
       { label: `${what}: p99 (ms ↓)`, value: (s) => s.latency?.p99 ?? Number.NaN, format: plain(1) },
       { label: `${what}: max (ms ↓)`, value: (s) => s.latency?.max ?? Number.NaN, format: plain(1) },
+      {
+        label: "… p50 / p99 / max with the warm-up second included (ms)",
+        value: () => Number.NaN,
+        format: () => "",
+        cell: (s) =>
+          s.latencyAll
+            ? `${s.latencyAll.p50.toFixed(1)} / ${s.latencyAll.p99.toFixed(1)} / ${s.latencyAll.max.toFixed(1)}`
+            : "–",
+        noRatio: true,
+      },
     );
   }
   const top = Math.max(...cfg.concurrencies);
   out.push(
     { label: `Valkey CPU per job, c=${top} (µs ↓)`, value: (s) => s.serverCpuUsPerJob, format: plain(1) },
-    { label: "commands per job, add + process (↓)", value: (s) => s.commandsPerJob, format: plain(1) },
     {
-      label: "  of which add (bulk) / process",
-      value: () => Number.NaN,
-      format: () => "",
-      noRatio: true,
+      label: `commands per processed job, c=${top} (↓)`,
+      value: (s) => s.processCommandsPerJob,
+      format: plain(1),
     },
+    { label: "commands per added job, bulk (↓)", value: (s) => s.addCommandsPerJob, format: plain(1) },
     { label: `worker CPU per job, c=${top} (µs ↓)`, value: (s) => s.workerCpuUsPerJob, format: plain(1) },
     { label: "memory per waiting job (bytes ↓)", value: (s) => s.bytesPerWaitingJob, format: plain(0) },
     {
@@ -173,8 +192,7 @@ export function renderTable(mode: ModeReport): string {
   const lines = [header, sep];
   for (const row of rows(mode)) {
     const cells = systems.map((s) => {
-      if (row.label.startsWith("  of which"))
-        return `${plain(1)(s.addCommandsPerJob)} / ${plain(1)(s.processCommandsPerJob)}`;
+      if (row.cell) return row.cell(s);
       const v = row.value(s);
       let cell = row.format(v);
       if (!row.noRatio && bull && s.system !== "bullmq" && Number.isFinite(v)) {
@@ -183,7 +201,7 @@ export function renderTable(mode: ModeReport): string {
       }
       return cell;
     });
-    lines.push(`| ${row.label.replace(/^ {2}/, "… ")} | ${cells.join(" | ")} |`);
+    lines.push(`| ${row.label} | ${cells.join(" | ")} |`);
   }
   return lines.join("\n");
 }

@@ -1,7 +1,8 @@
 /**
- * BullMQ 6 as its docs show: `Queue.add` / `Queue.addBulk`, a `Worker` with a concurrency and
- * auto-removal of completed jobs (`removeOnComplete: { count: 1000 }`, as "Going to production"
- * recommends), no-op processor.
+ * BullMQ 6 as its docs show: `Queue.add` / `Queue.addBulk` with auto-removal of finished jobs
+ * (`defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 1000 } }`, as "Going to
+ * production" recommends, so completed jobs do not pile up), a `Worker` with a concurrency and a
+ * no-op processor.
  *
  * BullMQ 6 loads the optional `ioredis` driver lazily; this repository has `iovalkey` (the
  * ioredis fork with the same API and code) instead, so the bench registers it as the client
@@ -23,10 +24,14 @@ export function bullmqAdapter(endpoint: Endpoint): SystemAdapter {
   const connection = { host: endpoint.host, port: endpoint.port };
   return {
     id: "bullmq",
-    settings: "Worker { concurrency, removeOnComplete: { count: 1000 }, removeOnFail: { count: 5000 } }",
+    settings:
+      "Queue { defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 1000 } } }; Worker { concurrency }",
     async prepare() {},
     async producer() {
-      const queue = new Queue<JobData>(QUEUE_NAME, { connection });
+      const queue = new Queue<JobData>(QUEUE_NAME, {
+        connection,
+        defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 1000 } },
+      });
       await queue.waitUntilReady();
       return {
         add: async (data) => {
@@ -47,12 +52,7 @@ export function bullmqAdapter(endpoint: Endpoint): SystemAdapter {
               onStart(job.data);
             }
           : async () => {},
-        {
-          connection,
-          concurrency: opts.concurrency,
-          removeOnComplete: { count: 1000 },
-          removeOnFail: { count: 5000 },
-        },
+        { connection, concurrency: opts.concurrency },
       );
       worker.on("completed", () => opts.onCompleted());
       worker.on("failed", (_job, err) => opts.onFailed(err));
