@@ -188,7 +188,7 @@ mod tests {
     #[test]
     fn texts_are_exact() {
         let form = "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>";
-        let table: [(Refusal, &str); 19] = [
+        let table: [(Refusal, &str); 20] = [
             (wrong_keys("ENQUEUE", form), "ERR EMQ.ENQUEUE wrong number of keys: EMQ.ENQUEUE 2 <row> <pending> <id> <payload>"),
             (wrong_values("ENQUEUE", form), "ERR EMQ.ENQUEUE wrong number of values: EMQ.ENQUEUE 2 <row> <pending> <id> <payload>"),
             (layout("CLAIM"), "ERR EMQ.CLAIM keys do not match the wire-4 layout"),
