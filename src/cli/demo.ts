@@ -1,41 +1,46 @@
 /**
- * The demo: enqueue a batch of jobs, claim and process them, show live progress, end with a
- * summary. Uses VALKEY_URL when set, else starts an embedded valkey-server (stopped on exit or
- * Ctrl-C). Usage: demo [jobs] (default 20000); DEMO_WIRE=6 runs on the native module.
+ * The demo: a producer adds a batch of jobs to a Queue, a Worker processes them (some fail once
+ * and are retried), with live progress and a closing summary. Uses VALKEY_URL when set, else
+ * starts an embedded valkey-server (stopped on exit or Ctrl-C).
+ * Usage: demo [jobs] (default 20000). DEMO_WIRE=6 runs on the native module.
  */
-import { claim, connect, type Connection, enqueue, installModuleBrand, optionsFromUrl } from "../index.js";
+import { connect, type Connection, installModuleBrand, optionsFromUrl, Queue, Worker } from "../index.js";
 import { type EmbeddedValkey, startEmbeddedValkey } from "./embedded-valkey.js";
 import { modulePath } from "./module-path.js";
 
 const total = Number(process.argv[2] ?? 20_000);
 const wire = process.env.DEMO_WIRE === "6" ? 6 : 4;
-const queue = `demo-${process.pid}`;
-const CONCURRENCY = 50;
+const queueName = `demo-${process.pid}`;
+const tty = process.stdout.isTTY === true;
 
 let server: EmbeddedValkey | undefined;
 let conn: Connection | undefined;
-let stopping = false;
+let worker: Worker | undefined;
 
 async function shutdown(code: number): Promise<never> {
-  stopping = true;
+  await worker?.close().catch(() => {});
   await conn?.close().catch(() => {});
   await server?.stop().catch(() => {});
   process.exit(code);
 }
 
 process.once("SIGINT", () => {
-  process.stdout.write("\ninterrupted: closing the connection and stopping the server\n");
+  process.stdout.write("\ninterrupted: closing the worker, the connection and the server\n");
   void shutdown(130);
 });
 
-function progress(label: string, done: number, started: number): void {
-  const secs = (performance.now() - started) / 1000;
+let lastLine = 0;
+function progress(label: string, done: number, started: number, final = false): void {
+  const now = performance.now();
+  if (!final && !tty && now - lastLine < 1000) return;
+  lastLine = now;
+  const secs = (now - started) / 1000;
   const width = 30;
   const filled = Math.round((done / total) * width);
-  process.stdout.write(
-    `\r${label.padEnd(9)} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${String(done).padStart(7)}/${total}` +
-      `  ${(done / Math.max(secs, 1e-3)).toFixed(0).padStart(7)} jobs/s`,
-  );
+  const line =
+    `${label.padEnd(9)} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${String(done).padStart(7)}/${total}` +
+    `  ${(done / Math.max(secs, 1e-3)).toFixed(0).padStart(7)} jobs/s`;
+  process.stdout.write(tty ? `\r${line}${final ? "\n" : ""}` : `${line}\n`);
 }
 
 async function main(): Promise<void> {
@@ -52,42 +57,52 @@ async function main(): Promise<void> {
   }
   if (wire === 6) await installModuleBrand(target); // a module node is branded by EMQ.INSTALL
   conn = await connect({ ...target, wire });
-  console.log(`wire ${wire}, queue ${queue}, ${total} jobs, ${CONCURRENCY} concurrent claimers`);
+  const queue = new Queue(queueName, conn);
+  console.log(`wire ${wire}, queue ${queueName}, ${total} jobs; every 100th job fails once and is retried`);
 
   const started = performance.now();
-  let added = 0;
-  const batch = 500;
-  for (let i = 0; i < total && !stopping; i += batch) {
-    const n = Math.min(batch, total - i);
-    await Promise.all(
-      Array.from({ length: n }, (_, k) => enqueue(conn!, queue, JSON.stringify({ n: i + k }))),
-    );
-    added += n;
-    progress("enqueued", added, started);
+  for (let i = 0; i < total; i += 1000) {
+    const n = Math.min(1000, total - i);
+    await queue.addBulk(Array.from({ length: n }, (_, k) => ({ payload: JSON.stringify({ n: i + k }) })));
+    progress("added", i + n, started, i + n === total);
   }
-  process.stdout.write("\n");
 
-  const claimStart = performance.now();
   let processed = 0;
+  let retried = 0;
   let checksum = 0;
-  const worker = async () => {
-    while (!stopping) {
-      const job = await claim(conn!, queue, 30_000);
-      if (!job) return;
-      checksum += (JSON.parse(job.payload.toString()) as { n: number }).n;
+  const workStart = performance.now();
+  const finished = new Promise<void>((resolve) => {
+    worker = new Worker(
+      queue,
+      async (job) => {
+        const { n } = job.json<{ n: number }>();
+        if (n % 100 === 0 && job.attempts === 1) throw new Error(`job ${n} fails on its first attempt`);
+        return n;
+      },
+      { concurrency: 50, attempts: 3, backoff: { type: "fixed", delayMs: 100 }, promoteEveryMs: 100 },
+    );
+    worker.on("completed", (_job, result) => {
       processed += 1;
-      if (processed % 250 === 0) progress("processed", processed, claimStart);
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  progress("processed", processed, claimStart);
-  process.stdout.write("\n");
+      checksum += result as number;
+      progress("processed", processed, workStart);
+      if (processed === total) resolve();
+    });
+    worker.on("retrying", () => {
+      retried += 1;
+    });
+    worker.on("error", (err) => console.error(`worker error: ${String(err)}`));
+  });
+  await finished;
+  progress("processed", processed, workStart, true);
+  await worker?.close();
 
   const secs = (performance.now() - started) / 1000;
   const expected = (total * (total - 1)) / 2;
+  const counts = await queue.counts();
   console.log(
-    `summary: ${processed} jobs in ${secs.toFixed(2)} s = ${(processed / secs).toFixed(0)} jobs/s end to end` +
-      ` (checksum ${checksum === expected ? "ok" : `MISMATCH ${checksum} != ${expected}`})`,
+    `summary: ${processed} jobs (${retried} retried once) in ${secs.toFixed(2)} s = ${(processed / secs).toFixed(0)} jobs/s end to end;` +
+      ` checksum ${checksum === expected ? "ok" : `MISMATCH ${checksum} != ${expected}`};` +
+      ` kept ${counts.completed} completed rows (retention), ${counts.pending + counts.active + counts.scheduled} left`,
   );
 }
 
