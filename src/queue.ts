@@ -96,10 +96,10 @@ export class Queue {
   /** The job's row, or `null` when there is no such job (deleted by retention or removed). */
   async getJob(id: string): Promise<JobInfo | null> {
     assertValidBrandedId(id);
-    const flat = (await this.connection.send("HGETALL", [jobKey(this.name, id)])) as Buffer[];
-    if (flat.length === 0) return null;
-    const row = new Map<string, Buffer>();
-    for (let i = 0; i + 1 < flat.length; i += 2) row.set(flat[i]!.toString(), flat[i + 1]!);
+    // The client turns an HGETALL reply into an object of field → value.
+    const reply = (await this.connection.send("HGETALL", [jobKey(this.name, id)])) as Record<string, Buffer>;
+    const row = new Map<string, Buffer>(Object.entries(reply));
+    if (row.size === 0) return null;
     const text = (field: string) => row.get(field)?.toString();
     const info: JobInfo = {
       id,
