@@ -193,7 +193,10 @@ forEachWire("server-side refusals (same text on both wires)", (ctx) => {
     );
     await server.cli("HSET", `emq:{q}:job:${orphan}`, "state", "active", "attempts", "1", "payload", "p");
     await server.cli("ZADD", queueKey("q", "active"), "5", orphan);
-    await refused(() => conn.eval(scripts.claim, claimKeys("q"), ["1000"]), "ERR EMQ.CLAIM pending head is already active");
+    await refused(
+      () => conn.eval(scripts.claim, claimKeys("q"), ["1000"]),
+      "ERR EMQ.CLAIM pending head is already active",
+    );
     assert.deepEqual(await server.cli("ZSCORE", queueKey("q", "active"), orphan), "5", "nothing moved");
     await server.cli("DEL", queueKey("q", "active"), `emq:{q}:job:${orphan}`);
     await server.cli("SET", queueKey("q", "active"), "x");
