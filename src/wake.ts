@@ -50,7 +50,6 @@ export class WakeGate {
   private arm(): void {
     if (this.tick) return;
     this.tick = setInterval(() => this.tickOnce(), this.safetyTickMs);
-    this.tick.unref();
   }
 
   private disarm(): void {
