@@ -34,7 +34,8 @@ export interface ConnectOptions {
   connectTimeoutMs?: number;
   /** Verbs a wire-6 node must offer; default: every verb the host's scripts declare. */
   requiredVerbs?: readonly string[];
-  /** Pipeline calls made in the same tick into one write. Default true. */
+  /** The client's auto-pipelining (one batch in flight at a time). Default false: commands written in
+   * the same tick already leave in one write, without waiting for the previous batch's replies. */
   autoPipelining?: boolean;
 }
 
@@ -181,7 +182,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
     maxRetriesPerRequest: 0,
     enableReadyCheck: false,
     enableOfflineQueue: true,
-    enableAutoPipelining: options.autoPipelining ?? true,
+    enableAutoPipelining: options.autoPipelining ?? false,
     retryStrategy: (attempt: number) =>
       connector.fatal ? null : Math.min(50 * 2 ** Math.min(attempt, 6), 2000),
   });
