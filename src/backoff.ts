@@ -9,13 +9,23 @@ export type BackoffOption =
   | { type: "exponential"; delayMs: number; maxDelayMs?: number; jitter?: number }
   | ((attempt: number, error: unknown) => number);
 
-export const DEFAULT_BACKOFF: BackoffOption = { type: "exponential", delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 };
+export const DEFAULT_BACKOFF: BackoffOption = {
+  type: "exponential",
+  delayMs: 1000,
+  maxDelayMs: 3_600_000,
+  jitter: 0.2,
+};
 
 /**
  * The delay before the next attempt, after attempt number `attempt` (1-based) failed with `error`.
  * Exponential jitter spreads the delay uniformly over ±`jitter` of itself (0.2 = ±20%).
  */
-export function backoffDelay(option: BackoffOption, attempt: number, error: unknown, random = Math.random): number {
+export function backoffDelay(
+  option: BackoffOption,
+  attempt: number,
+  error: unknown,
+  random = Math.random,
+): number {
   let ms: number;
   if (typeof option === "function") {
     ms = option(attempt, error);
@@ -28,7 +38,10 @@ export function backoffDelay(option: BackoffOption, attempt: number, error: unkn
     ms = Math.min(base * (1 - jitter + 2 * jitter * random()), cap);
   }
   if (!Number.isFinite(ms) || ms < 0) {
-    throw new InvalidArgumentError("backoff", `must give a non-negative number of milliseconds, got ${String(ms)}`);
+    throw new InvalidArgumentError(
+      "backoff",
+      `must give a non-negative number of milliseconds, got ${String(ms)}`,
+    );
   }
   return Math.round(ms);
 }
@@ -37,7 +50,8 @@ export function assertBackoff(option: unknown): asserts option is BackoffOption 
   if (typeof option === "function") return;
   const o = option as { type?: unknown; delayMs?: unknown; jitter?: unknown } | null;
   const okDelay = typeof o?.delayMs === "number" && Number.isFinite(o.delayMs) && o.delayMs >= 0;
-  const okJitter = o?.jitter === undefined || (typeof o.jitter === "number" && o.jitter >= 0 && o.jitter <= 1);
+  const okJitter =
+    o?.jitter === undefined || (typeof o.jitter === "number" && o.jitter >= 0 && o.jitter <= 1);
   if (!o || (o.type !== "fixed" && o.type !== "exponential") || !okDelay || !okJitter) {
     throw new InvalidArgumentError(
       "backoff",
