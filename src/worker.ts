@@ -66,10 +66,49 @@ export interface WorkerEvents {
 }
 
 interface Running {
-  job: Job;
-  claimed: ClaimedJob;
-  controller: AbortController;
+  readonly job: JobView;
+  readonly claimedAt: number;
   handedBack: boolean;
+  leaseLost: boolean;
+}
+
+/** The handler's view of a claimed job; its `signal` is made only when a handler asks for it. */
+class JobView implements Job {
+  private controller: AbortController | undefined;
+  private abortReason: unknown;
+  private aborted = false;
+
+  constructor(
+    readonly queue: string,
+    private readonly claimed: ClaimedJob,
+  ) {}
+
+  get id(): string {
+    return this.claimed.id;
+  }
+  get payload(): Buffer {
+    return this.claimed.payload;
+  }
+  get attempts(): number {
+    return this.claimed.attempts;
+  }
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.aborted && !this.controller.signal.aborted) this.controller.abort(this.abortReason);
+    return this.controller.signal;
+  }
+  text(): string {
+    return this.claimed.payload.toString("utf8");
+  }
+  json<T = unknown>(): T {
+    return JSON.parse(this.claimed.payload.toString("utf8")) as T;
+  }
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
+  }
 }
 
 function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
@@ -102,6 +141,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private subscriber: Connection | undefined;
   private slots: Promise<void>[] = [];
   private closing: Promise<void> | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
     queue: Queue,
@@ -164,6 +204,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await this.subscriber.client.subscribe(queueKey(this.name, "wake"));
     if (this.closing) return;
     this.timers.start();
+    this.heartbeat = setInterval(() => this.renewLeases(), Math.max(Math.floor(this.opts.leaseMs / 3), 1));
     this.slots = Array.from({ length: this.opts.concurrency }, () => this.slot());
   }
 
@@ -186,50 +227,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private async process(claimed: ClaimedJob): Promise<void> {
-    const controller = new AbortController();
-    const job: Job = {
-      id: claimed.id,
-      queue: this.name,
-      payload: claimed.payload,
-      attempts: claimed.attempts,
-      signal: controller.signal,
-      text: () => claimed.payload.toString("utf8"),
-      json: <T>() => JSON.parse(claimed.payload.toString("utf8")) as T,
-    };
-    const entry: Running = { job, claimed, controller, handedBack: false };
+    const job = new JobView(this.name, claimed);
+    const entry: Running = { job, claimedAt: Date.now(), handedBack: false, leaseLost: false };
     this.running.add(entry);
-    let leaseLost = false;
-    const heartbeat = setInterval(
-      () => {
-        extend(this.conn, this.name, job.id, job.attempts, this.opts.leaseMs).catch((err) => {
-          if (err instanceof LeaseLostError && !leaseLost) {
-            leaseLost = true;
-            controller.abort(err);
-            this.emit("leaseLost", job, err);
-          } else if (!(err instanceof LeaseLostError)) {
-            this.report(err);
-          }
-        });
-      },
-      Math.max(Math.floor(this.opts.leaseMs / 3), 1),
-    );
     let outcome: { ok: true; result: unknown } | { ok: false; error: unknown };
     try {
-      const aborted = new Promise<never>((_, reject) =>
-        controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }),
-      );
-      aborted.catch(() => {});
-      outcome = {
-        ok: true,
-        result: await Promise.race([Promise.resolve().then(() => this.handler(job)), aborted]),
-      };
+      outcome = { ok: true, result: await this.handler(job) };
     } catch (error) {
       outcome = { ok: false, error };
-    } finally {
-      clearInterval(heartbeat);
     }
     try {
-      if (entry.handedBack || leaseLost) return;
+      if (entry.handedBack || entry.leaseLost) return;
       if (outcome.ok) {
         await complete(
           this.conn,
@@ -248,6 +256,25 @@ export class Worker extends EventEmitter<WorkerEvents> {
       else this.report(err);
     } finally {
       this.running.delete(entry);
+    }
+  }
+
+  /**
+   * One timer renews every running lease a third of the way through it (a job claimed less than
+   * a sixth of a lease ago waits for the next tick). A lease found lost aborts its job's signal.
+   */
+  private renewLeases(): void {
+    const fresh = Date.now() - this.opts.leaseMs / 6;
+    for (const entry of this.running) {
+      if (entry.handedBack || entry.leaseLost || entry.claimedAt > fresh) continue;
+      const { job } = entry;
+      extend(this.conn, this.name, job.id, job.attempts, this.opts.leaseMs).catch((err) => {
+        if (!(err instanceof LeaseLostError)) return this.report(err);
+        if (entry.leaseLost || entry.handedBack) return;
+        entry.leaseLost = true;
+        job.abort(err);
+        this.emit("leaseLost", job, err);
+      });
     }
   }
 
@@ -270,15 +297,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([finished, new Promise((r) => (timer = setTimeout(r, this.opts.closeGraceMs)))]);
     clearTimeout(timer);
-    const unfinished = [...this.running].filter((e) => !e.handedBack);
+    clearInterval(this.heartbeat);
+    const unfinished = [...this.running].filter((e) => !e.handedBack && !e.leaseLost);
     for (const entry of unfinished) entry.handedBack = true;
     await Promise.all(unfinished.map((entry) => this.handBack(entry)));
     if (unfinished.length > 0 && this.conn.wire === 4) {
       await new Promise((r) => setTimeout(r, 5));
       await this.timers.reapOnce().catch((err) => this.report(err));
     }
-    for (const entry of unfinished) entry.controller.abort(new Error("worker closed"));
-    await finished;
+    // Handlers still running are told to stop; their jobs are already back in the queue, so
+    // close() does not wait for them (a handler that ignores its signal cannot hold it up).
+    for (const entry of unfinished) entry.job.abort(new Error("worker closed"));
     await this.timers.stop();
     await this.subscriber?.close();
   }
