@@ -90,6 +90,7 @@ export interface MeasureResult {
   process: ProcessResult[];
   latency: LatencyResult | null;
   errors: string[];
+  warnings: string[];
   /** Wall time of the whole child run, s. */
   wallSeconds: number;
 }
@@ -122,6 +123,12 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
+
+/** How long a latency run's worker runs before the producer starts. */
+const LATENCY_SETTLE_MS = 250;
+
+/** How long one close (a producer, a worker) may take before the phase records it as hung. */
+const CLOSE_BOUND_MS = 30_000;
 
 function rate(jobs: number, seconds: number): Rate {
   return { jobs, seconds: round(seconds, 4), rate: round(jobs / seconds, 0) };
@@ -158,6 +165,8 @@ async function addBatches(producer: Producer, jobs: number, batch: number, inFli
 
 export class Measurer {
   readonly errors: string[] = [];
+  /** Not failures: slow closes and the like, reported with the results. */
+  readonly warnings: string[] = [];
   private readonly adapter: SystemAdapter;
   private readonly admin: Admin;
 
@@ -180,6 +189,7 @@ export class Measurer {
       process: [],
       latency: null,
       errors: this.errors,
+      warnings: this.warnings,
       wallSeconds: 0,
     };
     try {
@@ -209,11 +219,24 @@ export class Measurer {
 
   private async guard<T>(what: string, fn: () => Promise<T>): Promise<T | null> {
     try {
-      return await withTimeout(fn(), this.plan.phaseTimeoutMs, what);
+      // A backstop: the phase's own waits are bounded by phaseTimeoutMs, each close by CLOSE_BOUND_MS.
+      return await withTimeout(fn(), this.plan.phaseTimeoutMs + 2 * CLOSE_BOUND_MS + 10_000, what);
     } catch (err) {
       this.errors.push(`${what}: ${(err as Error).stack ?? String(err)}`);
       return null;
     }
+  }
+
+  /** Closes a producer or consumer; one that takes longer than CLOSE_BOUND_MS is recorded and left. */
+  private async close(what: string, closable: { close(): Promise<void> }): Promise<void> {
+    const t0 = performance.now();
+    try {
+      await withTimeout(closable.close(), CLOSE_BOUND_MS, `${what} close`);
+    } catch (err) {
+      this.errors.push(`${what}: close failed: ${(err as Error).message}`);
+    }
+    const ms = performance.now() - t0;
+    if (ms > 1000) this.warnings.push(`${what}: close took ${Math.round(ms)} ms`);
   }
 
   private async fresh(): Promise<void> {
@@ -229,7 +252,7 @@ export class Measurer {
       try {
         return await fn(producer);
       } finally {
-        await producer.close();
+        await this.close(`${what}: producer`, producer);
       }
     });
   }
@@ -243,7 +266,7 @@ export class Measurer {
     try {
       await addBatches(producer, n, this.plan.bulkBatch, 4);
     } finally {
-      await producer.close();
+      await this.close("fill: producer", producer);
     }
     await sleep(50);
     const fill: ServerDelta = delta(beforeFill, await this.admin.sample());
@@ -283,7 +306,7 @@ export class Measurer {
       cpu = process.cpuUsage(cpu0);
       server = delta(before, await this.admin.sample());
     } finally {
-      await consumer.close();
+      await this.close(`process c=${concurrency}: worker`, consumer);
     }
     if (failed > 0)
       this.errors.push(`process c=${concurrency}: ${failed} failed, first: ${String(firstError)}`);
@@ -328,6 +351,8 @@ export class Measurer {
       },
     });
     const producer = await this.adapter.producer();
+    // The worker runs a moment before the first job, as in an application (not the warm-up).
+    await sleep(LATENCY_SETTLE_MS);
     let added = 0;
     let inFlight = 0;
     let addError: unknown;
@@ -359,8 +384,8 @@ export class Measurer {
         throw new Error(`${(err as Error).message}: ${samples.length}/${total} started`);
       });
     } finally {
-      await producer.close();
-      await consumer.close();
+      await this.close("latency: producer", producer);
+      await this.close("latency: worker", consumer);
     }
     if (addError) throw addError;
     if (failed > 0) this.errors.push(`latency: ${failed} jobs failed`);

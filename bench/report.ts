@@ -48,6 +48,7 @@ export interface BenchReport {
   versions: Record<string, string>;
   modes: ModeReport[];
   failures: string[];
+  warnings: string[];
   wallSeconds: number;
 }
 
@@ -234,6 +235,20 @@ export function renderMarkdown(report: BenchReport): string {
       `Raw rate (valkey-benchmark -P 16, ${kilo(mode.config.ceilingRequests)} requests): ` +
         `ZADD ${kilo(mode.ceiling.zadd)}/s, HSET ${kilo(mode.ceiling.hset)}/s, alternating ${kilo(mode.ceiling.combined)}/s.`,
     );
+  }
+  out.push("");
+  out.push(
+    "Notes. Commands are INFO commandstats calls, commands run by scripts included; the native module " +
+      "writes keys through the module API (each write replicated as its plain command), so for wire 6 only " +
+      "the EMQ.* verbs and the commands the module calls (its fence GET) count: its commands per job, " +
+      "and the ceiling derived from them, are not comparable with the scripts'. CPU per job is measured " +
+      "at the highest concurrency of the table; memory per waiting job over every 100k fill.",
+  );
+  if (report.warnings.length > 0) {
+    out.push("");
+    out.push("## Warnings");
+    out.push("");
+    for (const w of report.warnings) out.push(`* ${w.split("\n")[0]}`);
   }
   if (report.failures.length > 0) {
     out.push("");

@@ -196,7 +196,12 @@ async function ceiling(server: BenchServer, admin: Admin, requests: number) {
   return { zadd: round(zadd, 0), hset: round(hset, 0), combined: round(2 / (1 / zadd + 1 / hset), 0) };
 }
 
-async function runMode(mode: ModeConfig, flags: Flags, failures: string[]): Promise<ModeReport> {
+async function runMode(
+  mode: ModeConfig,
+  flags: Flags,
+  failures: string[],
+  warnings: string[],
+): Promise<ModeReport> {
   const systems = flags.only;
   const needsPlain = systems.some((s) => s !== "echomq-w6");
   const needsModule = systems.includes("echomq-w6");
@@ -249,6 +254,7 @@ async function runMode(mode: ModeConfig, flags: Flags, failures: string[]): Prom
         }
         results.push(res);
         for (const e of res.errors) failures.push(`[${mode.name}] round ${r} ${system}: ${e}`);
+        for (const w of res.warnings) warnings.push(`[${mode.name}] round ${r} ${system}: ${w}`);
         for (const c of mode.concurrencies) {
           const p = res.process.find((x) => x.concurrency === c);
           if (!p || p.completed !== mode.processJobs)
@@ -302,8 +308,9 @@ async function main(): Promise<void> {
     if (flags.jobs) m.processJobs = flags.jobs;
   }
   const failures: string[] = [];
+  const warnings: string[] = [];
   const reports: ModeReport[] = [];
-  for (const mode of modes) reports.push(await runMode(mode, flags, failures));
+  for (const mode of modes) reports.push(await runMode(mode, flags, failures, warnings));
   const cpus = os.cpus();
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -332,6 +339,7 @@ async function main(): Promise<void> {
     },
     modes: reports,
     failures,
+    warnings,
     wallSeconds: round((performance.now() - t0) / 1000, 1),
   };
   const markdown = renderMarkdown(report);
@@ -348,6 +356,7 @@ async function main(): Promise<void> {
   writeFileSync(join(flags.out, `${base}.png`), renderChart(report));
   process.stdout.write(`${markdown}\n`);
   log(`wrote ${join(flags.out, base)}.{md,json,png} in ${report.wallSeconds} s`);
+  if (warnings.length > 0) log(`${warnings.length} warning(s):\n${warnings.map((w) => `  ${w}`).join("\n")}`);
   if (failures.length > 0) {
     log(`${failures.length} failure(s):\n${failures.map((f) => `  ${f}`).join("\n")}`);
     process.exitCode = 1;

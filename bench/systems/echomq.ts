@@ -1,8 +1,12 @@
 /**
- * EchoMQ, wire 4 (Lua scripts, a plain node) or wire 6 (the native module, a node branded by
- * EMQ.INSTALL). TEMPORARY: drives the host steps (add / claim / complete) until Queue/Worker land.
+ * EchoMQ as a user writes it: `connect({ wire })`, `new Queue(name, conn)`, `queue.add`,
+ * `queue.addBulk`, `new Worker(queue, handler, { concurrency })`, its `completed` event,
+ * `worker.close()` then `conn.close()`. Every other setting is the Worker's default (30 s
+ * leases renewed while a handler runs, 3 attempts, the last 1000 completed jobs kept).
+ * Wire 4 runs on a plain node (the connector brands it `echomq:4.0.0`); wire 6 on a node with the
+ * module, branded by `installModuleBrand` after every flush.
  */
-import { add, claim, complete, connect, installModuleBrand } from "../../src/index.js";
+import { connect, installModuleBrand, Queue, Worker } from "../../src/index.js";
 import {
   type ConsumerOptions,
   type Endpoint,
@@ -15,42 +19,43 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6): SystemAdapter {
   const target = { host: endpoint.host, port: endpoint.port, wire } as const;
   return {
     id: wire === 4 ? "echomq-w4" : "echomq-w6",
-    settings: "temporary host-step driver",
+    settings: `connect({ wire: ${wire} }); Worker { concurrency } (defaults otherwise)`,
     async prepare() {
       if (wire === 6) await installModuleBrand(target);
     },
     async producer() {
       const conn = await connect(target);
+      const queue = new Queue(QUEUE_NAME, conn);
       return {
         add: async (data) => {
-          await add(conn, QUEUE_NAME, JSON.stringify(data));
+          await queue.add(JSON.stringify(data));
         },
         addBulk: async (batch) => {
-          await Promise.all(batch.map((data) => add(conn, QUEUE_NAME, JSON.stringify(data))));
+          await queue.addBulk(batch.map((data) => ({ payload: JSON.stringify(data) })));
         },
         close: () => conn.close(),
       };
     },
     async consumer(opts: ConsumerOptions) {
       const conn = await connect(target);
-      let closing = false;
-      const slot = async () => {
-        while (!closing) {
-          const job = await claim(conn, QUEUE_NAME, 30_000);
-          if (!job) {
-            await new Promise((r) => setTimeout(r, 2));
-            continue;
-          }
-          if (opts.onStart) opts.onStart(JSON.parse(job.payload.toString()) as JobData);
-          await complete(conn, QUEUE_NAME, job.id, job.attempts, "", 1000);
-          opts.onCompleted();
-        }
-      };
-      const slots = Array.from({ length: opts.concurrency }, () => slot().catch(opts.onFailed));
+      const queue = new Queue(QUEUE_NAME, conn);
+      const onStart = opts.onStart;
+      const worker = new Worker(
+        queue,
+        onStart
+          ? (job) => {
+              onStart(job.json<JobData>());
+            }
+          : () => {},
+        { concurrency: opts.concurrency },
+      );
+      worker.on("completed", () => opts.onCompleted());
+      worker.on("failed", (_job, err) => opts.onFailed(err));
+      worker.on("error", (err) => opts.onFailed(err));
+      await worker.ready;
       return {
         close: async () => {
-          closing = true;
-          await Promise.all(slots);
+          await worker.close();
           await conn.close();
         },
       };
@@ -58,7 +63,7 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6): SystemAdapter {
     async waiting() {
       const conn = await connect(target);
       try {
-        return Number(await conn.send("ZCARD", [`emq:{${QUEUE_NAME}}:pending`]));
+        return (await new Queue(QUEUE_NAME, conn).counts()).pending;
       } finally {
         await conn.close();
       }
