@@ -1,0 +1,57 @@
+/**
+ * Small builders the listed cases and the model share: ids, a verb's declared keys for a queue,
+ * calls and actions.
+ */
+import type { Call, KeyRef, Mode } from "./executors.js";
+import type { Action, SeedArg } from "./steps.js";
+import type { DeclaredId } from "./declared.js";
+import { type KeySlot, verbOf } from "./verbs.js";
+
+/** Branded ids (JOB + 11 Base62), sorted by their last character. */
+export const J = (n: number): string => `JOB${String(n).padStart(11, "0")}`;
+
+export const key = (slot: Exclude<KeySlot, "row">, q = "A"): KeyRef => ({ q, slot });
+export const row = (id: string | Buffer, q = "A"): KeyRef => ({ q, row: id });
+export const raw = (bytes: string | Buffer): KeyRef => ({ raw: bytes });
+
+/** The declared keys of `verb` for queue `q` (the row for `id`). */
+export function keysFor(verb: string, q = "A", id: string | Buffer = ""): KeyRef[] {
+  return verbOf(verb).keys.map((slot) => (slot === "row" ? row(id, q) : key(slot, q)));
+}
+
+export interface CallOptions {
+  q?: string;
+  keys?: KeyRef[];
+  numkeys?: string | null;
+  mode?: Mode;
+  host?: boolean;
+  expect?: "equal" | DeclaredId;
+}
+
+export function callOf(verb: string, values: (string | Buffer)[], o: CallOptions = {}): Call {
+  const keys = o.keys ?? keysFor(verb, o.q ?? "A", values[0] ?? "");
+  return { verb, keys, values, ...(o.numkeys !== undefined ? { numkeys: o.numkeys } : {}) };
+}
+
+/** A call action. */
+export function C(verb: string, values: (string | Buffer)[], o: CallOptions = {}): Action {
+  return {
+    kind: "call",
+    call: callOf(verb, values, o),
+    ...(o.mode ? { mode: o.mode } : {}),
+    ...(o.host !== undefined ? { host: o.host } : {}),
+    ...(o.expect ? { expect: o.expect } : {}),
+  };
+}
+
+export const seed = (...commands: SeedArg[][]): Action => ({ kind: "seed", commands });
+export const wait = (ms: number): Action => ({ kind: "wait", ms });
+
+/* common steps */
+export const enq = (id: string, payload: string | Buffer = "p", q = "A") =>
+  C("ENQUEUE", [id, payload], { q });
+export const addJob = (id: string, priority = "0", delay = "0", max = "0", q = "A") =>
+  C("ADD", [id, "p", priority, delay, max], { q });
+export const claim = (lease = "30000", o: CallOptions = {}) => C("CLAIM", [lease], o);
+/** An enqueued, then claimed job (lease token "1"). */
+export const claimed = (id: string, lease = "30000"): Action[] => [enq(id), claim(lease)];

@@ -1,0 +1,454 @@
+/**
+ * The listed cases: every verb's success paths, its domain refusals (gates, wrong types, stale
+ * lease tokens), edge values (empty, binary and 1 MiB payloads, priority extremes, a 1 ms lease),
+ * lease-exact variants (one MULTI/EXEC), the paused claim (D2, D7) and the native-only verbs
+ * (D8). The refusals every verb shares — shape, layout (D3), fence (D4), write guard (D5), a
+ * numkeys EVAL refuses (P1) — are generated for all verbs in harness/refusals.ts.
+ */
+import { addJob, C, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
+import type { Action } from "./steps.js";
+
+export interface Case {
+  name: string;
+  queues?: string[];
+  actions: Action[];
+}
+
+const BINARY = Buffer.from([0, 1, 13, 10, 0, 255, 254, 13, 10, 0x22, 0x5c, 0]);
+const MIB = Buffer.alloc(1 << 20, 0);
+for (let i = 0; i < MIB.length; i++) MIB[i] = (i * 31 + 7) & 0xff;
+// The AOF check looks for "emq." in any case: keep the pattern out of the 1 MiB payload.
+for (let i = 0; i + 3 < MIB.length; i++)
+  if (
+    MIB.subarray(i, i + 4)
+      .toString("latin1")
+      .toLowerCase() === "emq."
+  )
+    MIB[i + 3] = 0x20;
+
+const BIG = "999999999999999";
+const exact = { mode: "exact" as const };
+/** A failing-attempt call: FAIL with backoff, max attempts and keep. */
+const fail = (
+  id: string,
+  token: string,
+  backoff = "0",
+  max = "5",
+  keep = "10",
+  error: string | Buffer = "boom",
+) => C("FAIL", [id, token, error, backoff, max, keep]);
+const complete = (id: string, token = "1", keep = "10", result: string | Buffer = "ok") =>
+  C("COMPLETE", [id, token, result, keep]);
+const extend = (id: string, token = "1", lease = "60000", o = {}) => C("EXTEND", [id, token, lease], o);
+const reap = (limit = "100", max = "5", keep = "10") => C("REAP", [limit, max, keep]);
+const promote = (limit = "100") => C("PROMOTE", [limit]);
+const retry = (id: string, extra = "1") => C("RETRY", [id, extra]);
+const remove = (id: string) => C("REMOVE", [id]);
+const pause = C("PAUSE", []);
+const resume = C("RESUME", []);
+const reschedule = (id: string, token = "1", delay = "5000", o = {}) =>
+  C("RESCHEDULE", [id, token, delay], o);
+const requeue = (id: string, token = "1") => C("REQUEUE", [id, token]);
+/** A job claimed then failed to dead (max attempts 1). */
+const deadJob = (id: string, keep = "10"): Action[] => [...claimed(id), fail(id, "1", "0", "1", keep)];
+const wrongType = (slot: Parameters<typeof key>[0]) => seed(["SET", key(slot), "not a set"]);
+
+export const CASES: Case[] = [
+  /* ENQUEUE */
+  { name: "ENQUEUE: a new job", actions: [enq(J(1))] },
+  { name: "ENQUEUE: duplicate id answers 0, writes nothing", actions: [enq(J(1)), enq(J(1), "other")] },
+  { name: "ENQUEUE: empty payload", actions: [enq(J(1), ""), claim()] },
+  { name: "ENQUEUE: binary payload with NUL and CRLF", actions: [enq(J(1), BINARY), claim()] },
+  { name: "ENQUEUE: 1 MiB payload", actions: [enq(J(1), MIB), claim()] },
+  { name: "ENQUEUE: id without the JOB prefix", actions: [enq("XYZ00000000001")] },
+  { name: "ENQUEUE: a bare JOB prefix passes the id gate", actions: [enq("JOB"), claim()] },
+  { name: "ENQUEUE: pending not a sorted set", actions: [wrongType("pending"), enq(J(1))] },
+  {
+    name: "ENQUEUE: row exists as a string (duplicate)",
+    actions: [seed(["SET", row(J(1)), "x"]), enq(J(1))],
+  },
+  { name: "ENQUEUE: equal priority is FIFO by id", actions: [enq(J(2)), enq(J(1)), claim(), claim()] },
+
+  /* ADD */
+  { name: "ADD: ready now, defaults", actions: [addJob(J(1))] },
+  {
+    name: "ADD: priority extremes order claims",
+    actions: [addJob(J(1), BIG), addJob(J(2), `-${BIG}`), addJob(J(3), "7"), claim(), claim(), claim()],
+  },
+  { name: "ADD: delayed into schedule (window)", actions: [addJob(J(1), "0", "5000")] },
+  { name: "ADD: delayed, lease-exact", actions: [C("ADD", [J(1), "p", "3", "5000", "2"], exact)] },
+  { name: "ADD: max delay", actions: [addJob(J(1), "0", BIG, BIG)] },
+  { name: "ADD: max_attempts kept on the row", actions: [addJob(J(1), "-4", "0", "3")] },
+  { name: "ADD: duplicate id", actions: [addJob(J(1)), addJob(J(1), "5")] },
+  ...["-0", "01", "+1", "1000000000000000", "-1000000000000000", "abc", "", "1.5", " 1"].map((p) => ({
+    name: `ADD: priority ${JSON.stringify(p)} refused`,
+    actions: [addJob(J(1), p)],
+  })),
+  ...["-1", "01", "1.5", "1000000000000000", "x"].map((d) => ({
+    name: `ADD: delay ${JSON.stringify(d)} refused`,
+    actions: [addJob(J(1), "0", d)],
+  })),
+  ...["-1", "01", "x"].map((m) => ({
+    name: `ADD: max attempts ${JSON.stringify(m)} refused`,
+    actions: [addJob(J(1), "0", "0", m)],
+  })),
+  { name: "ADD: id without the JOB prefix", actions: [addJob("job00000000001")] },
+  { name: "ADD: schedule not a sorted set", actions: [wrongType("schedule"), addJob(J(1), "0", "10")] },
+  { name: "ADD: pending not a sorted set", actions: [wrongType("pending"), addJob(J(1))] },
+
+  /* CLAIM */
+  { name: "CLAIM: empty queue", actions: [claim()] },
+  { name: "CLAIM: one job (window)", actions: claimed(J(1)) },
+  { name: "CLAIM: lease-exact", actions: [enq(J(1)), claim("30000", exact)] },
+  { name: "CLAIM: lease 1 ms", actions: claimed(J(1), "1") },
+  { name: "CLAIM: lease 1 ms, lease-exact", actions: [enq(J(1)), claim("1", exact)] },
+  { name: "CLAIM: largest lease", actions: claimed(J(1), BIG) },
+  { name: "CLAIM: second attempt after reap", actions: [...claimed(J(1), "1"), wait(5), reap(), claim()] },
+  ...["0", "-1", "01", "1000000000000000", "abc", "", "1e3"].map((l) => ({
+    name: `CLAIM: lease ${JSON.stringify(l)} refused`,
+    actions: [enq(J(1)), claim(l)],
+  })),
+  { name: "CLAIM: pending not a sorted set", actions: [wrongType("pending"), claim()] },
+  { name: "CLAIM: active not a sorted set", actions: [enq(J(1)), wrongType("active"), claim()] },
+  { name: "CLAIM: head not a JOB id", actions: [seed(["ZADD", key("pending"), "0", "XYZ1"]), claim()] },
+  { name: "CLAIM: head without a row", actions: [seed(["ZADD", key("pending"), "0", J(9)]), claim()] },
+  {
+    name: "CLAIM: head row not a hash",
+    actions: [seed(["ZADD", key("pending"), "0", J(9)], ["SET", row(J(9)), "x"]), claim()],
+  },
+  {
+    name: "CLAIM: head already active",
+    actions: [enq(J(1)), seed(["ZADD", key("active"), "5", J(1)]), claim()],
+  },
+  ...["x", "-1", "1.5", "1234567890123456", ""].map((a) => ({
+    name: `CLAIM: row attempts ${JSON.stringify(a)} refused`,
+    actions: [enq(J(1)), seed(["HSET", row(J(1)), "attempts", a]), claim()],
+  })),
+  {
+    name: "CLAIM: row attempts with leading zeros",
+    actions: [enq(J(1)), seed(["HSET", row(J(1)), "attempts", "007"]), claim()],
+  },
+  {
+    name: "CLAIM: row without attempts",
+    actions: [enq(J(1)), seed(["HDEL", row(J(1)), "attempts"]), claim()],
+  },
+  { name: "CLAIM: row without payload", actions: [enq(J(1)), seed(["HDEL", row(J(1)), "payload"]), claim()] },
+  {
+    name: "CLAIM: paused queue, host step (D2)",
+    actions: [pause, enq(J(1)), claim("30000", { expect: "D2" })],
+  },
+  {
+    name: "CLAIM: paused queue, raw EVAL (D2)",
+    actions: [pause, enq(J(1)), claim("30000", { host: false, expect: "D2" })],
+  },
+  { name: "CLAIM: paused queue, bad lease refused first", actions: [pause, enq(J(1)), claim("0")] },
+  { name: "CLAIM: resumed queue claims", actions: [pause, enq(J(1)), resume, claim()] },
+  { name: "CLAIM: meta not a hash, host step", actions: [enq(J(1)), wrongType("meta"), claim()] },
+  {
+    name: "CLAIM: meta not a hash, raw EVAL (D7)",
+    actions: [enq(J(1)), wrongType("meta"), claim("30000", { host: false, expect: "D7" })],
+  },
+  {
+    name: "CLAIM: paused flag other than 1",
+    actions: [enq(J(1)), seed(["HSET", key("meta"), "paused", "yes"]), claim()],
+  },
+
+  /* EXTEND */
+  { name: "EXTEND: renews the lease (window)", actions: [...claimed(J(1)), extend(J(1))] },
+  { name: "EXTEND: lease-exact", actions: [...claimed(J(1)), extend(J(1), "1", "60000", exact)] },
+  { name: "EXTEND: lease 1 ms", actions: [...claimed(J(1)), extend(J(1), "1", "1")] },
+  { name: "EXTEND: job not active (pending)", actions: [enq(J(1)), extend(J(1))] },
+  { name: "EXTEND: stale lease token", actions: [...claimed(J(1)), extend(J(1), "2")] },
+  {
+    name: "EXTEND: token is text-compared",
+    actions: [...claimed(J(1)), seed(["HSET", row(J(1)), "attempts", "01"]), extend(J(1), "1")],
+  },
+  { name: "EXTEND: job not found", actions: [extend(J(1))] },
+  { name: "EXTEND: row not a hash", actions: [seed(["SET", row(J(1)), "x"]), extend(J(1))] },
+  {
+    name: "EXTEND: state active but not in active",
+    actions: [...claimed(J(1)), seed(["ZREM", key("active"), J(1)]), extend(J(1))],
+  },
+  { name: "EXTEND: id without the JOB prefix", actions: [extend("XOB00000000001")] },
+  ...["0", "01", "-1", "x"].map((t) => ({
+    name: `EXTEND: token ${JSON.stringify(t)} refused`,
+    actions: [...claimed(J(1)), extend(J(1), t)],
+  })),
+  ...["0", "-5", "1000000000000000"].map((l) => ({
+    name: `EXTEND: lease ${JSON.stringify(l)} refused`,
+    actions: [...claimed(J(1)), extend(J(1), "1", l)],
+  })),
+  { name: "EXTEND: active not a sorted set", actions: [wrongType("active"), extend(J(1))] },
+
+  /* COMPLETE */
+  { name: "COMPLETE: kept in done", actions: [...claimed(J(1)), complete(J(1))] },
+  {
+    name: "COMPLETE: lease-exact",
+    actions: [...claimed(J(1)), C("COMPLETE", [J(1), "1", "r", "10"], exact)],
+  },
+  { name: "COMPLETE: keep 0 deletes the row", actions: [...claimed(J(1)), complete(J(1), "1", "0")] },
+  { name: "COMPLETE: binary result", actions: [...claimed(J(1)), complete(J(1), "1", "10", BINARY)] },
+  { name: "COMPLETE: empty result", actions: [...claimed(J(1)), complete(J(1), "1", "10", "")] },
+  {
+    name: "COMPLETE: retention keeps the newest",
+    actions: [
+      enq(J(1)),
+      enq(J(2)),
+      enq(J(3)),
+      claim(),
+      claim(),
+      claim(),
+      complete(J(1), "1", "1"),
+      complete(J(2), "1", "1"),
+      complete(J(3), "1", "1"),
+    ],
+  },
+  {
+    name: "COMPLETE: retention removes at most 10 per call",
+    actions: [
+      seed(
+        ...Array.from({ length: 15 }, (_, i) => ["ZADD", key("done"), String(i + 1), J(100 + i)]),
+        ...Array.from({ length: 15 }, (_, i) => ["HSET", row(J(100 + i)), "state", "completed"]),
+      ),
+      ...claimed(J(1)),
+      complete(J(1), "1", "1"),
+    ],
+  },
+  { name: "COMPLETE: job not active", actions: [enq(J(1)), complete(J(1))] },
+  { name: "COMPLETE: stale lease token", actions: [...claimed(J(1)), complete(J(1), "3")] },
+  { name: "COMPLETE: job not found", actions: [complete(J(1))] },
+  { name: "COMPLETE: keep refused", actions: [...claimed(J(1)), complete(J(1), "1", "-1")] },
+  { name: "COMPLETE: done not a sorted set", actions: [...claimed(J(1)), wrongType("done"), complete(J(1))] },
+  { name: "COMPLETE: twice", actions: [...claimed(J(1)), complete(J(1)), complete(J(1))] },
+
+  /* FAIL */
+  {
+    name: "FAIL: back to pending at the row's priority",
+    actions: [addJob(J(1), "5"), claim(), fail(J(1), "1")],
+  },
+  { name: "FAIL: scheduled after a backoff (window)", actions: [...claimed(J(1)), fail(J(1), "1", "1000")] },
+  {
+    name: "FAIL: scheduled, lease-exact",
+    actions: [...claimed(J(1)), C("FAIL", [J(1), "1", "e", "1000", "5", "10"], exact)],
+  },
+  { name: "FAIL: dead at max attempts", actions: deadJob(J(1)) },
+  { name: "FAIL: dead, keep 0 deletes the row", actions: deadJob(J(1), "0") },
+  {
+    name: "FAIL: the row's max_attempts wins",
+    actions: [addJob(J(1), "0", "0", "1"), claim(), fail(J(1), "1", "0", "5")],
+  },
+  {
+    name: "FAIL: a malformed row max_attempts is ignored",
+    actions: [...claimed(J(1)), seed(["HSET", row(J(1)), "max_attempts", "0"]), fail(J(1), "1", "0", "5")],
+  },
+  { name: "FAIL: dead retention", actions: [...deadJob(J(1), "1"), ...deadJob(J(2), "1")] },
+  { name: "FAIL: binary error text", actions: [...claimed(J(1)), fail(J(1), "1", "0", "5", "10", BINARY)] },
+  { name: "FAIL: stale lease token", actions: [...claimed(J(1)), fail(J(1), "2")] },
+  { name: "FAIL: job not active", actions: [enq(J(1)), fail(J(1), "1")] },
+  { name: "FAIL: job not found", actions: [fail(J(1), "1")] },
+  ...(
+    [
+      ["backoff", "-1", "5", "10"],
+      ["max attempts", "0", "0", "10"],
+      ["keep", "0", "5", "01"],
+    ] as const
+  ).map(([what, b, m, k]) => ({
+    name: `FAIL: ${what} refused`,
+    actions: [...claimed(J(1)), fail(J(1), "1", b, m, k)],
+  })),
+  { name: "FAIL: dead not a sorted set", actions: [...claimed(J(1)), wrongType("dead"), fail(J(1), "1")] },
+
+  /* RETRY */
+  { name: "RETRY: dead back to pending", actions: [...deadJob(J(1)), retry(J(1), "2"), claim()] },
+  {
+    name: "RETRY: keeps the row's priority",
+    actions: [addJob(J(1), "-3"), claim(), fail(J(1), "1", "0", "1"), retry(J(1))],
+  },
+  { name: "RETRY: job not dead", actions: [enq(J(1)), retry(J(1))] },
+  {
+    name: "RETRY: in dead but state pending",
+    actions: [enq(J(1)), seed(["ZADD", key("dead"), "1", J(1)]), retry(J(1))],
+  },
+  {
+    name: "RETRY: state dead but not in dead",
+    actions: [...deadJob(J(1)), seed(["ZREM", key("dead"), J(1)]), retry(J(1))],
+  },
+  { name: "RETRY: job not found", actions: [retry(J(1))] },
+  {
+    name: "RETRY: malformed attempts count as 0",
+    actions: [...deadJob(J(1)), seed(["HSET", row(J(1)), "attempts", "x"]), retry(J(1), "3")],
+  },
+  { name: "RETRY: extra attempts refused", actions: [...deadJob(J(1)), retry(J(1), "0")] },
+  { name: "RETRY: pending not a sorted set", actions: [...deadJob(J(1)), wrongType("pending"), retry(J(1))] },
+
+  /* PROMOTE */
+  {
+    name: "PROMOTE: due ids move to pending",
+    actions: [addJob(J(1), "2", "1"), addJob(J(2), "0", "1"), wait(5), promote(), claim()],
+  },
+  { name: "PROMOTE: nothing due", actions: [addJob(J(1), "0", "100000"), promote()] },
+  {
+    name: "PROMOTE: limit 1, oldest first",
+    actions: [
+      addJob(J(3), "0", "1"),
+      addJob(J(2), "0", "1"),
+      addJob(J(1), "0", "2"),
+      wait(5),
+      promote("1"),
+      promote("1"),
+      promote("1"),
+    ],
+  },
+  {
+    name: "PROMOTE: orphan and non-JOB ids removed, not counted",
+    actions: [seed(["ZADD", key("schedule"), "1", J(9)], ["ZADD", key("schedule"), "1", "XYZ"]), promote()],
+  },
+  ...["0", "10001", "x", "-1"].map((l) => ({
+    name: `PROMOTE: limit ${JSON.stringify(l)} refused`,
+    actions: [promote(l)],
+  })),
+  { name: "PROMOTE: limit 10000", actions: [addJob(J(1), "0", "1"), wait(3), promote("10000")] },
+  { name: "PROMOTE: pending not a sorted set", actions: [wrongType("pending"), promote()] },
+  {
+    name: "PROMOTE: a malformed row priority reads as 0",
+    actions: [addJob(J(1), "0", "1"), seed(["HSET", row(J(1)), "priority", "01"]), wait(3), promote()],
+  },
+
+  /* REAP */
+  { name: "REAP: an expired lease back to pending", actions: [...claimed(J(1), "1"), wait(5), reap()] },
+  { name: "REAP: exhausted to dead", actions: [...claimed(J(1), "1"), wait(5), reap("100", "1")] },
+  {
+    name: "REAP: exhausted, keep 0 deletes the row",
+    actions: [...claimed(J(1), "1"), wait(5), reap("100", "1", "0")],
+  },
+  {
+    name: "REAP: the row's max_attempts wins",
+    actions: [addJob(J(1), "0", "0", "1"), claim("1"), wait(5), reap("100", "9")],
+  },
+  {
+    name: "REAP: dead retention",
+    actions: [...deadJob(J(2)), ...claimed(J(1), "1"), wait(5), reap("100", "1", "1")],
+  },
+  {
+    name: "REAP: limit 1",
+    actions: [enq(J(1)), enq(J(2)), claim("1"), claim("1"), wait(5), reap("1"), reap("1")],
+  },
+  {
+    name: "REAP: an orphan in active is removed",
+    actions: [seed(["ZADD", key("active"), "1", J(9)], ["ZADD", key("active"), "1", "XYZ"]), reap()],
+  },
+  { name: "REAP: a live lease stays", actions: [...claimed(J(1)), reap()] },
+  ...(
+    [
+      ["limit", "0", "5", "10"],
+      ["max attempts", "100", "0", "10"],
+      ["keep", "100", "5", "-1"],
+    ] as const
+  ).map(([what, l, m, k]) => ({ name: `REAP: ${what} refused`, actions: [reap(l, m, k)] })),
+  { name: "REAP: dead not a sorted set", actions: [wrongType("dead"), reap()] },
+
+  /* REMOVE */
+  { name: "REMOVE: a pending job", actions: [enq(J(1)), remove(J(1))] },
+  { name: "REMOVE: a scheduled job", actions: [addJob(J(1), "0", "100000"), remove(J(1))] },
+  { name: "REMOVE: a completed job", actions: [...claimed(J(1)), complete(J(1)), remove(J(1))] },
+  { name: "REMOVE: a dead job", actions: [...deadJob(J(1)), remove(J(1))] },
+  { name: "REMOVE: an active job is refused", actions: [...claimed(J(1)), remove(J(1))] },
+  { name: "REMOVE: no such job", actions: [remove(J(1))] },
+  { name: "REMOVE: row not a hash", actions: [seed(["SET", row(J(1)), "x"]), remove(J(1))] },
+  {
+    name: "REMOVE: unknown state",
+    actions: [enq(J(1)), seed(["HSET", row(J(1)), "state", "weird"]), remove(J(1))],
+  },
+  { name: "REMOVE: id without the JOB prefix", actions: [remove("NOT00000000001")] },
+  { name: "REMOVE: done not a sorted set", actions: [wrongType("done"), remove(J(1))] },
+
+  /* PAUSE / RESUME */
+  { name: "PAUSE/RESUME: pause, again, resume, again", actions: [pause, pause, resume, resume] },
+  { name: "PAUSE: meta not a hash", actions: [wrongType("meta"), pause] },
+  { name: "RESUME: meta not a hash", actions: [wrongType("meta"), resume] },
+  {
+    name: "PAUSE/RESUME: a paused flag other than 1",
+    actions: [
+      seed(["HSET", key("meta"), "paused", "0"]),
+      pause,
+      seed(["HSET", key("meta"), "paused", "0"]),
+      resume,
+    ],
+  },
+
+  /* RESCHEDULE (native only, D8) */
+  {
+    name: "RESCHEDULE: an active job to schedule (window, explicit check)",
+    actions: [
+      ...claimed(J(1)),
+      reschedule(J(1)),
+      {
+        kind: "check",
+        verb: "RESCHEDULE",
+        what: "RESCHEDULE puts the id in schedule at now+delay, state scheduled, attempts unchanged, reply = due",
+        fn: (last) => {
+          const problems: string[] = [];
+          const due = last.reply.t === "int" ? Number(last.reply.v) : Number.NaN;
+          if (!(due - 5000 >= last.window.lo && due - 5000 <= last.window.hi))
+            problems.push(`reply ${due} not in the window + 5000`);
+          const sched = last.after.get(`emq:{${last.side.name("A")}}:schedule`);
+          const score =
+            sched?.type === "zset" ? sched.members.find(([m]) => m.toString() === J(1))?.[1] : undefined;
+          if (Number(score) !== due) problems.push(`schedule score ${score} is not the reply ${due}`);
+          const r = last.after.get(`emq:{${last.side.name("A")}}:job:${J(1)}`);
+          const f = (n: string) =>
+            r?.type === "hash" ? r.fields.find(([k]) => k.toString() === n)?.[1].toString() : undefined;
+          if (f("state") !== "scheduled") problems.push(`state ${f("state")}`);
+          if (f("attempts") !== "1") problems.push(`attempts ${f("attempts")}`);
+          if (last.after.has(`emq:{${last.side.name("A")}}:active`))
+            problems.push("active still holds the id");
+          return problems;
+        },
+      },
+    ],
+  },
+  { name: "RESCHEDULE: lease-exact", actions: [...claimed(J(1)), reschedule(J(1), "1", "5000", exact)] },
+  {
+    name: "RESCHEDULE: delay 0, then promote",
+    actions: [...claimed(J(1)), reschedule(J(1), "1", "0"), promote()],
+  },
+  { name: "RESCHEDULE: stale lease token", actions: [...claimed(J(1)), reschedule(J(1), "2")] },
+  { name: "RESCHEDULE: job not active", actions: [enq(J(1)), reschedule(J(1))] },
+  { name: "RESCHEDULE: job not found", actions: [reschedule(J(1))] },
+  { name: "RESCHEDULE: delay refused", actions: [...claimed(J(1)), reschedule(J(1), "1", "-1")] },
+  { name: "RESCHEDULE: token refused", actions: [...claimed(J(1)), reschedule(J(1), "0")] },
+  { name: "RESCHEDULE: id without the JOB prefix", actions: [reschedule("XYZ00000000001")] },
+  {
+    name: "RESCHEDULE: schedule not a sorted set",
+    actions: [...claimed(J(1)), wrongType("schedule"), reschedule(J(1))],
+  },
+
+  /* REQUEUE (native only, D8) */
+  {
+    name: "REQUEUE: back to pending at the row's priority, wake",
+    actions: [addJob(J(1), "7"), claim(), requeue(J(1)), claim()],
+  },
+  { name: "REQUEUE: stale lease token", actions: [...claimed(J(1)), requeue(J(1), "9")] },
+  { name: "REQUEUE: job not active", actions: [enq(J(1)), requeue(J(1))] },
+  { name: "REQUEUE: job not found", actions: [requeue(J(1))] },
+  { name: "REQUEUE: token refused", actions: [...claimed(J(1)), requeue(J(1), "x")] },
+  {
+    name: "REQUEUE: pending not a sorted set",
+    actions: [...claimed(J(1)), wrongType("pending"), requeue(J(1))],
+  },
+
+  /* a worker's life, both queues */
+  {
+    name: "lifecycle: two queues, retries, completion",
+    actions: [
+      enq(J(1)),
+      enq(J(2), "x", "B"),
+      claim("30000", { q: "B" }),
+      ...claimed(J(3)),
+      fail(J(1), "1", "0", "3"),
+      claim(),
+      complete(J(1), "2"),
+      C("COMPLETE", [J(2), "1", "b", "10"], { q: "B" }),
+    ],
+  },
+];

@@ -1,0 +1,133 @@
+/**
+ * The declared differences (docs/protocol.md, "Declared differences") and how each is judged: a
+ * step that meets one is held to the declaration's own text, never to what the script did.
+ *
+ * D1 (lease_epoch) and D6 (lease time) are deltas inside ordinary comparisons (harness/compare.ts
+ * checks and masks `lease_epoch`; exact cases share one clock). D8 (RESCHEDULE, REQUEUE) runs the
+ * executable checks of harness/spec.ts. The rest are judged here.
+ *
+ * P1 is not (yet) in docs/protocol.md: the harness needs it and proposes it.
+ */
+import { canon, showReply } from "./compare.js";
+import type { RawValue } from "./compare.js";
+import type { Reply } from "./resp.js";
+import { fence } from "./spec.js";
+import { layoutError, type Verb, WRONGTYPE, wrongKeys } from "./verbs.js";
+
+export type DeclaredId = "D2" | "D3" | "D4" | "D5" | "D7" | "D8" | "P1";
+
+export const DECLARATIONS: Record<DeclaredId | "D1" | "D6" | "P2", string> = {
+  D1: "lease_epoch: the native claim adds lease_epoch = run_id on every row it leases (checked, then masked)",
+  D2: "paused queue: EMQ.CLAIM answers an empty array and writes nothing; the host's pause read answers null and sends nothing; a raw EVAL of claim.lua claims",
+  D3: "layout: the native verb refuses keys that are not one queue's wire-4 layout, before the fence, writing nothing; the script runs on any keys",
+  D4: "fence: every native job-core verb refuses a node not branded echomq:6.0.0 with EMQWIRE, writing nothing; scripts read no brand",
+  D5: "write guard: the native verb is refused with the server's own text before any write; the server refuses the script's first write",
+  D6: "lease time: TIME in the script, the cached clock in the module; equal in one MULTI/EXEC",
+  D7: "CLAIM with a meta key that is not a hash: the native pause read answers WRONGTYPE; a raw EVAL of claim.lua claims",
+  D8: "RESCHEDULE, REQUEUE: native only, held to executable checks written from docs/protocol.md",
+  P2: "(proposed correction to D5) over maxmemory the server refuses a script only at a first write that is deny-oom (HSET, ZADD: enqueue, add, extend, pause); a script whose first write is ZREM or HDEL (claim, complete, fail, retry, promote, reap, remove, resume) runs to its end, while the native verb is refused",
+  P1: "(proposed) a numkeys EVAL itself refuses (absent, not an integer, negative, beyond the arguments): EVAL answers its own error, the native verb its shape error 'wrong number of keys'; neither writes",
+};
+
+/** What a judged step produced: both replies and what each side changed. */
+export interface Evidence {
+  verb: Verb;
+  brand: RawValue | undefined;
+  guard?: "oom" | "replica";
+  /** The script side's reply; null when nothing was sent. */
+  script: Reply | null;
+  scriptSent: boolean;
+  scriptChanges: string[];
+  native: Reply;
+  nativeChanges: string[];
+  nativeWakes: number;
+  /** The host answered the claim itself (its pause read), sending no script. */
+  hostAnswered: boolean;
+}
+
+/**
+ * Valkey's commands that are refused over maxmemory (`deny-oom`) among the writes the scripts
+ * make. Over maxmemory the server refuses a script's write only while the script has written
+ * nothing: a script whose first write frees memory (ZREM, HDEL, DEL) runs to its end.
+ */
+export const DENY_OOM = new Set(["HSET", "ZADD", "SET"]);
+
+export const GUARD_TEXT = {
+  oom: "OOM command not allowed when used memory > 'maxmemory'.",
+  replica: "READONLY You can't write against a read only replica.",
+};
+
+const error = (text: string): Reply => ({ t: "error", v: text });
+const EMPTY: Reply = { t: "array", v: [] };
+
+/** The problems with a step judged against declaration `d`; empty when it holds. */
+export function judge(d: DeclaredId, e: Evidence): string[] {
+  const problems: string[] = [];
+  const expectNative = (want: Reply) => {
+    if (canon(e.native) !== canon(want)) {
+      problems.push(`${d}: native replied ${showReply(e.native)}, the declaration says ${showReply(want)}`);
+    }
+  };
+  const scriptIs = (ok: boolean, what: string) => {
+    if (!ok)
+      problems.push(`${d}: the script ${what}, got ${e.script ? showReply(e.script) : "nothing sent"}`);
+  };
+  const scriptError = () => e.script?.t === "error";
+  const scriptArray = () => e.script?.t === "array";
+  if (e.nativeChanges.length > 0) problems.push(`${d}: the native side wrote: ${e.nativeChanges.join("; ")}`);
+  if (e.nativeWakes > 0) problems.push(`${d}: the native side published ${e.nativeWakes} wake message(s)`);
+
+  switch (d) {
+    case "P1":
+      expectNative(error(wrongKeys(e.verb)));
+      scriptIs(scriptError(), "must be refused by EVAL itself");
+      if (e.scriptChanges.length > 0)
+        problems.push(`P1: the script side wrote: ${e.scriptChanges.join("; ")}`);
+      break;
+    case "D2":
+      expectNative(EMPTY);
+      if (e.hostAnswered) {
+        scriptIs(!e.scriptSent, "must not be sent (the host reads the pause flag and answers null)");
+        if (e.scriptChanges.length > 0)
+          problems.push(`D2: the script side changed: ${e.scriptChanges.join("; ")}`);
+      } else {
+        scriptIs(scriptArray(), "(a raw EVAL) claims a paused queue");
+      }
+      break;
+    case "D3":
+      expectNative(error(layoutError(e.verb.verb)));
+      break;
+    case "D4": {
+      const refusal = fence(e.brand);
+      if (refusal === null) problems.push("D4: judged a fence case on a node branded echomq:6.0.0");
+      else expectNative(error(refusal));
+      if (e.scriptSent)
+        scriptIs(!(e.script?.t === "error" && e.script.v.startsWith("EMQWIRE")), "reads no brand");
+      break;
+    }
+    case "D5": {
+      const text = GUARD_TEXT[e.guard ?? "oom"];
+      expectNative(error(text));
+      const refused = e.script?.t === "error" && e.script.v.startsWith(text);
+      if (e.guard === "replica" || DENY_OOM.has(e.verb.firstWrite)) {
+        scriptIs(refused, `is refused by the server at its first write, ${e.verb.firstWrite} (${text})`);
+        if (e.scriptChanges.length > 0)
+          problems.push(`D5: the script side wrote: ${e.scriptChanges.join("; ")}`);
+      } else {
+        scriptIs(
+          !refused,
+          `runs over maxmemory: its first write, ${e.verb.firstWrite}, is not deny-oom (P2)`,
+        );
+      }
+      break;
+    }
+    case "D7":
+      expectNative(error(WRONGTYPE));
+      scriptIs(scriptArray(), "(a raw EVAL) never reads meta: it claims");
+      break;
+    case "D8":
+      problems.push("D8 is judged by the executable checks, not here");
+      break;
+  }
+  return problems;
+}

@@ -1,0 +1,224 @@
+/**
+ * The two executors, on one scratch server:
+ *
+ * * the **script side** runs the wire-4 operation exactly as the host performs it: the host's own
+ *   round trips first (claim reads `HGET <base>meta paused` and sends nothing on a paused queue),
+ *   then `EVAL <pinned body> <numkeys> <keys…> <values…>` — no connector, no wire-4 fence;
+ * * the **native side** sends `EMQ.<VERB>` with the same tail, keys built for its own queue.
+ *
+ * A pair runs either in one MULTI/EXEC with a TIME (`exact`: both read one cached clock) or as
+ * `TIME, script, TIME, command, TIME` (`window`: each side's time window is the TIMEs around it).
+ */
+import type { Bodies } from "./bodies.js";
+import type { Window } from "./compare.js";
+import { type Command, ok, type Reply, text, timeMs } from "./resp.js";
+import type { RawValue } from "./compare.js";
+import { RespClient } from "./resp.js";
+import { Keyspace, type Scratch } from "./scratch.js";
+import { accepts, BRAND, type KeySlot, queueKey, rowKey, type Verb, VERSION_KEY } from "./verbs.js";
+
+/** A key in a call or seed: a queue's key (built per side), a row, or the same raw bytes on both sides. */
+export type KeyRef =
+  | { q: string; slot: Exclude<KeySlot, "row"> }
+  | { q: string; row: string | Buffer }
+  | { q: string; suffix: string }
+  | { raw: string | Buffer };
+
+export interface Call {
+  verb: string;
+  /** numkeys as sent; default the number of keys; null sends no numkeys (and no tail at all). */
+  numkeys?: string | null;
+  keys: KeyRef[];
+  values: (string | Buffer)[];
+}
+
+export type Mode = "exact" | "window";
+export type SideTag = "script" | "native";
+
+/** One side's queue names: logical name → the name on this side. */
+export interface Side {
+  tag: SideTag;
+  name(logical: string): string;
+}
+
+/** A fault to inject on the native side (the harness's own tests): the comparison must catch it. */
+export interface Fault {
+  verb: string;
+  /** Rewrites the native reply before it is compared. */
+  reply?: (reply: Reply) => Reply;
+  /** Extra writes on the native queue after the command, keys from `side`. */
+  writes?: (side: Side) => Command[];
+}
+
+export function resolveKey(ref: KeyRef, side: Side): Buffer {
+  if ("raw" in ref) return Buffer.from(ref.raw);
+  if ("row" in ref) return rowKey(side.name(ref.q), ref.row);
+  if ("suffix" in ref) return Buffer.concat([queueKey(side.name(ref.q), "base"), Buffer.from(ref.suffix)]);
+  return queueKey(side.name(ref.q), ref.slot);
+}
+
+/** `<numkeys> <keys…> <values…>` for one side. */
+export function tail(call: Call, side: Side): Buffer[] {
+  if (call.numkeys === null) return [];
+  const numkeys = Buffer.from(call.numkeys ?? String(call.keys.length));
+  return [numkeys, ...call.keys.map((k) => resolveKey(k, side)), ...call.values.map((v) => Buffer.from(v))];
+}
+
+/** Raw keys a call names (the same bytes on both sides), for "nothing written" checks. */
+export function rawKeys(call: Call): Buffer[] {
+  return call.keys.flatMap((k) => ("raw" in k ? [Buffer.from(k.raw)] : []));
+}
+
+/** The ms offsets of the time scores a call may write, by set (values it gives that parse). */
+export function offsetsOf(verb: Verb, values: readonly Buffer[]): Partial<Record<string, number>> {
+  const out: Partial<Record<string, number>> = {};
+  for (const t of verb.times) {
+    if (t.offset === null) {
+      out[t.set] = 0;
+      continue;
+    }
+    const text = values[t.offset]?.toString("latin1") ?? "";
+    const grammar = verb.values[t.offset]?.grammar;
+    if (grammar !== undefined && accepts(grammar, text)) out[t.set] = Number(text);
+  }
+  return out;
+}
+
+export interface PairResult {
+  /** The script side's reply; undefined when nothing was sent (the host answered itself). */
+  script?: Reply;
+  native: Reply;
+  scriptWindow: Window;
+  nativeWindow: Window;
+}
+
+export class Executors {
+  /** The value of `{emq}:version` as the harness last set it (undefined = absent). */
+  brandValue: RawValue | undefined = { type: "string", value: Buffer.from(BRAND) };
+
+  constructor(
+    readonly scratch: Scratch,
+    readonly bodies: Bodies,
+    public fault: Fault | null = null,
+  ) {}
+
+  private body(verb: Verb): Buffer {
+    const body = this.bodies.byVerb.get(verb.verb);
+    if (body === undefined) throw new Error(`no pinned body for EMQ.${verb.verb}`);
+    return body;
+  }
+
+  evalCommand(verb: Verb, t: readonly Buffer[]): Command {
+    return ["EVAL", this.body(verb), ...t];
+  }
+
+  nativeCommand(verb: Verb, t: readonly Buffer[]): Command {
+    return [`EMQ.${verb.verb}`, ...t];
+  }
+
+  /**
+   * The host's pause read before a claim (src/jobs/admission.ts `claim`): `HGET <meta> paused`
+   * in a round trip of its own. "paused" → the host answers null and sends nothing; an error
+   * reply fails the host step with that error; null → the claim is sent.
+   */
+  async hostPauseRead(meta: Buffer): Promise<"paused" | Reply | null> {
+    const flag = await this.scratch.client.one("HGET", meta, "paused");
+    if (flag.t === "error") return flag;
+    return flag.t === "bulk" && text(flag) === "1" ? "paused" : null;
+  }
+
+  /** Both sides of one step; `script` null means the script side sends nothing. */
+  async pair(script: Command | null, native: Command, mode: Mode): Promise<PairResult> {
+    const client = this.scratch.client;
+    if (mode === "exact") {
+      const cmds: Command[] = [["MULTI"], ["TIME"], ...(script ? [script] : []), native, ["EXEC"]];
+      const replies = await client.call(cmds);
+      const exec = ok(replies[replies.length - 1], "EXEC");
+      if (exec.t !== "array") throw new Error(`EXEC answered ${JSON.stringify(exec)}`);
+      const now = timeMs(exec.v[0]);
+      const window = { lo: now, hi: now };
+      return {
+        ...(script ? { script: exec.v[1]! } : {}),
+        native: exec.v[exec.v.length - 1]!,
+        scriptWindow: window,
+        nativeWindow: window,
+      };
+    }
+    const cmds: Command[] = [["TIME"], ...(script ? [script, ["TIME"]] : []), native, ["TIME"]];
+    const r = await client.call(cmds);
+    const times = r.filter((_, i) => i % 2 === 0).map(timeMs);
+    const [t0, t1, t2] = script ? times : [times[0]!, times[0]!, times[1]!];
+    return {
+      ...(script ? { script: r[1]! } : {}),
+      native: r[r.length - 2]!,
+      scriptWindow: { lo: t0!, hi: t1! },
+      nativeWindow: { lo: t1!, hi: t2! },
+    };
+  }
+
+  /** One command alone, with the TIMEs around it. */
+  async alone(command: Command): Promise<{ reply: Reply; window: Window }> {
+    const [before, reply, after] = await this.scratch.client.call([["TIME"], command, ["TIME"]]);
+    return { reply: reply!, window: { lo: timeMs(before), hi: timeMs(after) } };
+  }
+
+  /** Whether the node carries the module's brand (the native fence passes). */
+  get brand(): "ok" | "other" {
+    const b = this.brandValue;
+    return b?.type === "string" && b.value.toString("latin1") === BRAND ? "ok" : "other";
+  }
+
+  /** Sets `{emq}:version`: a string, absent (null), or a hash (a value that is not a string). */
+  async setBrand(value: string | null | "hash"): Promise<void> {
+    const cmds: Command[] = [["DEL", VERSION_KEY]];
+    if (value === "hash") cmds.push(["HSET", VERSION_KEY, "brand", BRAND]);
+    else if (value !== null) cmds.push(["SET", VERSION_KEY, value]);
+    for (const r of await this.scratch.client.call(cmds)) ok(r, "setting the brand");
+    this.brandValue =
+      value === null
+        ? undefined
+        : value === "hash"
+          ? { type: "hash", fields: [[Buffer.from("brand"), Buffer.from(BRAND)]] }
+          : { type: "string", value: Buffer.from(value) };
+  }
+
+  /** Reads `{emq}:version` back into `brandValue`. */
+  async readBrand(): Promise<void> {
+    const dump = await this.scratch.keys.dumpQueues([], [Buffer.from(VERSION_KEY)]);
+    this.brandValue = dump.get(VERSION_KEY);
+  }
+
+  /**
+   * Runs `body` where the write guard refuses: over `maxmemory` on the scratch server (restored
+   * afterwards), or on a fresh read-only replica of it (stopped afterwards).
+   */
+  async underGuard(kind: "oom" | "replica", body: (keys: Keyspace) => Promise<string[]>): Promise<string[]> {
+    const client = this.scratch.client;
+    if (kind === "oom") {
+      ok(await client.one("CONFIG", "SET", "maxmemory-policy", "noeviction"), "CONFIG SET");
+      ok(await client.one("CONFIG", "SET", "maxmemory", "1"), "CONFIG SET");
+      try {
+        return await body(this.scratch.keys);
+      } finally {
+        ok(await client.one("CONFIG", "SET", "maxmemory", "0"), "CONFIG SET");
+      }
+    }
+    const replica = await this.scratch.startReplica();
+    const conn = await RespClient.connect(replica.port);
+    try {
+      return await body(new Keyspace(conn));
+    } finally {
+      await conn.close();
+      await replica.stop();
+    }
+  }
+
+  /** The fault, when it targets `verb`: the rewritten reply, after running its extra writes. */
+  async injectFault(verb: Verb, native: Reply, side: Side): Promise<Reply> {
+    const fault = this.fault;
+    if (fault === null || fault.verb !== verb.verb) return native;
+    if (fault.writes)
+      for (const r of await this.scratch.client.call(fault.writes(side))) ok(r, "fault write");
+    return fault.reply ? fault.reply(native) : native;
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * Executable checks for the verbs that have no script twin (`RESCHEDULE`, `REQUEUE`; declared
+ * difference D8) and for `EMQ.INSTALL`, written from docs/protocol.md and nothing else: given the
+ * keyspace before the call and the server time, each predicts the reply, the writes and the wake.
+ * The harness holds the module to the prediction, and applies the same writes to the reference
+ * side so both queues stay in step.
+ */
+import type { RawDump, RawValue } from "./compare.js";
+import type { Command, Reply } from "./resp.js";
+import {
+  accepts,
+  BRAND,
+  emqwire,
+  layoutError,
+  layoutQueue,
+  queueKey,
+  rowKey,
+  type Verb,
+  valueError,
+  verbOf,
+  VERSION_KEY,
+  WRONGTYPE,
+  wrongKeys,
+  wrongValues,
+} from "./verbs.js";
+
+export interface Prediction {
+  reply: Reply;
+  /** Plain commands with the effect the verb must have (empty for a refusal). */
+  writes: Command[];
+  /** Wake messages published on the queue's channel. */
+  wakes: number;
+}
+
+const refuse = (text: string): Prediction => ({ reply: { t: "error", v: text }, writes: [], wakes: 0 });
+const int = (n: number | string): Reply => ({ t: "int", v: String(n) });
+const latin1 = (b: Buffer) => b.toString("latin1");
+
+/** Native shape: numkeys is canonical decimal (at most 19 digits) and within the arguments. */
+export function nativeShape(
+  verb: Verb,
+  tail: readonly Buffer[],
+): Prediction | { keys: Buffer[]; values: Buffer[] } {
+  const first = tail[0];
+  const text = first === undefined ? "" : latin1(first);
+  if (!/^(0|[1-9][0-9]{0,18})$/.test(text)) return refuse(wrongKeys(verb));
+  const n = Number(text);
+  if (n > tail.length - 1 || n !== verb.keys.length) return refuse(wrongKeys(verb));
+  if (tail.length - 1 - n !== verb.values.length) return refuse(wrongValues(verb));
+  return { keys: tail.slice(1, 1 + n), values: tail.slice(1 + n) };
+}
+
+/** The native fence on a brand value (absent = undefined). */
+export function fence(brand: RawValue | undefined): string | null {
+  if (brand === undefined) return emqwire(null);
+  if (brand.type !== "string") return WRONGTYPE;
+  return latin1(brand.value) === BRAND ? null : emqwire(brand.value);
+}
+
+function field(value: RawValue | undefined, name: string): string | undefined {
+  if (value?.type !== "hash") return undefined;
+  const found = value.fields.find(([f]) => latin1(f) === name);
+  return found === undefined ? undefined : latin1(found[1]);
+}
+
+function member(value: RawValue | undefined, id: Buffer): boolean {
+  return value?.type === "zset" && value.members.some(([m]) => m.equals(id));
+}
+
+/**
+ * `EMQ.RESCHEDULE` / `EMQ.REQUEUE`: shape → layout → fence → values → id gate → type gate → row
+ * gate → lease gate → writes (docs/protocol.md, "RESCHEDULE", "REQUEUE", "Shared gates").
+ */
+export function predictNative(
+  verbName: "RESCHEDULE" | "REQUEUE",
+  tail: readonly Buffer[],
+  state: RawDump,
+  brand: RawValue | undefined,
+  now: number,
+): Prediction {
+  const verb = verbOf(verbName);
+  const shape = nativeShape(verb, tail);
+  if ("reply" in shape) return shape;
+  const { keys, values } = shape;
+  const q = layoutQueue(verb, keys, values);
+  if (q === null) return refuse(layoutError(verb.verb));
+  const fenced = fence(brand);
+  if (fenced !== null) return refuse(fenced);
+  for (const [i, slot] of verb.values.entries()) {
+    if (slot.grammar && !accepts(slot.grammar, latin1(values[i]!))) {
+      return refuse(valueError(verb.verb, slot.name!, slot.grammar));
+    }
+  }
+  const id = values[0]!;
+  const token = latin1(values[1]!);
+  if (!latin1(id).startsWith("JOB")) return refuse(`ERR EMQ.${verb.verb} id must start with JOB`);
+  const active = queueKey(q, "active");
+  const target = queueKey(q, verbName === "RESCHEDULE" ? "schedule" : "pending");
+  for (const set of [active, target]) {
+    const t = state.get(latin1(set))?.type;
+    if (t !== undefined && t !== "zset") return refuse(WRONGTYPE);
+  }
+  const row = rowKey(q, id);
+  const fields = state.get(latin1(row));
+  if (fields?.type !== "hash") return refuse(`ERR EMQ.${verb.verb} job not found`);
+  if (field(fields, "state") !== "active" || !member(state.get(latin1(active)), id)) {
+    return refuse(`ERR EMQ.${verb.verb} job is not active`);
+  }
+  if (field(fields, "attempts") !== token) return refuse(`ERR EMQ.${verb.verb} stale lease token`);
+
+  if (verbName === "RESCHEDULE") {
+    const due = now + Number(latin1(values[2]!));
+    return {
+      reply: int(due),
+      writes: [
+        ["ZREM", active, id],
+        ["HSET", row, "state", "scheduled"],
+        ["ZADD", target, String(due), id],
+      ],
+      wakes: 0,
+    };
+  }
+  const own = field(fields, "priority");
+  const priority = own !== undefined && accepts("priority", own) ? own : "0";
+  return {
+    reply: int(1),
+    writes: [
+      ["ZREM", active, id],
+      ["HSET", row, "state", "pending"],
+      ["ZADD", target, priority, id],
+    ],
+    wakes: 1,
+  };
+}
+
+/** `EMQ.INSTALL 1 {emq}:version` (docs/protocol.md, "EMQ.INSTALL"). */
+export function predictInstall(tail: readonly Buffer[], brand: RawValue | undefined): Prediction {
+  const verb: Verb = {
+    verb: "INSTALL",
+    script: null,
+    form: "EMQ.INSTALL 1 {emq}:version",
+    keys: ["meta"],
+    anchor: 0,
+    values: [],
+    times: [],
+    firstWrite: "SET",
+  };
+  const shape = nativeShape(verb, tail);
+  if ("reply" in shape) return shape;
+  if (latin1(shape.keys[0]!) !== VERSION_KEY) return refuse(layoutError("INSTALL"));
+  if (brand === undefined) return { reply: int(1), writes: [["SET", VERSION_KEY, BRAND]], wakes: 0 };
+  if (brand.type !== "string") return refuse(WRONGTYPE);
+  if (latin1(brand.value) === BRAND) return { reply: int(0), writes: [], wakes: 0 };
+  return refuse(emqwire(brand.value));
+}
+
+/* ------------------------------------------------------------------ applying writes to a dump */
+
+const asText = (arg: Command[number]) => (Buffer.isBuffer(arg) ? latin1(arg) : String(arg));
+const asBuf = (arg: Command[number]) => (Buffer.isBuffer(arg) ? arg : Buffer.from(String(arg), "latin1"));
+
+/** The state after `writes` (ZADD, ZREM, HSET, HDEL, DEL, SET with one member/field set each). */
+export function applyWrites(state: RawDump, writes: readonly Command[]): RawDump {
+  const out: RawDump = new Map(state);
+  for (const [cmd, keyArg, ...rest] of writes) {
+    const key = asText(keyArg!);
+    const current = out.get(key);
+    switch (String(cmd).toUpperCase()) {
+      case "DEL":
+        out.delete(key);
+        break;
+      case "SET":
+        out.set(key, { type: "string", value: asBuf(rest[0]!) });
+        break;
+      case "ZADD": {
+        const members = current?.type === "zset" ? [...current.members] : [];
+        const m = asBuf(rest[1]!);
+        const score = String(Number(asText(rest[0]!)));
+        const kept = members.filter(([x]) => !x.equals(m));
+        out.set(key, { type: "zset", members: [...kept, [m, score]] });
+        break;
+      }
+      case "ZREM": {
+        if (current?.type !== "zset") break;
+        const m = asBuf(rest[0]!);
+        const members = current.members.filter(([x]) => !x.equals(m));
+        if (members.length === 0) out.delete(key);
+        else out.set(key, { type: "zset", members });
+        break;
+      }
+      case "HSET": {
+        const fields = current?.type === "hash" ? [...current.fields] : [];
+        for (let i = 0; i + 1 < rest.length; i += 2) {
+          const f = asBuf(rest[i]!);
+          const at = fields.findIndex(([x]) => x.equals(f));
+          const entry: [Buffer, Buffer] = [f, asBuf(rest[i + 1]!)];
+          if (at >= 0) fields[at] = entry;
+          else fields.push(entry);
+        }
+        out.set(key, { type: "hash", fields });
+        break;
+      }
+      case "HDEL": {
+        if (current?.type !== "hash") break;
+        const fields = current.fields.filter(([x]) => !rest.some((f) => x.equals(asBuf(f))));
+        if (fields.length === 0) out.delete(key);
+        else out.set(key, { type: "hash", fields });
+        break;
+      }
+      default:
+        throw new Error(`applyWrites: ${String(cmd)} is not modelled`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,462 @@
+/**
+ * One case on two fresh queues (one per side): its steps, each classified from the protocol
+ * before it runs, then compared — typed reply, every key under each queue's hashtag, wake
+ * messages — or, for a declared difference, judged against its declaration.
+ */
+import {
+  canon,
+  changes,
+  diffDumps,
+  type NormDump,
+  normalize,
+  type QueueName,
+  type RawDump,
+  showReply,
+  tokenizeReply,
+  type Window,
+} from "./compare.js";
+import { type DeclaredId, judge } from "./declared.js";
+import {
+  type Call,
+  type Executors,
+  type KeyRef,
+  type Mode,
+  offsetsOf,
+  rawKeys,
+  resolveKey,
+  type Side,
+  type SideTag,
+  tail,
+} from "./executors.js";
+import type { Outcome } from "./report.js";
+import type { Command, Reply } from "./resp.js";
+import { applyWrites, predictInstall, predictNative } from "./spec.js";
+import { accepts, layoutQueue, queueKey, rowKey, shapeOf, type Verb, VERSION_KEY, verbOf } from "./verbs.js";
+
+export type SeedArg = string | Buffer | number | KeyRef;
+
+export type Action =
+  | { kind: "call"; call: Call; mode?: Mode; host?: boolean; expect?: "equal" | DeclaredId }
+  | { kind: "seed"; commands: SeedArg[][] }
+  | { kind: "wait"; ms: number }
+  | { kind: "brand"; value: string | null | "hash" }
+  | { kind: "guard"; guard: "oom" | "replica"; call: Call }
+  | { kind: "check"; verb: string; what: string; fn: (last: LastStep) => string[] }
+  | { kind: "install"; brand: string | null | "hash"; tail?: string[] };
+
+/** The last step's native view, for explicit checks. */
+export interface LastStep {
+  reply: Reply;
+  window: Window;
+  before: RawDump;
+  after: RawDump;
+  side: Side;
+}
+
+interface State {
+  raw: RawDump;
+  norm: NormDump;
+}
+
+type Classified =
+  | { kind: "compare"; hostPause: boolean }
+  | { kind: "spec" }
+  | { kind: "judged"; declared: DeclaredId; runScript: boolean };
+
+let nextCase = 0;
+
+export class CaseRun {
+  readonly outcomes: Outcome[] = [];
+  readonly script: Side;
+  readonly native: Side;
+  step = 0;
+  last: LastStep | null = null;
+  /** The script side is not run for a layout refusal (D3) when false (generated sequences). */
+  scriptOnLayout = true;
+  private state: Record<SideTag, State> = {
+    script: { raw: new Map(), norm: new Map() },
+    native: { raw: new Map(), norm: new Map() },
+  };
+
+  constructor(
+    readonly ex: Executors,
+    readonly label: string,
+    readonly queues: readonly string[] = ["A", "B"],
+  ) {
+    const id = nextCase++;
+    this.script = { tag: "script", name: (q) => `h${id}${q}s` };
+    this.native = { tag: "native", name: (q) => `h${id}${q}n` };
+  }
+
+  private names(side: Side): QueueName[] {
+    return this.queues.map((q) => ({ physical: side.name(q), logical: q }));
+  }
+
+  /** The script side's current raw state (the model reads tokens and ids from it). */
+  get scriptState(): RawDump {
+    return this.state.script.raw;
+  }
+
+  private dump(side: Side, extra: readonly Buffer[] = []): Promise<RawDump> {
+    return this.ex.scratch.keys.dumpQueues(
+      this.queues.map((q) => side.name(q)),
+      extra,
+    );
+  }
+
+  private record(verb: string, problems: string[], ok: { declared?: DeclaredId }): Outcome {
+    const outcome: Outcome = {
+      verb,
+      verdict: problems.length > 0 ? "failed" : ok.declared ? "declared" : "equal",
+      label: `${this.label} step ${this.step}`,
+      problems,
+      ...(ok.declared ? { declared: ok.declared } : {}),
+    };
+    this.outcomes.push(outcome);
+    return outcome;
+  }
+
+  get failed(): boolean {
+    return this.outcomes.some((o) => o.verdict === "failed");
+  }
+
+  async run(action: Action): Promise<Outcome | null> {
+    switch (action.kind) {
+      case "call":
+        return this.call(action.call, action.mode ?? "window", action.host ?? true, action.expect);
+      case "seed":
+        await this.seed(action.commands);
+        return null;
+      case "wait":
+        await new Promise((r) => setTimeout(r, action.ms));
+        return null;
+      case "brand":
+        await this.ex.setBrand(action.value);
+        return null;
+      case "guard":
+        return this.guard(action.guard, action.call);
+      case "install":
+        return this.install(action.brand, action.tail ?? ["1", VERSION_KEY]);
+      case "check": {
+        const problems = this.last ? action.fn(this.last) : ["no step to check"];
+        this.step += 1;
+        return this.record(
+          action.verb,
+          problems.map((p) => `${action.what}: ${p}`),
+          {},
+        );
+      }
+    }
+  }
+
+  /** Plain writes on both queues (setup, or the model's adversarial states). */
+  async seed(commands: readonly SeedArg[][]): Promise<void> {
+    const build = (side: Side): Command[] =>
+      commands.map((c) =>
+        c.map((a) => (typeof a === "object" && !Buffer.isBuffer(a) ? resolveKey(a, side) : a)),
+      );
+    const replies = await this.ex.scratch.client.call([...build(this.script), ...build(this.native)]);
+    for (const r of replies) if (r.t === "error") throw new Error(`seed failed: ${r.v}`);
+    this.step += 1;
+    this.settle(this.script, await this.dump(this.script));
+    this.settle(this.native, await this.dump(this.native));
+    await this.ex.scratch.sub.drain();
+  }
+
+  /** Takes `raw` as this side's state, scores the step did not explain kept literally. */
+  private settle(side: Side, raw: RawDump): void {
+    const prev = this.state[side.tag];
+    const { norm } = normalize(raw, { queues: this.names(side), step: this.step, prev });
+    this.state[side.tag] = { raw, norm };
+  }
+
+  private classify(verb: Verb, call: Call, host: boolean): Classified {
+    if (verb.script === null) return { kind: "spec" };
+    const shape = shapeOf(verb, tail(call, this.script));
+    if (shape.kind === "eval-refuses") return { kind: "judged", declared: "P1", runScript: true };
+    if (shape.kind !== "ok") return { kind: "compare", hostPause: false };
+    const queue = layoutQueue(verb, shape.keys, shape.values);
+    if (queue === null) return { kind: "judged", declared: "D3", runScript: this.scriptOnLayout };
+    if (this.ex.brand !== "ok") return { kind: "judged", declared: "D4", runScript: true };
+    if (verb.verb !== "CLAIM" || !accepts("ms", shape.values[0]!.toString("latin1"))) {
+      return { kind: "compare", hostPause: false };
+    }
+    if (host) return { kind: "compare", hostPause: true };
+    // A raw EVAL of claim.lua: the pause flag and meta's type are not the script's business.
+    const meta = this.state.script.raw.get(queueKey(queue, "meta").toString("latin1"));
+    if (meta !== undefined && meta.type !== "hash")
+      return { kind: "judged", declared: "D7", runScript: true };
+    const paused =
+      meta?.type === "hash" && meta.fields.some(([f, v]) => `${f}` === "paused" && `${v}` === "1");
+    return paused
+      ? { kind: "judged", declared: "D2", runScript: true }
+      : { kind: "compare", hostPause: false };
+  }
+
+  private async call(call: Call, mode: Mode, host: boolean, expect?: "equal" | DeclaredId): Promise<Outcome> {
+    this.step += 1;
+    const verb = verbOf(call.verb);
+    const c = this.classify(verb, call, host);
+    let outcome: Outcome;
+    if (c.kind === "spec") outcome = await this.spec(verb, call, mode);
+    else if (c.kind === "judged") outcome = await this.judged(verb, call, c.declared, c.runScript, null);
+    else outcome = await this.compare(verb, call, mode, c.hostPause);
+    const got = outcome.declared ?? "equal";
+    if (expect !== undefined && outcome.verdict !== "failed" && got !== expect) {
+      outcome.verdict = "failed";
+      outcome.problems.push(`the case expects ${expect}, the harness judged ${got}`);
+    }
+    return outcome;
+  }
+
+  /** Replies, keyspaces and wakes of both sides after a step; the differences. */
+  private async finish(
+    verb: Verb,
+    call: Call,
+    replies: { script: Reply; native: Reply },
+    windows: { script: Window; native: Window },
+    wakesScript: number | null,
+  ): Promise<string[]> {
+    const values = call.values.map((v) => Buffer.from(v));
+    const offsets = offsetsOf(verb, values);
+    const [rawS, rawN, published] = await Promise.all([
+      this.dump(this.script),
+      this.dump(this.native),
+      this.ex.scratch.sub.drain(),
+    ]);
+    const leased = leasedRows(verb, call, replies.native, this.native);
+    const s = normalize(rawS, {
+      queues: this.names(this.script),
+      step: this.step,
+      prev: this.state.script,
+      window: windows.script,
+      offsets,
+    });
+    const n = normalize(rawN, {
+      queues: this.names(this.native),
+      step: this.step,
+      prev: this.state.native,
+      window: windows.native,
+      offsets,
+      epoch: { runId: this.ex.scratch.runId, leasedRows: leased },
+    });
+    const problems = [...s.issues.map((i) => `script: ${i}`), ...n.issues.map((i) => `native: ${i}`)];
+    const replyIssues: string[] = [];
+    const rs = this.timed(verb, values, replies.script, windows.script, replyIssues);
+    const rn = this.timed(verb, values, replies.native, windows.native, replyIssues);
+    problems.push(...replyIssues);
+    if (canon(rs) !== canon(rn)) problems.push(`reply: script ${showReply(rs)} vs native ${showReply(rn)}`);
+    problems.push(...diffDumps(s.norm, n.norm));
+    for (const q of this.queues) {
+      const count = (side: Side) =>
+        published.filter((p) => p.channel === `emq:{${side.name(q)}}:wake`).length;
+      const predicted = q === queueOf(call) ? wakesScript : 0;
+      const ws = wakesScript === null ? count(this.script) : predicted;
+      const wn = count(this.native);
+      if (ws !== wn) problems.push(`wake on queue ${q}: script published ${ws}, native ${wn}`);
+    }
+    this.last = {
+      reply: replies.native,
+      window: windows.native,
+      before: this.state.native.raw,
+      after: rawN,
+      side: this.native,
+    };
+    this.state.script = { raw: rawS, norm: s.norm };
+    this.state.native = { raw: rawN, norm: n.norm };
+    return problems;
+  }
+
+  /** A reply with its time (a deadline, a due time) as a token when it is in the window. */
+  private timed(
+    verb: Verb,
+    values: readonly Buffer[],
+    reply: Reply,
+    window: Window,
+    issues: string[],
+  ): Reply {
+    const at = verb.replyTime;
+    if (!at || reply.t === "error") return reply;
+    if (at.index !== null && (reply.t !== "array" || reply.v.length === 0)) return reply;
+    const offset = Number(values[at.offset]?.toString("latin1"));
+    return tokenizeReply(reply, { index: at.index, offset }, window, this.step, issues);
+  }
+
+  private async compare(verb: Verb, call: Call, mode: Mode, hostPause: boolean): Promise<Outcome> {
+    const tS = tail(call, this.script);
+    let host: "paused" | Reply | null = null;
+    if (hostPause)
+      host = await this.ex.hostPauseRead(resolveKey({ q: queueOf(call)!, slot: "meta" }, this.script));
+    if (host === "paused") return this.judged(verb, call, "D2", false, "host");
+    const script = host === null ? this.ex.evalCommand(verb, tS) : null;
+    const pair = await this.ex.pair(script, this.ex.nativeCommand(verb, tail(call, this.native)), mode);
+    const native = await this.ex.injectFault(verb, pair.native, this.native);
+    const problems = await this.finish(
+      verb,
+      call,
+      { script: pair.script ?? (host as Reply), native },
+      { script: pair.scriptWindow, native: pair.nativeWindow },
+      null,
+    );
+    return this.record(verb.verb, problems, {});
+  }
+
+  /**
+   * A declared difference: the script side runs (or not) for the record, the native side is
+   * judged against the declaration alone, with a snapshot before and after it.
+   */
+  private async judged(
+    verb: Verb,
+    call: Call,
+    declared: DeclaredId,
+    runScript: boolean,
+    host: "host" | null,
+  ): Promise<Outcome> {
+    const extra = rawKeys(call);
+    const scriptBefore = await this.dump(this.script, extra);
+    const script = runScript ? await this.ex.alone(this.ex.evalCommand(verb, tail(call, this.script))) : null;
+    const scriptAfter = await this.dump(this.script, extra);
+    const nativeBefore = await this.dump(this.native, extra);
+    const run = await this.ex.alone(this.ex.nativeCommand(verb, tail(call, this.native)));
+    const native = await this.ex.injectFault(verb, run.reply, this.native);
+    const nativeAfter = await this.dump(this.native, extra);
+    const published = await this.ex.scratch.sub.drain();
+    const nativeWakes = published.filter((p) =>
+      this.queues.some((q) => p.channel === `emq:{${this.native.name(q)}}:wake`),
+    );
+    const problems = judge(declared, {
+      verb,
+      brand: this.ex.brandValue,
+      script: script?.reply ?? null,
+      scriptSent: script !== null,
+      scriptChanges: changes(scriptBefore, scriptAfter),
+      native,
+      nativeChanges: changes(nativeBefore, nativeAfter),
+      nativeWakes: nativeWakes.length,
+      hostAnswered: host !== null,
+    });
+    this.last = {
+      reply: native,
+      window: run.window,
+      before: nativeBefore,
+      after: nativeAfter,
+      side: this.native,
+    };
+    this.settle(this.script, await this.dump(this.script));
+    this.settle(this.native, await this.dump(this.native));
+    return this.record(verb.verb, problems, { declared });
+  }
+
+  /**
+   * D8: a native-only verb, held to the executable check (harness/spec.ts) computed from the
+   * native queue's state before the call at a server time in the call's window; the same
+   * prediction is applied to the script side's queue so both stay in step.
+   */
+  private async spec(verb: Verb, call: Call, mode: Mode): Promise<Outcome> {
+    const name = verb.verb as "RESCHEDULE" | "REQUEUE";
+    const tN = tail(call, this.native);
+    const before = this.state.native.raw;
+    const pair = await this.ex.pair(null, this.ex.nativeCommand(verb, tN), mode);
+    const native = await this.ex.injectFault(verb, pair.native, this.native);
+    const after = await this.dump(this.native);
+    const problems: string[] = [];
+    let now = pair.nativeWindow.lo;
+    let fit: string[] | null = null;
+    for (let t = pair.nativeWindow.lo; t <= pair.nativeWindow.hi; t++) {
+      const p = predictNative(name, tN, before, this.ex.brandValue, t);
+      const miss = [
+        ...(canon(p.reply) === canon(native)
+          ? []
+          : [`reply: expected ${showReply(p.reply)}, native ${showReply(native)}`]),
+        ...changes(applyWrites(before, p.writes), after).map((d) => `keyspace vs the executable check: ${d}`),
+      ];
+      if (fit === null || miss.length === 0) {
+        fit = miss;
+        now = t;
+      }
+      if (miss.length === 0) break;
+    }
+    problems.push(...(fit ?? []));
+    const predicted = predictNative(
+      name,
+      tail(call, this.script),
+      this.state.script.raw,
+      this.ex.brandValue,
+      now,
+    );
+    for (const r of await this.ex.scratch.client.call(predicted.writes)) {
+      if (r.t === "error") throw new Error(`applying the executable check's writes: ${r.v}`);
+    }
+    problems.push(
+      ...(await this.finish(
+        verb,
+        call,
+        { script: predicted.reply, native },
+        { script: pair.nativeWindow, native: pair.nativeWindow },
+        predicted.wakes,
+      )),
+    );
+    return this.record(verb.verb, problems, problems.length === 0 ? { declared: "D8" } : {});
+  }
+
+  /** `EMQ.INSTALL` on a node whose brand is `brand`, held to its executable check. */
+  private async install(brand: string | null | "hash", t: string[]): Promise<Outcome> {
+    this.step += 1;
+    await this.ex.setBrand(brand);
+    const key = [Buffer.from(VERSION_KEY)];
+    const before = await this.ex.scratch.keys.dumpQueues([], key);
+    const { reply } = await this.ex.alone(["EMQ.INSTALL", ...t]);
+    const after = await this.ex.scratch.keys.dumpQueues([], key);
+    await this.ex.readBrand();
+    const p = predictInstall(
+      t.map((x) => Buffer.from(x)),
+      before.get(VERSION_KEY),
+    );
+    const problems = [
+      ...(canon(p.reply) === canon(reply)
+        ? []
+        : [`reply: expected ${showReply(p.reply)}, got ${showReply(reply)}`]),
+      ...changes(applyWrites(before, p.writes), after).map((d) => `brand vs the executable check: ${d}`),
+    ];
+    return this.record("INSTALL", problems, {});
+  }
+
+  /** D5: the write guard, over maxmemory or on a read-only replica. */
+  private async guard(kind: "oom" | "replica", call: Call): Promise<Outcome> {
+    this.step += 1;
+    const verb = verbOf(call.verb);
+    const problems = await this.ex.underGuard(kind, async (keys) => {
+      const queues = (side: Side) => this.queues.map((q) => side.name(q));
+      const beforeS = await keys.dumpQueues(queues(this.script));
+      const beforeN = await keys.dumpQueues(queues(this.native));
+      const script = await keys.client.one(...this.ex.evalCommand(verb, tail(call, this.script)));
+      const native = await keys.client.one(...this.ex.nativeCommand(verb, tail(call, this.native)));
+      return judge("D5", {
+        verb,
+        brand: this.ex.brandValue,
+        guard: kind,
+        script,
+        scriptSent: true,
+        scriptChanges: changes(beforeS, await keys.dumpQueues(queues(this.script))),
+        native,
+        nativeChanges: changes(beforeN, await keys.dumpQueues(queues(this.native))),
+        nativeWakes: 0,
+        hostAnswered: false,
+      });
+    });
+    return this.record(verb.verb, problems, { declared: "D5" });
+  }
+}
+
+/** The logical queue of a call (its first queue key); null when it names none. */
+function queueOf(call: Call): string | null {
+  for (const k of call.keys) if ("q" in k) return k.q;
+  return null;
+}
+
+/** The rows a native claim leased: the row of the id its reply names. */
+function leasedRows(verb: Verb, call: Call, reply: Reply, side: Side): string[] {
+  if (verb.verb !== "CLAIM" || reply.t !== "array" || reply.v[0]?.t !== "bulk") return [];
+  const q = queueOf(call);
+  return q === null ? [] : [rowKey(side.name(q), reply.v[0].v).toString("latin1")];
+}

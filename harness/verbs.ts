@@ -1,0 +1,338 @@
+/**
+ * The protocol as data, written from docs/protocol.md: each verb's form, declared keys, values
+ * (with their grammars and refusal names), the time scores it writes, and the pure checks the
+ * harness needs to classify a call before it runs (shape, layout, value grammars).
+ */
+
+export type KeySlot = "row" | "pending" | "active" | "schedule" | "done" | "dead" | "meta" | "base";
+export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit";
+export type TimeSet = "active" | "schedule" | "done" | "dead";
+export const TIME_SETS: readonly TimeSet[] = ["active", "schedule", "done", "dead"];
+
+export interface ValueSlot {
+  /** The slot's placeholder, as the form writes it. */
+  slot: string;
+  /** Numeric values: the grammar and the name refusals use. */
+  grammar?: Grammar;
+  name?: string;
+}
+
+export interface Verb {
+  verb: string;
+  /** The script twin (`src/scripts/<script>.lua`); null for a native-only verb. */
+  script: string | null;
+  form: string;
+  keys: readonly KeySlot[];
+  /** Index of the key the queue name is recovered from. */
+  anchor: number;
+  values: readonly ValueSlot[];
+  /** Time scores the verb writes: the set and the value index of its offset (null = now). */
+  times: readonly { set: TimeSet; offset: number | null }[];
+  /** A time in the reply: the array index (null = the reply itself) and its offset's value index. */
+  replyTime?: { index: number | null; offset: number };
+  /** The first write of its success path, as the protocol's "writes" row lists it. */
+  firstWrite: string;
+}
+
+const id: ValueSlot = { slot: "<id>" };
+const token: ValueSlot = { slot: "<token>", grammar: "positive", name: "lease token" };
+const lease: ValueSlot = { slot: "<lease_ms>", grammar: "ms", name: "lease" };
+const keep: ValueSlot = { slot: "<keep>", grammar: "count", name: "keep" };
+const limit: ValueSlot = { slot: "<limit>", grammar: "limit", name: "limit" };
+const maxAttempts: ValueSlot = { slot: "<max_attempts>", grammar: "positive", name: "max attempts" };
+
+export const VERBS: readonly Verb[] = [
+  {
+    verb: "ENQUEUE",
+    firstWrite: "HSET",
+    script: "enqueue",
+    form: "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>",
+    keys: ["row", "pending"],
+    anchor: 1,
+    values: [id, { slot: "<payload>" }],
+    times: [],
+  },
+  {
+    verb: "ADD",
+    firstWrite: "HSET",
+    script: "add",
+    form: "EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>",
+    keys: ["row", "pending", "schedule"],
+    anchor: 1,
+    values: [
+      id,
+      { slot: "<payload>" },
+      { slot: "<priority>", grammar: "priority", name: "priority" },
+      { slot: "<delay>", grammar: "delay", name: "delay" },
+      { slot: "<max_attempts>", grammar: "count", name: "max attempts" },
+    ],
+    times: [{ set: "schedule", offset: 3 }],
+  },
+  {
+    verb: "CLAIM",
+    firstWrite: "ZREM",
+    script: "claim",
+    form: "EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>",
+    keys: ["pending", "active", "base"],
+    anchor: 0,
+    values: [lease],
+    times: [{ set: "active", offset: 0 }],
+    replyTime: { index: 3, offset: 0 },
+  },
+  {
+    verb: "EXTEND",
+    firstWrite: "ZADD",
+    script: "extend",
+    form: "EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>",
+    keys: ["active", "base"],
+    anchor: 0,
+    values: [id, token, lease],
+    times: [{ set: "active", offset: 2 }],
+    replyTime: { index: null, offset: 2 },
+  },
+  {
+    verb: "COMPLETE",
+    firstWrite: "ZREM",
+    script: "complete",
+    form: "EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>",
+    keys: ["active", "done", "base"],
+    anchor: 0,
+    values: [id, token, { slot: "<result>" }, keep],
+    times: [{ set: "done", offset: null }],
+  },
+  {
+    verb: "FAIL",
+    firstWrite: "ZREM",
+    script: "fail",
+    form: "EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>",
+    keys: ["active", "pending", "schedule", "dead", "base"],
+    anchor: 0,
+    values: [
+      id,
+      token,
+      { slot: "<error>" },
+      { slot: "<backoff>", grammar: "delay", name: "backoff" },
+      maxAttempts,
+      keep,
+    ],
+    times: [
+      { set: "schedule", offset: 3 },
+      { set: "dead", offset: null },
+    ],
+  },
+  {
+    verb: "RETRY",
+    firstWrite: "ZREM",
+    script: "retry",
+    form: "EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>",
+    keys: ["dead", "pending", "base"],
+    anchor: 0,
+    values: [id, { slot: "<extra_attempts>", grammar: "positive", name: "extra attempts" }],
+    times: [],
+  },
+  {
+    verb: "PROMOTE",
+    firstWrite: "ZREM",
+    script: "promote",
+    form: "EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>",
+    keys: ["schedule", "pending", "base"],
+    anchor: 0,
+    values: [limit],
+    times: [],
+  },
+  {
+    verb: "REAP",
+    firstWrite: "ZREM",
+    script: "reap",
+    form: "EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>",
+    keys: ["active", "pending", "dead", "base"],
+    anchor: 0,
+    values: [limit, maxAttempts, keep],
+    times: [{ set: "dead", offset: null }],
+  },
+  {
+    verb: "REMOVE",
+    firstWrite: "ZREM",
+    script: "remove",
+    form: "EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>",
+    keys: ["pending", "schedule", "done", "dead", "base"],
+    anchor: 0,
+    values: [id],
+    times: [],
+  },
+  {
+    verb: "PAUSE",
+    firstWrite: "HSET",
+    script: "pause",
+    form: "EMQ.PAUSE 1 <meta>",
+    keys: ["meta"],
+    anchor: 0,
+    values: [],
+    times: [],
+  },
+  {
+    verb: "RESUME",
+    firstWrite: "HDEL",
+    script: "resume",
+    form: "EMQ.RESUME 1 <meta>",
+    keys: ["meta"],
+    anchor: 0,
+    values: [],
+    times: [],
+  },
+  {
+    verb: "RESCHEDULE",
+    firstWrite: "ZREM",
+    script: null,
+    form: "EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>",
+    keys: ["active", "schedule", "base"],
+    anchor: 0,
+    values: [id, token, { slot: "<delay>", grammar: "delay", name: "delay" }],
+    times: [{ set: "schedule", offset: 2 }],
+    replyTime: { index: null, offset: 2 },
+  },
+  {
+    verb: "REQUEUE",
+    firstWrite: "ZREM",
+    script: null,
+    form: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>",
+    keys: ["active", "pending", "base"],
+    anchor: 0,
+    values: [id, token],
+    times: [],
+  },
+];
+
+export function verbOf(name: string): Verb {
+  const found = VERBS.find((v) => v.verb === name);
+  if (!found) throw new Error(`unknown verb ${name}`);
+  return found;
+}
+
+/* ------------------------------------------------------------------ value grammars */
+
+const DIGITS = /^(0|[1-9][0-9]{0,14})$/;
+
+/** Whether `text` is accepted by `grammar` (docs/protocol.md, Value grammars). */
+export function accepts(grammar: Grammar, text: string): boolean {
+  switch (grammar) {
+    case "delay":
+    case "count":
+      return DIGITS.test(text);
+    case "ms":
+    case "positive":
+      return DIGITS.test(text) && text !== "0";
+    case "priority":
+      return DIGITS.test(text) || (text.startsWith("-") && accepts("positive", text.slice(1)));
+    case "limit":
+      return accepts("positive", text) && Number(text) <= 10_000;
+  }
+}
+
+export const RULES: Record<Grammar, string> = {
+  ms: "a positive integer of milliseconds",
+  delay: "a non-negative integer of milliseconds",
+  count: "a non-negative integer",
+  positive: "a positive integer",
+  priority: "an integer",
+  limit: "an integer from 1 to 10000",
+};
+
+/** A value grammar's refusal text. */
+export function valueError(verb: string, name: string, grammar: Grammar): string {
+  return `ERR EMQ.${verb} ${name} must be ${RULES[grammar]}`;
+}
+
+/* ------------------------------------------------------------------ keys and layout */
+
+/** `emq:{<q>}:<type>` ("base" is the empty type). */
+export function queueKey(queue: Buffer | string, slot: Exclude<KeySlot, "row">): Buffer {
+  const type = slot === "base" ? "" : slot;
+  return Buffer.concat([Buffer.from("emq:{"), Buffer.from(queue), Buffer.from(`}:${type}`)]);
+}
+
+export function rowKey(queue: Buffer | string, id: Buffer | string): Buffer {
+  return Buffer.concat([queueKey(queue, "base"), Buffer.from("job:"), Buffer.from(id)]);
+}
+
+/** The name and type of `emq:{<name>}:<type>`: the name runs to the first `}`, then `:`. */
+export function splitQueueKey(key: Buffer): { name: Buffer; type: Buffer } | null {
+  const prefix = Buffer.from("emq:{");
+  if (key.length < prefix.length || !key.subarray(0, prefix.length).equals(prefix)) return null;
+  const close = key.indexOf(0x7d, prefix.length);
+  if (close < 0 || key[close + 1] !== 0x3a) return null;
+  return { name: key.subarray(prefix.length, close), type: key.subarray(close + 2) };
+}
+
+/** A queue name the module accepts: not empty, no `{`, `}` or NUL. */
+export function validQueueName(name: Buffer): boolean {
+  return name.length > 0 && !name.includes(0x7b) && !name.includes(0x7d) && !name.includes(0);
+}
+
+/** Layout: the queue name when every declared key is that queue's key of its slot, else null. */
+export function layoutQueue(verb: Verb, keys: readonly Buffer[], values: readonly Buffer[]): Buffer | null {
+  const anchor = keys[verb.anchor];
+  const slot = verb.keys[verb.anchor];
+  if (anchor === undefined || slot === undefined || slot === "row") return null;
+  const split = splitQueueKey(anchor);
+  if (split === null || !validQueueName(split.name)) return null;
+  if (!split.type.equals(Buffer.from(slot === "base" ? "" : slot))) return null;
+  const name = split.name;
+  const all = verb.keys.every((s, i) => {
+    const key = keys[i];
+    if (key === undefined) return false;
+    if (s === "row") return values[0] !== undefined && key.equals(rowKey(name, values[0]));
+    return key.equals(queueKey(name, s));
+  });
+  return all ? name : null;
+}
+
+/* ------------------------------------------------------------------ shape */
+
+export type Shape =
+  /** EVAL itself refuses the tail (no numkeys, numkeys not an integer, negative, beyond the args). */
+  | { kind: "eval-refuses" }
+  | { kind: "wrong-keys" }
+  | { kind: "wrong-values" }
+  | { kind: "ok"; keys: Buffer[]; values: Buffer[] };
+
+const EVAL_INTEGER = /^(0|-?[1-9][0-9]*)$/;
+
+/**
+ * The shape of a tail `<numkeys> <keys…> <values…>` as both sides see it. EVAL parses numkeys as
+ * a signed 64-bit integer and refuses a malformed, negative or too large one itself; when EVAL
+ * accepts it, the script and the command check the same two counts.
+ */
+export function shapeOf(verb: Verb, tail: readonly Buffer[]): Shape {
+  const first = tail[0];
+  if (first === undefined) return { kind: "eval-refuses" };
+  const text = first.toString("latin1");
+  if (!EVAL_INTEGER.test(text) || text.length > 19 || BigInt(text) > 9223372036854775807n) {
+    return { kind: "eval-refuses" };
+  }
+  const n = Number(text);
+  if (n < 0 || n > tail.length - 1) return { kind: "eval-refuses" };
+  if (n !== verb.keys.length) return { kind: "wrong-keys" };
+  if (tail.length - 1 - n !== verb.values.length) return { kind: "wrong-values" };
+  return { kind: "ok", keys: tail.slice(1, 1 + n), values: tail.slice(1 + n) };
+}
+
+export function wrongKeys(verb: Verb): string {
+  return `ERR EMQ.${verb.verb} wrong number of keys: ${verb.form}`;
+}
+
+export function wrongValues(verb: Verb): string {
+  return `ERR EMQ.${verb.verb} wrong number of values: ${verb.form}`;
+}
+
+export function layoutError(verb: string): string {
+  return `ERR EMQ.${verb} keys do not match the wire-4 layout`;
+}
+
+export const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
+export const BRAND = "echomq:6.0.0";
+export const VERSION_KEY = "{emq}:version";
+
+export function emqwire(found: Buffer | null): string {
+  return `EMQWIRE expected ${BRAND} found ${found === null ? "(nil)" : found.toString("latin1")}`;
+}
