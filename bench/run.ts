@@ -62,7 +62,8 @@ function parseFlags(argv: string[]): Flags {
     const [key, value] = arg.split("=", 2) as [string, string | undefined];
     const int = () => {
       const n = Number(value);
-      if (!Number.isInteger(n) || n <= 0) throw new Error(`${key} needs a positive integer, got ${value}`);
+      if (!Number.isInteger(n) || n <= 0)
+        throw new UsageError(`${key} needs a positive integer, got ${value}`);
       return n;
     };
     if (key === "--smoke") flags.smoke = true;
@@ -72,19 +73,19 @@ function parseFlags(argv: string[]): Flags {
       const ids = (value ?? "").split(",").filter(Boolean);
       for (const id of ids)
         if (!(SYSTEM_IDS as readonly string[]).includes(id))
-          throw new Error(`--only: unknown system ${id} (known: ${SYSTEM_IDS.join(", ")})`);
+          throw new UsageError(`--only: unknown system ${id} (known: ${SYSTEM_IDS.join(", ")})`);
       flags.only = ids as SystemId[];
     } else if (key === "--persistence") {
       if (value !== "none" && value !== "aof" && value !== "both")
-        throw new Error("--persistence is none, aof or both");
+        throw new UsageError("--persistence is none, aof or both");
       flags.persistence = value;
     } else if (key === "--out") flags.out = resolve(value ?? "");
     else if (key === "--help" || key === "-h") {
       process.stdout.write(`${readFileSync(fileURLToPath(import.meta.url), "utf8").split("*/")[0]}*/\n`);
       process.exit(0);
-    } else throw new Error(`unknown flag ${arg} (try --help)`);
+    } else throw new UsageError(`unknown flag ${arg} (try --help)`);
   }
-  if (flags.only.length === 0) throw new Error("--only names no system");
+  if (flags.only.length === 0) throw new UsageError("--only names no system");
   return flags;
 }
 
@@ -94,38 +95,34 @@ function fullModes(): ModeConfig[] {
     name: "none",
     aof: false,
     rounds: 3,
-    addSeqJobs: 10_000,
-    addParallelJobs: 50_000,
+    addSeqJobs: 5_000,
+    addParallelJobs: 30_000,
     addParallelProducers: 50,
-    bulkJobs: 50_000,
+    bulkJobs: 30_000,
     bulkBatch: 50,
     processJobs: 100_000,
     concurrencies: [1, 10, 100],
-    latency: { rate: 2000, durationMs: 6000, warmupMs: 1000, concurrency: 10 },
+    latency: { rate: 2000, durationMs: 5000, warmupMs: 1000, concurrency: 10 },
     ceilingRequests: 200_000,
   };
-  // With AOF: the adds and the concurrent processing runs (where the fsync thread and the AOF
-  // writes show); c=1 and the latency run are the same shape as without persistence.
+  // With AOF: the adds and the concurrent processing runs, where the AOF writes and the fsync
+  // thread show; c=1 and the latency run have the same shape as without persistence.
   const aof: ModeConfig = { ...none, name: "aof", aof: true, concurrencies: [10, 100], latency: null };
   return [none, aof];
 }
 
+/** The same shapes with a few hundred jobs, one round: a check that every system still runs. */
 function smokeModes(): ModeConfig[] {
-  const none: ModeConfig = {
-    name: "none",
-    aof: false,
+  return fullModes().map((m) => ({
+    ...m,
     rounds: 1,
     addSeqJobs: 200,
     addParallelJobs: 300,
-    addParallelProducers: 50,
     bulkJobs: 300,
-    bulkBatch: 50,
     processJobs: 300,
-    concurrencies: [1, 10, 100],
-    latency: { rate: 2000, durationMs: 500, warmupMs: 100, concurrency: 10 },
+    latency: m.latency && { ...m.latency, durationMs: 600, warmupMs: 100 },
     ceilingRequests: 20_000,
-  };
-  return [none, { ...none, name: "aof", aof: true }];
+  }));
 }
 
 function packageVersion(name: string, from = root): string {
@@ -363,7 +360,10 @@ async function main(): Promise<void> {
   }
 }
 
+class UsageError extends Error {}
+
 main().catch((err) => {
-  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+  if (err instanceof UsageError) process.stderr.write(`${err.message}\n`);
+  else process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 });
