@@ -1,8 +1,346 @@
-import type { Executors } from "./executors.js";
+/**
+ * The property-based model test: fast-check drives random sequences of verbs over two queues
+ * through both executors — valid arguments mostly, adversarial and invalid ones often enough
+ * (bad numbers, foreign ids, stale tokens, twisted keys and numkeys, corrupted rows and sets) —
+ * and compares after every step (one MULTI/EXEC per step pair, so both sides read one clock).
+ * A failing sequence is shrunk by fast-check to a minimal one, which the report prints.
+ */
+import fc from "fast-check";
+import { J, keysFor, raw } from "./build.js";
+import type { Call, Executors, KeyRef } from "./executors.js";
 import type { Tally } from "./report.js";
+import { CaseRun, type SeedArg } from "./steps.js";
+import { queueKey, rowKey, verbOf } from "./verbs.js";
 
-export async function runModel(
-  _ex: Executors,
-  _tally: Tally,
-  _o: { steps: number; seed: number; log: (line: string) => void },
-): Promise<void> {}
+/* ------------------------------------------------------------------ symbolic arguments */
+
+/** An id: a fixed one, or one read at run time from the script side's state. */
+type IdChoice = { id: string } | { head: "active" | "dead" | "schedule" | "pending" };
+/** A lease token: the row's current attempts, one more (stale), or literal text. */
+type TokenChoice = "current" | "stale" | { text: string };
+type Twist =
+  | "none"
+  | { numkeys: string }
+  | "value-more"
+  | "value-less"
+  | { key: "anchor-type" | "other-queue" | "empty-name" | "no-prefix" };
+
+interface GenCall {
+  verb: string;
+  q: string;
+  id?: IdChoice;
+  token?: TokenChoice;
+  values: (string | Buffer)[];
+  twist: Twist;
+}
+
+const BIG = "999999999999999";
+const pick = <T>(common: readonly T[], rare: readonly T[], weight = 10): fc.Arbitrary<T> =>
+  fc.oneof(
+    { weight, arbitrary: fc.constantFrom(...common) },
+    { weight: 1, arbitrary: fc.constantFrom(...rare) },
+  );
+
+const queue = fc.oneof(
+  { weight: 4, arbitrary: fc.constant("A") },
+  { weight: 1, arbitrary: fc.constant("B") },
+);
+const ID_POOL = Array.from({ length: 8 }, (_, i) => J(i + 1));
+const FOREIGN_IDS = ["XYZ00000000001", "JOB", "", "JOB\r\n\0x", "job00000000001"];
+/** Ids for a verb: mostly the head of the set the verb acts on (`prefer`), else the pool. */
+const idChoice = (prefer: "active" | "dead" | null): fc.Arbitrary<IdChoice> =>
+  fc.oneof(
+    { weight: prefer ? 2 : 8, arbitrary: fc.constantFrom(...ID_POOL).map((id) => ({ id })) },
+    ...(prefer ? [{ weight: 7, arbitrary: fc.constant({ head: prefer }) }] : []),
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom("active" as const, "dead" as const, "schedule" as const, "pending" as const)
+        .map((head) => ({ head })),
+    },
+    { weight: 1, arbitrary: fc.constantFrom(...FOREIGN_IDS).map((id) => ({ id })) },
+  );
+const token: fc.Arbitrary<TokenChoice> = fc.oneof(
+  { weight: 8, arbitrary: fc.constant("current" as const) },
+  { weight: 1, arbitrary: fc.constant("stale" as const) },
+  { weight: 1, arbitrary: fc.constantFrom("0", "01", "-1", "x", BIG, "").map((text) => ({ text })) },
+);
+const noEmqDot = (b: Buffer) => !/emq\./i.test(b.toString("latin1"));
+const bytes: fc.Arbitrary<Buffer> = fc
+  .oneof(
+    fc.constant(Buffer.alloc(0)),
+    fc.string({ maxLength: 12 }).map((s) => Buffer.from(s)),
+    fc.uint8Array({ maxLength: 24 }).map((a) => Buffer.from(a)),
+    fc.constant(Buffer.from("a\r\nb\0c")),
+  )
+  .filter(noEmqDot);
+
+const lease = pick(
+  ["1", "5", "30000", "30000", "30000", "60000", "60000", BIG],
+  ["0", "-1", "01", "", "x", "1000000000000000", "1.5"],
+);
+const delay = pick(["0", "0", "0", "1", "3", "100000", BIG], ["-1", "01", "x"]);
+const priority = pick(["0", "0", "1", "-1", "5", `-${BIG}`, BIG], ["-0", "01", "+1", "x"]);
+const count = pick(["0", "0", "1", "2", "3"], ["-1", "x"]);
+const keep = pick(["0", "1", "2", "10", BIG], ["-1", "01"]);
+const backoff = pick(["0", "0", "1", "1000"], ["-1", "x"]);
+const maxAttempts = pick(["1", "1", "2", "3", "5"], ["0", "x"]);
+const limit = pick(["1", "2", "100", "10000"], ["0", "10001", "x"]);
+const extra = pick(["1", "2"], ["0", "-1"]);
+
+const twist: fc.Arbitrary<Twist> = fc.oneof(
+  { weight: 40, arbitrary: fc.constant("none" as const) },
+  { weight: 1, arbitrary: fc.constantFrom("x", "-1", "03", "99").map((numkeys) => ({ numkeys })) },
+  { weight: 1, arbitrary: fc.constantFrom("value-more" as const, "value-less" as const) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .constantFrom(
+        "anchor-type" as const,
+        "other-queue" as const,
+        "empty-name" as const,
+        "no-prefix" as const,
+      )
+      .map((key) => ({ key })),
+  },
+);
+
+/** Each verb's arguments: the id and token slots stay symbolic until the step runs. */
+const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q">>> = {
+  ENQUEUE: fc.record({ id: idChoice(null), values: fc.tuple(bytes) }),
+  ADD: fc.record({ id: idChoice(null), values: fc.tuple(bytes, priority, delay, count) }),
+  CLAIM: fc.record({ values: fc.tuple(lease) }),
+  EXTEND: fc.record({ id: idChoice("active"), token, values: fc.tuple(lease) }),
+  COMPLETE: fc.record({ id: idChoice("active"), token, values: fc.tuple(bytes, keep) }),
+  FAIL: fc.record({ id: idChoice("active"), token, values: fc.tuple(bytes, backoff, maxAttempts, keep) }),
+  RETRY: fc.record({ id: idChoice("dead"), values: fc.tuple(extra) }),
+  PROMOTE: fc.record({ values: fc.tuple(limit) }),
+  REAP: fc.record({ values: fc.tuple(limit, maxAttempts, keep) }),
+  REMOVE: fc.record({ id: idChoice(null), values: fc.constant([] as string[]) }),
+  PAUSE: fc.record({ values: fc.constant([] as string[]) }),
+  RESUME: fc.record({ values: fc.constant([] as string[]) }),
+  RESCHEDULE: fc.record({ id: idChoice("active"), token, values: fc.tuple(delay) }),
+  REQUEUE: fc.record({ id: idChoice("active"), token, values: fc.constant([] as string[]) }),
+};
+const WEIGHTS: Record<string, number> = {
+  ENQUEUE: 7,
+  ADD: 3,
+  CLAIM: 8,
+  EXTEND: 1,
+  COMPLETE: 2,
+  FAIL: 3,
+  RETRY: 2,
+  PROMOTE: 2,
+  REAP: 2,
+  REMOVE: 2,
+  PAUSE: 1,
+  RESUME: 2,
+  RESCHEDULE: 1,
+  REQUEUE: 1,
+};
+
+const FIELDS = ["attempts", "priority", "max_attempts", "state", "payload"];
+const FIELD_VALUES = ["x", "0", "1", "2", "-1", "01", "-0", "active", "dead", "pending", "weird", ""];
+const SETS = ["pending", "active", "schedule", "done", "dead"] as const;
+
+/** Plain writes on both queues: wrong types, malformed fields, orphans, ids in two sets. */
+const corruption: fc.Arbitrary<SeedArg[]> = fc.oneof(
+  fc
+    .tuple(queue, fc.constantFrom(...SETS, "meta" as const))
+    .map(([q, slot]): SeedArg[] => ["SET", { q, slot }, "x"]),
+  fc
+    .tuple(queue, fc.constantFrom(...SETS, "meta" as const))
+    .map(([q, slot]): SeedArg[] => ["DEL", { q, slot }]),
+  fc
+    .tuple(queue, fc.constantFrom(...ID_POOL), fc.constantFrom(...FIELDS), fc.constantFrom(...FIELD_VALUES))
+    .map(([q, id, f, v]): SeedArg[] => ["HSET", { q, row: id }, f, v]),
+  fc.tuple(queue, fc.constantFrom(...ID_POOL)).map(([q, id]): SeedArg[] => ["DEL", { q, row: id }]),
+  fc
+    .tuple(
+      queue,
+      fc.constantFrom(...SETS),
+      fc.constantFrom("0", "1", "5", "9000000000000000"),
+      fc.constantFrom(...ID_POOL, "XYZ1"),
+    )
+    .map(([q, slot, score, m]): SeedArg[] => ["ZADD", { q, slot }, score, m]),
+  fc
+    .tuple(queue, fc.constantFrom("0", "1"))
+    .map(([q, v]): SeedArg[] => ["HSET", { q, slot: "meta" }, "paused", v]),
+);
+
+/* ------------------------------------------------------------------ commands */
+
+interface Real {
+  run: CaseRun;
+  steps: number;
+}
+
+const latin1 = (b: Buffer) => b.toString("latin1");
+
+function resolveId(choice: IdChoice | undefined, run: CaseRun, q: string): string {
+  if (choice === undefined) return "";
+  if ("id" in choice) return choice.id;
+  const set = run.scriptState.get(latin1(queueKey(run.script.name(q), choice.head)));
+  const first = set?.type === "zset" ? set.members[0]?.[0] : undefined;
+  return first ? latin1(first) : J(1);
+}
+
+function resolveToken(choice: TokenChoice | undefined, run: CaseRun, q: string, id: string): string {
+  if (choice === undefined) return "";
+  if (typeof choice === "object") return choice.text;
+  const r = run.scriptState.get(latin1(rowKey(run.script.name(q), Buffer.from(id, "latin1"))));
+  const attempts = r?.type === "hash" ? r.fields.find(([f]) => latin1(f) === "attempts")?.[1] : undefined;
+  const text = attempts ? latin1(attempts) : "";
+  const current = /^[1-9][0-9]{0,14}$/.test(text) ? text : "1";
+  return choice === "current" ? current : String(Number(current) + 1);
+}
+
+/** The concrete call a symbolic one stands for, on the run's current state. */
+function resolve(g: GenCall, run: CaseRun): Call {
+  const verb = verbOf(g.verb);
+  const id = resolveId(g.id, run, g.q);
+  const head = g.id === undefined ? [] : [Buffer.from(id, "latin1")];
+  const tok = g.token === undefined ? [] : [resolveToken(g.token, run, g.q, id)];
+  // Every form lists the id first, then the lease token, then the rest.
+  const values: (string | Buffer)[] = [...head, ...tok, ...g.values];
+  let keys: KeyRef[] = keysFor(g.verb, g.q, Buffer.from(id, "latin1"));
+  let numkeys: string | undefined;
+  const t = g.twist;
+  if (t === "value-more") values.push("x");
+  else if (t === "value-less") values.pop();
+  else if (typeof t === "object" && "numkeys" in t) numkeys = t.numkeys;
+  else if (typeof t === "object") {
+    const a = verb.anchor;
+    const other = g.q === "A" ? "B" : "A";
+    if (t.key === "anchor-type") keys = keys.map((k, i) => (i === a ? { q: g.q, suffix: "nope" } : k));
+    if (t.key === "no-prefix") keys = keys.map((k, i) => (i === a ? raw("foo:pending") : k));
+    if (t.key === "empty-name")
+      keys = verb.keys.map((s) => raw(s === "row" ? rowKey("", id) : queueKey("", s)));
+    if (t.key === "other-queue") {
+      const i = keys.length > 1 ? (a + 1) % keys.length : a;
+      keys = keys.map((k, j) => (j === i && "q" in k ? { ...k, q: other } : k));
+    }
+  }
+  return { verb: g.verb, keys, values, ...(numkeys !== undefined ? { numkeys } : {}) };
+}
+
+function describe(g: GenCall): string {
+  const parts = [g.q];
+  if (g.id) parts.push("id" in g.id ? JSON.stringify(g.id.id) : `${g.id.head}-head`);
+  if (g.token)
+    parts.push(typeof g.token === "object" ? `token=${JSON.stringify(g.token.text)}` : `token=${g.token}`);
+  for (const v of g.values) parts.push(JSON.stringify(latin1(Buffer.from(v))).slice(0, 30));
+  if (g.twist !== "none") parts.push(`twist=${JSON.stringify(g.twist)}`);
+  return `${g.verb}(${parts.join(", ")})`;
+}
+
+class VerbCommand implements fc.AsyncCommand<object, Real> {
+  constructor(readonly g: GenCall) {}
+  check(): boolean {
+    return true;
+  }
+  async run(_m: object, r: Real): Promise<void> {
+    const call = resolve(this.g, r.run);
+    const outcome = await r.run.run({ kind: "call", call, mode: "exact" });
+    r.steps += 1;
+    if (outcome?.verdict === "failed") {
+      throw new Error(`EMQ.${call.verb} differs at step ${r.run.step}:\n  ${outcome.problems.join("\n  ")}`);
+    }
+  }
+  toString(): string {
+    return describe(this.g);
+  }
+}
+
+class CorruptCommand implements fc.AsyncCommand<object, Real> {
+  constructor(readonly command: SeedArg[]) {}
+  check(): boolean {
+    return true;
+  }
+  async run(_m: object, r: Real): Promise<void> {
+    await r.run.run({ kind: "seed", commands: [this.command], tolerant: true });
+  }
+  toString(): string {
+    return `seed(${this.command.map((a) => (typeof a === "object" && !Buffer.isBuffer(a) ? JSON.stringify(a) : String(a))).join(" ")})`;
+  }
+}
+
+class WaitCommand implements fc.AsyncCommand<object, Real> {
+  constructor(readonly ms: number) {}
+  check(): boolean {
+    return true;
+  }
+  async run(): Promise<void> {
+    await new Promise((r) => setTimeout(r, this.ms));
+  }
+  toString(): string {
+    return `wait(${this.ms} ms)`;
+  }
+}
+
+const COMMANDS = [
+  ...Object.entries(VERB_ARBS).map(([verb, arb]) =>
+    fc
+      .tuple(arb, queue, twist)
+      .map(([a, q, t]) => new VerbCommand({ ...a, verb, q, twist: t }) as fc.AsyncCommand<object, Real>),
+  ),
+  ...Array.from({ length: 2 }, () =>
+    corruption.map((c) => new CorruptCommand(c) as fc.AsyncCommand<object, Real>),
+  ),
+  fc.constantFrom(2, 4).map((ms) => new WaitCommand(ms) as fc.AsyncCommand<object, Real>),
+];
+// fc.commands picks among its arbitraries uniformly: repeat each verb by its weight.
+const WEIGHTED = COMMANDS.flatMap((arb, i) => {
+  const verb = Object.keys(VERB_ARBS)[i];
+  return Array.from({ length: verb ? (WEIGHTS[verb] ?? 1) : 1 }, () => arb);
+});
+
+/* ------------------------------------------------------------------ the run */
+
+export interface ModelOptions {
+  steps: number;
+  seed: number;
+  /** Commands per sequence at most (default 40). */
+  maxCommands?: number;
+  log?: (line: string) => void;
+}
+
+/**
+ * Runs generated sequences until at least `steps` verb steps ran, in batches of fast-check runs
+ * with seeds seed, seed+1, … Each sequence gets fresh queues; a failure is shrunk and recorded.
+ * Steps of shrinking re-runs are not counted.
+ */
+export async function runModel(ex: Executors, tally: Tally, o: ModelOptions): Promise<void> {
+  let shrinking = false;
+  let previous: CaseRun | null = null;
+  const property = fc.asyncProperty(
+    fc.commands(WEIGHTED, { maxCommands: o.maxCommands ?? 60, size: "large" }),
+    async (cmds) => {
+      if (previous !== null) await previous.dispose();
+      const run = new CaseRun(ex, `generated sequence ${tally.generatedRuns + 1}`);
+      run.scriptOnLayout = false;
+      previous = run;
+      const real: Real = { run, steps: 0 };
+      try {
+        await fc.asyncModelRun(() => ({ model: {}, real }), cmds);
+      } finally {
+        if (!shrinking) {
+          tally.generatedRuns += 1;
+          tally.generatedSteps += real.steps;
+          for (const outcome of run.outcomes) tally.add(outcome);
+          if (run.failed) shrinking = true;
+        }
+      }
+    },
+  );
+  for (let batch = 0; tally.generatedSteps < o.steps; batch++) {
+    const before = tally.generatedSteps;
+    const details = await fc.check(property, { seed: o.seed + batch, numRuns: 20 });
+    if (details.failed) {
+      tally.counterexamples.push(fc.defaultReportMessage(details) ?? String(details.errorInstance));
+      shrinking = false;
+    }
+    o.log?.(`generated: ${tally.generatedSteps} steps (batch ${batch}, seed ${o.seed + batch})`);
+    if (tally.generatedSteps === before) throw new Error("the model ran no steps");
+  }
+}

@@ -37,7 +37,8 @@ export type SeedArg = string | Buffer | number | KeyRef;
 
 export type Action =
   | { kind: "call"; call: Call; mode?: Mode; host?: boolean; expect?: "equal" | DeclaredId }
-  | { kind: "seed"; commands: SeedArg[][] }
+  /** Plain writes on both sides; `tolerant` lets a write fail (the same way on both sides). */
+  | { kind: "seed"; commands: SeedArg[][]; tolerant?: boolean }
   | { kind: "wait"; ms: number }
   | { kind: "brand"; value: string | null | "hash" }
   | { kind: "guard"; guard: "oom" | "replica"; call: Call }
@@ -88,6 +89,17 @@ export class CaseRun {
     this.native = { tag: "native", name: (q) => `h${id}${q}n` };
   }
 
+  /** Deletes every key of this case's queues, both sides. */
+  async dispose(): Promise<void> {
+    const names = [
+      ...this.queues.map((q) => this.script.name(q)),
+      ...this.queues.map((q) => this.native.name(q)),
+    ];
+    const keys = [...(await this.ex.scratch.keys.dumpQueues(names)).keys()];
+    if (keys.length > 0)
+      await this.ex.scratch.client.call([["UNLINK", ...keys.map((k) => Buffer.from(k, "latin1"))]]);
+  }
+
   private names(side: Side): QueueName[] {
     return this.queues.map((q) => ({ physical: side.name(q), logical: q }));
   }
@@ -125,7 +137,7 @@ export class CaseRun {
       case "call":
         return this.call(action.call, action.mode ?? "window", action.host ?? true, action.expect);
       case "seed":
-        await this.seed(action.commands);
+        await this.seed(action.commands, action.tolerant ?? false);
         return null;
       case "wait":
         await new Promise((r) => setTimeout(r, action.ms));
@@ -150,13 +162,18 @@ export class CaseRun {
   }
 
   /** Plain writes on both queues (setup, or the model's adversarial states). */
-  async seed(commands: readonly SeedArg[][]): Promise<void> {
+  async seed(commands: readonly SeedArg[][], tolerant = false): Promise<void> {
     const build = (side: Side): Command[] =>
       commands.map((c) =>
         c.map((a) => (typeof a === "object" && !Buffer.isBuffer(a) ? resolveKey(a, side) : a)),
       );
     const replies = await this.ex.scratch.client.call([...build(this.script), ...build(this.native)]);
-    for (const r of replies) if (r.t === "error") throw new Error(`seed failed: ${r.v}`);
+    const half = commands.length;
+    replies.forEach((r, i) => {
+      const twin = replies[i < half ? i + half : i - half]!;
+      if ((r.t === "error" && !tolerant) || canon(r) !== canon(twin))
+        throw new Error(`seed failed: ${showReply(r)}`);
+    });
     this.step += 1;
     this.settle(this.script, await this.dump(this.script));
     this.settle(this.native, await this.dump(this.native));
