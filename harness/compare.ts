@@ -229,10 +229,14 @@ export function diffDumps(
   return out;
 }
 
-/** Differences between two dumps of the same side (for "nothing written" checks). */
-export function changes(before: RawDump, after: RawDump): string[] {
+/** Differences between two dumps of the same side ("nothing written", predicted vs actual). */
+export function changes(
+  before: RawDump,
+  after: RawDump,
+  labels: [string, string] = ["before", "after"],
+): string[] {
   const plain = (raw: RawDump) => normalize(raw, { queues: [], step: 0 }).norm;
-  return diffDumps(plain(before), plain(after), ["before", "after"]);
+  return diffDumps(plain(before), plain(after), labels);
 }
 
 /* ------------------------------------------------------------------ replies */

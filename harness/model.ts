@@ -337,8 +337,16 @@ export async function runModel(ex: Executors, tally: Tally, o: ModelOptions): Pr
     const before = tally.generatedSteps;
     const details = await fc.check(property, { seed: o.seed + batch, numRuns: 20 });
     if (details.failed) {
-      tally.counterexamples.push(fc.defaultReportMessage(details) ?? String(details.errorInstance));
-      shrinking = false;
+      // One shrunk counterexample is the finding; more batches would mostly find it again.
+      const error =
+        details.errorInstance instanceof Error
+          ? details.errorInstance.message
+          : String(details.errorInstance);
+      tally.counterexamples.push(
+        `${fc.defaultReportMessage(details) ?? ""}\n\nThe shrunk sequence's failure: ${error}`,
+      );
+      o.log?.(`generated: a sequence failed at batch ${batch} (seed ${o.seed + batch}); shrunk, stopping`);
+      return;
     }
     o.log?.(`generated: ${tally.generatedSteps} steps (batch ${batch}, seed ${o.seed + batch})`);
     if (tally.generatedSteps === before) throw new Error("the model ran no steps");

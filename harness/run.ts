@@ -25,8 +25,10 @@ export interface HarnessOptions {
   durability?: boolean;
   /** A deliberate fault on the native side (the harness's own tests). */
   fault?: Fault | null;
-  /** Pinned bodies already verified (default: harness/pins.json, verified now). */
+  /** Pinned bodies already verified (default: read and verified now from `pins`). */
   bodies?: Bodies;
+  /** Where the pins and scripts are (default: this repository and harness/pins.json). */
+  pins?: { repo: string; file: string };
   log?: (line: string) => void;
 }
 
@@ -42,7 +44,7 @@ export const ALL_CASES: Case[] = [...CASES, ...REFUSAL_CASES];
 export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
   const started = performance.now();
   const log = o.log ?? (() => {});
-  const bodies = o.bodies ?? loadBodies();
+  const bodies = o.bodies ?? loadBodies(o.pins?.repo, o.pins?.file);
   log(`pinned bodies verified at ${bodies.commit.slice(0, 12)} (${bodies.byVerb.size} scripts)`);
   const scratch = await Scratch.start();
   const tally = new Tally();

@@ -385,7 +385,9 @@ export class CaseRun {
         ...(canon(p.reply) === canon(native)
           ? []
           : [`reply: expected ${showReply(p.reply)}, native ${showReply(native)}`]),
-        ...changes(applyWrites(before, p.writes), after).map((d) => `keyspace vs the executable check: ${d}`),
+        ...changes(applyWrites(before, p.writes), after, ["predicted", "native"]).map(
+          (d) => `keyspace vs the executable check: ${d}`,
+        ),
       ];
       if (fit === null || miss.length === 0) {
         fit = miss;
@@ -433,7 +435,9 @@ export class CaseRun {
       ...(canon(p.reply) === canon(reply)
         ? []
         : [`reply: expected ${showReply(p.reply)}, got ${showReply(reply)}`]),
-      ...changes(applyWrites(before, p.writes), after).map((d) => `brand vs the executable check: ${d}`),
+      ...changes(applyWrites(before, p.writes), after, ["predicted", "native"]).map(
+        (d) => `brand vs the executable check: ${d}`,
+      ),
     ];
     return this.record("INSTALL", problems, {});
   }
