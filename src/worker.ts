@@ -70,6 +70,8 @@ interface Running {
   readonly claimedAt: number;
   handedBack: boolean;
   leaseLost: boolean;
+  /** The handler returned or threw: its complete / fail is on the way and the lease needs no renewal. */
+  settled: boolean;
 }
 
 /** The handler's view of a claimed job; its `signal` is made only when a handler asks for it. */
@@ -141,6 +143,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private subscriber: Connection | undefined;
   private slots: Promise<void>[] = [];
   private closing: Promise<void> | undefined;
+  /** Claims sent and not yet answered: close() lets them land before it hands jobs back. */
+  private readonly claims = new Set<Promise<ClaimedJob | null>>();
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
@@ -212,14 +216,21 @@ export class Worker extends EventEmitter<WorkerEvents> {
     while (!this.closing) {
       let claimed: ClaimedJob | null;
       try {
-        claimed = await claim(this.conn, this.name, this.opts.leaseMs);
+        const sent = claim(this.conn, this.name, this.opts.leaseMs);
+        this.claims.add(sent);
+        try {
+          claimed = await sent;
+        } finally {
+          this.claims.delete(sent);
+        }
       } catch (err) {
         this.report(err);
-        await this.gate.wait();
+        if (!this.closing) await this.gate.wait();
         continue;
       }
       if (!claimed) {
-        await this.gate.wait();
+        // close() may have woken the idle slots while this claim was out: it must not wait again.
+        if (!this.closing) await this.gate.wait();
         continue;
       }
       await this.process(claimed);
@@ -228,7 +239,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private async process(claimed: ClaimedJob): Promise<void> {
     const job = new JobView(this.name, claimed);
-    const entry: Running = { job, claimedAt: Date.now(), handedBack: false, leaseLost: false };
+    const entry: Running = {
+      job,
+      claimedAt: Date.now(),
+      handedBack: false,
+      leaseLost: false,
+      settled: false,
+    };
     this.running.add(entry);
     let outcome: { ok: true; result: unknown } | { ok: false; error: unknown };
     try {
@@ -236,6 +253,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     } catch (error) {
       outcome = { ok: false, error };
     }
+    // An extend sent from now on would reach the server after this job's complete / fail and be
+    // refused ("job is not active"): a job that finished must not be reported as a lost lease.
+    entry.settled = true;
     try {
       if (entry.handedBack || entry.leaseLost) return;
       if (outcome.ok) {
@@ -266,11 +286,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private renewLeases(): void {
     const fresh = Date.now() - this.opts.leaseMs / 6;
     for (const entry of this.running) {
-      if (entry.handedBack || entry.leaseLost || entry.claimedAt > fresh) continue;
+      if (entry.handedBack || entry.leaseLost || entry.settled || entry.claimedAt > fresh) continue;
       const { job } = entry;
       extend(this.conn, this.name, job.id, job.attempts, this.opts.leaseMs).catch((err) => {
         if (!(err instanceof LeaseLostError)) return this.report(err);
-        if (entry.leaseLost || entry.handedBack) return;
+        // Settled: its complete / fail meets the same refusal and reports it once.
+        if (entry.leaseLost || entry.handedBack || entry.settled) return;
         entry.leaseLost = true;
         job.abort(err);
         this.emit("leaseLost", job, err);
@@ -298,6 +319,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await Promise.race([finished, new Promise((r) => (timer = setTimeout(r, this.opts.closeGraceMs)))]);
     clearTimeout(timer);
     clearInterval(this.heartbeat);
+    // A claim still in flight brings one more job. Its slot awaits the reply first, so it has put
+    // the job in `running` by the time this await resumes: it is handed back with the others.
+    await Promise.allSettled([...this.claims]);
     const unfinished = [...this.running].filter((e) => !e.handedBack && !e.leaseLost);
     for (const entry of unfinished) entry.handedBack = true;
     await Promise.all(unfinished.map((entry) => this.handBack(entry)));
