@@ -1,14 +1,14 @@
 //! Server time and server identity for leases.
 
 use std::sync::OnceLock;
-use valkey_module::{raw, Context};
+use valkey_module::Context;
+
+use crate::direct;
 
 /// The command's cached clock in ms: the value `TIME` reports inside the same command,
 /// `MULTI/EXEC` or script (`seconds * 1000 + floor(microseconds / 1000)`).
 pub fn now_ms() -> i64 {
-    // SAFETY: the API is resolved at load time and takes no arguments.
-    let micros = unsafe { raw::RedisModule_CachedMicroseconds.unwrap()() };
-    micros.div_euclid(1000)
+    direct::cached_micros().div_euclid(1000)
 }
 
 /// The lease epoch: the server's `run_id` (from `INFO server`), read once per process.

@@ -4,7 +4,9 @@
 //! bytes so that a value read from the keyspace (a foreign brand) is printed as it is.
 
 use std::ffi::CString;
-use valkey_module::{raw, Context, ValkeyResult, ValkeyValue};
+use valkey_module::{Context, ValkeyResult, ValkeyValue};
+
+use crate::direct;
 
 /// The module's brand; also the wire it reports in `EMQ.VERSION`.
 pub const BRAND: &str = "echomq:6.0.0";
@@ -63,9 +65,7 @@ pub fn answer(ctx: &Context, reply: Reply) -> ValkeyResult {
     match reply {
         Ok(value) => Ok(value),
         Err(refusal) => {
-            let line = refusal.wire_line();
-            // SAFETY: `ctx.ctx` is the live command context; the line is NUL-terminated.
-            unsafe { raw::RedisModule_ReplyWithError.unwrap()(ctx.ctx, line.as_ptr()) };
+            direct::reply_error(ctx, &refusal.wire_line());
             Ok(ValkeyValue::NoReply)
         }
     }

@@ -2,6 +2,7 @@
 
 use valkey_module::Context;
 
+use crate::direct;
 use crate::errors::{self, Refusal, BRAND};
 use crate::guard;
 use crate::keyspace::VERSION_KEY;
@@ -11,7 +12,7 @@ use crate::store;
 /// read only. `echomq:6.0.0` passes; absent or any other string is `EMQWIRE …`. An ACL denial
 /// (`NOPERM …`) or a non-string value (`WRONGTYPE …`) passes through as the server's error.
 pub fn check(ctx: &Context) -> Result<(), Refusal> {
-    let brand = store::bytes(&store::read_as_caller(ctx, "GET", &[VERSION_KEY])?);
+    let brand = direct::get_as_caller(ctx, VERSION_KEY)?;
     passes(brand.as_deref())
 }
 

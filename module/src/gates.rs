@@ -2,12 +2,10 @@
 //!
 //! Each gate only reads; a refusal leaves the keyspace as it was.
 
-use valkey_module::Context;
-
+use crate::direct::{Db, Key, Kind};
 use crate::errors::{self, Refusal};
 use crate::keyspace::is_job_id;
 use crate::shape::Form;
-use crate::store::{self, Kind};
 use crate::values::Grammar;
 
 /// Id gate: the id's first three bytes are `JOB`, else `ERR EMQ.<VERB> id must start with JOB`.
@@ -19,22 +17,38 @@ pub fn job_id(form: &Form, id: &[u8]) -> Result<(), Refusal> {
     }
 }
 
-/// Type gate: each key is a sorted set or absent, else the server's `WRONGTYPE`.
-pub fn sorted_sets(ctx: &Context, keys: &[&[u8]]) -> Result<(), Refusal> {
-    for key in keys {
-        if !matches!(store::kind(ctx, key)?, Kind::SortedSet | Kind::None) {
+/// Type gate: each key, in order, is a sorted set or absent, else the server's `WRONGTYPE`.
+/// Returns the keys open for the reads that follow.
+pub fn sorted_sets<'d, const N: usize>(
+    db: &'d Db,
+    keys: [&[u8]; N],
+) -> Result<[Key<'d>; N], Refusal> {
+    let mut open: [Option<Key<'d>>; N] = std::array::from_fn(|_| None);
+    for (slot, key) in open.iter_mut().zip(keys) {
+        let key = db.read(key);
+        if !matches!(key.kind(), Kind::SortedSet | Kind::None) {
             return Err(errors::wrongtype());
         }
+        *slot = Some(key);
     }
-    Ok(())
+    Ok(open.map(|key| key.expect("every key was opened")))
 }
 
-/// Type gate: `key` is a hash or absent, else the server's `WRONGTYPE`.
-pub fn hash(ctx: &Context, key: &[u8]) -> Result<(), Refusal> {
-    match store::kind(ctx, key)? {
+/// Type gate: the open `key` is a hash or absent, else the server's `WRONGTYPE`.
+pub fn hash(key: &Key) -> Result<(), Refusal> {
+    match key.kind() {
         Kind::Hash | Kind::None => Ok(()),
         _ => Err(errors::wrongtype()),
     }
+}
+
+/// Which fields of a row a verb reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fields {
+    /// `state` and `attempts` (the lease gate, `REMOVE`).
+    Lease,
+    /// Also `priority` and `max_attempts` (every verb that re-enters `pending` or may bury).
+    All,
 }
 
 /// The fields of a job row the transitions read.
@@ -47,21 +61,29 @@ pub struct Row {
 }
 
 impl Row {
-    /// `HMGET <row> state attempts priority max_attempts` (the row is a hash).
-    pub fn read(ctx: &Context, key: &[u8]) -> Result<Row, Refusal> {
-        let answer = store::read(
-            ctx,
-            "HMGET",
-            &[key, b"state", b"attempts", b"priority", b"max_attempts"],
-        )?;
-        let mut fields = store::elements(&answer).into_iter();
-        let mut next = || fields.next().flatten();
-        Ok(Row {
-            state: next(),
-            attempts: next(),
-            priority: next(),
-            max_attempts: next(),
-        })
+    /// `HMGET <row> state attempts` (`Fields::Lease`) or `HMGET <row> state attempts priority
+    /// max_attempts` (`Fields::All`) on the open row (a hash).
+    pub fn read(row: &Key, fields: Fields) -> Result<Row, Refusal> {
+        match fields {
+            Fields::Lease => {
+                let [state, attempts] = row.hash_get([b"state", b"attempts"])?;
+                Ok(Row {
+                    state,
+                    attempts,
+                    ..Row::default()
+                })
+            }
+            Fields::All => {
+                let [state, attempts, priority, max_attempts] =
+                    row.hash_get([b"state", b"attempts", b"priority", b"max_attempts"])?;
+                Ok(Row {
+                    state,
+                    attempts,
+                    priority,
+                    max_attempts,
+                })
+            }
+        }
     }
 
     /// Whether the row's `state` is `state`.
@@ -71,11 +93,11 @@ impl Row {
 
     /// The score the id gets whenever it (re-)enters `pending`: `priority` when it is a
     /// *priority* text; absent (or any other text) = `0`.
-    pub fn priority(&self) -> &[u8] {
-        match self.priority.as_deref() {
-            Some(text) if Grammar::Priority.parse(text).is_some() => text,
-            _ => b"0",
-        }
+    pub fn priority(&self) -> i64 {
+        self.priority
+            .as_deref()
+            .and_then(|text| Grammar::Priority.parse(text))
+            .unwrap_or(0)
     }
 
     /// The attempts used so far: `attempts` when it is a *count*; absent (or any other text)
@@ -103,25 +125,19 @@ impl Row {
 }
 
 /// Row gate: the row must be a hash, else `ERR EMQ.<VERB> job not found`. Returns its fields.
-pub fn row(ctx: &Context, form: &Form, key: &[u8]) -> Result<Row, Refusal> {
-    if store::kind(ctx, key)? != Kind::Hash {
+pub fn row(db: &Db, form: &Form, key: &[u8], fields: Fields) -> Result<Row, Refusal> {
+    let row = db.read(key);
+    if row.kind() != Kind::Hash {
         return Err(errors::job_not_found(form.verb));
     }
-    Row::read(ctx, key)
+    Row::read(&row, fields)
 }
 
 /// Lease gate: the row's `state` is `active` and the id is a member of `active`, else
 /// `ERR EMQ.<VERB> job is not active`; then the row's `attempts` equals the presented token,
 /// else `ERR EMQ.<VERB> stale lease token`.
-pub fn lease(
-    ctx: &Context,
-    form: &Form,
-    active: &[u8],
-    id: &[u8],
-    row: &Row,
-    token: &[u8],
-) -> Result<(), Refusal> {
-    if !row.is(b"active") || !member(ctx, active, id)? {
+pub fn lease(form: &Form, active: &Key, id: &[u8], row: &Row, token: &[u8]) -> Result<(), Refusal> {
+    if !row.is(b"active") || !member(active, id)? {
         return Err(errors::not_active(form.verb));
     }
     if row.attempts.as_deref() != Some(token) {
@@ -130,10 +146,9 @@ pub fn lease(
     Ok(())
 }
 
-/// Whether `id` is a member of the sorted set `key`.
-pub fn member(ctx: &Context, key: &[u8], id: &[u8]) -> Result<bool, Refusal> {
-    let score = store::read(ctx, "ZSCORE", &[key, id])?;
-    Ok(store::bytes(&score).is_some())
+/// Whether `id` is a member of the open sorted set `set` (`ZSCORE`).
+pub fn member(set: &Key, id: &[u8]) -> Result<bool, Refusal> {
+    Ok(set.score(id)?.is_some())
 }
 
 #[cfg(test)]
@@ -174,14 +189,14 @@ mod tests {
     #[test]
     fn priority_defaults_to_zero() {
         let mut r = row(None, None);
-        assert_eq!(r.priority(), b"0");
+        assert_eq!(r.priority(), 0);
         r.priority = Some(b"-4".to_vec());
-        assert_eq!(r.priority(), b"-4");
+        assert_eq!(r.priority(), -4);
         r.priority = Some(b"12".to_vec());
-        assert_eq!(r.priority(), b"12");
+        assert_eq!(r.priority(), 12);
         for bad in [&b"-0"[..], b"01", b"1.5", b"inf", b"", b"x"] {
             r.priority = Some(bad.to_vec());
-            assert_eq!(r.priority(), b"0", "{bad:?}");
+            assert_eq!(r.priority(), 0, "{bad:?}");
         }
         assert!(r.is(b"active"));
         assert!(!r.is(b"pending"));

@@ -92,12 +92,19 @@ impl<'a> Queue<'a> {
 
     /// Whether `key` is this queue's `<kind>` key, byte for byte.
     pub fn is(&self, key: &[u8], kind: &[u8]) -> bool {
-        key == self.key(kind).as_slice()
+        self.rest(key) == Some(kind)
     }
 
     /// Whether `key` is this queue's row for `id`, byte for byte.
     pub fn is_job(&self, key: &[u8], id: &[u8]) -> bool {
-        key == self.job(id).as_slice()
+        self.rest(key).and_then(|rest| rest.strip_prefix(ROW)) == Some(id)
+    }
+
+    /// What follows `emq:{<q>}:` in `key`, when `key` starts so.
+    fn rest<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]> {
+        key.strip_prefix(PREFIX)?
+            .strip_prefix(self.name)?
+            .strip_prefix(CLOSE)
     }
 }
 

@@ -4,6 +4,7 @@
 //! This file only registers commands. The protocol is `docs/protocol.md`.
 
 pub mod clock;
+pub mod direct;
 pub mod errors;
 pub mod fence;
 pub mod gates;
@@ -88,14 +89,43 @@ const fn last_key(form: &Form) -> i32 {
     1 + form.keys.len() as i32
 }
 
-/// Refuses to load on a server older than Valkey 8.
+/// The strings the verbs write and read over and over (the brand key, field names, states, the
+/// lease epoch):
+/// created once at load instead of once per use.
+fn interned(run_id: &'static [u8]) -> [&'static [u8]; 18] {
+    [
+        keyspace::VERSION_KEY,
+        b"state",
+        b"attempts",
+        b"payload",
+        b"priority",
+        b"max_attempts",
+        b"lease_epoch",
+        b"result",
+        b"error",
+        b"paused",
+        b"pending",
+        b"active",
+        b"scheduled",
+        b"completed",
+        b"dead",
+        b"0",
+        b"1",
+        run_id,
+    ]
+}
+
+/// Refuses to load on a server older than Valkey 8; then sets up the key API.
 fn init(ctx: &Context, _args: &[ValkeyString]) -> Status {
     let info = ctx.server_info("server");
     let major = info
         .field("valkey_version")
         .and_then(|v| v.try_as_str().ok()?.split('.').next()?.parse::<u32>().ok());
     match major {
-        Some(major) if major >= MIN_VALKEY_MAJOR => Status::Ok,
+        Some(major) if major >= MIN_VALKEY_MAJOR => {
+            direct::init(ctx, &interned(clock::run_id(ctx)));
+            Status::Ok
+        }
         _ => {
             ctx.log_warning("echomq needs Valkey 8.0 or newer");
             Status::Err

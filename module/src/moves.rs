@@ -1,71 +1,64 @@
 //! The writes several verbs share: into `pending`, into `done`/`dead` with retention, the wake.
 //!
-//! Every write goes through [`store::write`] (replicated as the plain command). The caller has
-//! passed the write guard.
+//! Every write goes through [`Db`]'s writes (each replicated as its plain command). The caller
+//! has passed the write guard.
 
-use valkey_module::Context;
-
+use crate::direct::Db;
 use crate::errors::Refusal;
 use crate::keyspace::{Queue, WAKE};
-use crate::store;
 
 /// The most ids one call's retention removes.
 pub const RETENTION_BATCH: i64 = 10;
 
-/// `ms` as a score / reply text.
-pub fn text(ms: i64) -> String {
-    ms.to_string()
-}
-
 /// `HSET <row> state <state>`
-pub fn set_state(ctx: &Context, row: &[u8], state: &[u8]) -> Result<(), Refusal> {
-    store::write(ctx, "HSET", &[row, b"state", state]).map(drop)
+pub fn set_state(db: &mut Db, row: &[u8], state: &[u8]) -> Result<(), Refusal> {
+    db.hset(row, &[(b"state", state)])
 }
 
 /// `HSET <row> state <state> <field> <value>`
 pub fn set_state_with(
-    ctx: &Context,
+    db: &mut Db,
     row: &[u8],
     state: &[u8],
     field: &[u8],
     value: &[u8],
 ) -> Result<(), Refusal> {
-    store::write(ctx, "HSET", &[row, b"state", state, field, value]).map(drop)
+    db.hset(row, &[(b"state", state), (field, value)])
 }
 
 /// `ZADD <set> <score> <id>`
-pub fn add(ctx: &Context, set: &[u8], score: &[u8], id: &[u8]) -> Result<(), Refusal> {
-    store::write(ctx, "ZADD", &[set, score, id]).map(drop)
+pub fn add(db: &mut Db, set: &[u8], score: i64, id: &[u8]) -> Result<(), Refusal> {
+    db.zadd(set, score, id).map(drop)
 }
 
 /// `ZREM <set> <id>`
-pub fn remove(ctx: &Context, set: &[u8], id: &[u8]) -> Result<(), Refusal> {
-    store::write(ctx, "ZREM", &[set, id]).map(drop)
+pub fn remove(db: &mut Db, set: &[u8], id: &[u8]) -> Result<(), Refusal> {
+    db.zrem(set, id).map(drop)
 }
 
 /// `DEL <key>`
-pub fn delete(ctx: &Context, key: &[u8]) -> Result<(), Refusal> {
-    store::write(ctx, "DEL", &[key]).map(drop)
+pub fn delete(db: &mut Db, key: &[u8]) -> Result<(), Refusal> {
+    db.del(key).map(drop)
 }
 
 /// An id that left `active`/`dead` back into `pending`: `HSET <row> state pending` then
 /// `ZADD <pending> <priority> <id>`.
 pub fn to_pending(
-    ctx: &Context,
+    db: &mut Db,
     row: &[u8],
     pending: &[u8],
-    priority: &[u8],
+    priority: i64,
     id: &[u8],
 ) -> Result<(), Refusal> {
-    set_state(ctx, row, b"pending")?;
-    add(ctx, pending, priority, id)
+    set_state(db, row, b"pending")?;
+    add(db, pending, priority, id)
 }
 
 /// A finished job kept for inspection, or dropped: keep > 0 → `HSET <row> state <state>
 /// <field> <value>`, `ZADD <set> <now> <id>`; keep = 0 → `DEL <row>`. Retention is the
 /// caller's next step ([`retain`]), once per call.
 pub fn finish(
-    ctx: &Context,
+    db: &mut Db,
     row: &[u8],
     set: &[u8],
     id: &[u8],
@@ -74,10 +67,10 @@ pub fn finish(
     now: i64,
 ) -> Result<(), Refusal> {
     if keep == 0 {
-        return delete(ctx, row);
+        return delete(db, row);
     }
-    set_state_with(ctx, row, state, field, value)?;
-    add(ctx, set, text(now).as_bytes(), id)
+    set_state_with(db, row, state, field, value)?;
+    add(db, set, now, id)
 }
 
 /// How many ids retention removes from a set of `card` ids that keeps `keep`.
@@ -88,27 +81,28 @@ pub fn excess(card: i64, keep: i64) -> i64 {
 /// Retention: while `set` holds more than `keep` ids, the oldest (lowest score, ties by id) are
 /// removed and their rows deleted, at most [`RETENTION_BATCH`] per call. `keep` = 0 trims
 /// nothing (the job's row was deleted at once).
-pub fn retain(ctx: &Context, queue: &Queue, set: &[u8], keep: i64) -> Result<(), Refusal> {
+pub fn retain(db: &mut Db, queue: &Queue, set: &[u8], keep: i64) -> Result<(), Refusal> {
     if keep == 0 {
         return Ok(());
     }
-    let card = store::integer(&store::read(ctx, "ZCARD", &[set])?).unwrap_or(0);
-    let n = excess(card, keep);
-    if n == 0 {
-        return Ok(());
-    }
-    let last = text(n - 1);
-    let oldest = store::read(ctx, "ZRANGE", &[set, b"0", last.as_bytes()])?;
-    for id in store::elements(&oldest).into_iter().flatten() {
-        remove(ctx, set, &id)?;
-        delete(ctx, &queue.job(&id))?;
+    let oldest = {
+        let key = db.read(set);
+        let n = excess(key.card()?, keep);
+        if n == 0 {
+            return Ok(());
+        }
+        key.first(n as usize)?
+    };
+    for id in oldest {
+        remove(db, set, &id)?;
+        delete(db, &queue.job(&id))?;
     }
     Ok(())
 }
 
 /// Wake: `PUBLISH emq:{q}:wake 1`, replicated like the script's `PUBLISH`.
-pub fn wake(ctx: &Context, queue: &Queue) -> Result<(), Refusal> {
-    store::write(ctx, "PUBLISH", &[&queue.key(WAKE), b"1"]).map(drop)
+pub fn wake(db: &mut Db, queue: &Queue) {
+    db.publish(&queue.key(WAKE), b"1");
 }
 
 #[cfg(test)]

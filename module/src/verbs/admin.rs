@@ -3,13 +3,13 @@
 
 use valkey_module::{Context, ValkeyString, ValkeyValue};
 
+use crate::direct::{Db, Kind};
 use crate::errors::{self, Refusal, Reply};
-use crate::gates;
+use crate::gates::{self, Fields, Row};
 use crate::guard;
 use crate::keyspace::{BASE, DEAD, DONE, META, PENDING, SCHEDULE};
 use crate::moves;
 use crate::shape::{Form, Slot};
-use crate::store::{self, Kind};
 use crate::values::{value, Grammar};
 use crate::verbs::{argv, open};
 
@@ -62,31 +62,29 @@ const ON: &[u8] = b"1";
 pub fn retry(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RETRY, &argv)?;
+    let mut db = Db::new(ctx, args);
     let (dead, pending) = (call.keys[0], call.keys[1]);
     let id = call.values[0];
 
     let extra = value(&RETRY, "extra attempts", Grammar::Positive, call.values[1])?;
     gates::job_id(&RETRY, id)?;
-    gates::sorted_sets(ctx, &[dead, pending])?;
     let row = queue.job(id);
-    let fields = gates::row(ctx, &RETRY, &row)?;
-    if !fields.is(b"dead") || !gates::member(ctx, dead, id)? {
-        return Err(errors::not_dead(RETRY.verb));
-    }
+    let fields = {
+        let [dead, _] = gates::sorted_sets(&db, [dead, pending])?;
+        let fields = gates::row(&db, &RETRY, &row, Fields::All)?;
+        if !fields.is(b"dead") || !gates::member(&dead, id)? {
+            return Err(errors::not_dead(RETRY.verb));
+        }
+        fields
+    };
 
     guard::writable(ctx)?;
-    let budget = moves::text(fields.attempts() + extra);
-    moves::remove(ctx, dead, id)?;
-    let hset: [&[u8]; 5] = [
-        &row,
-        b"state",
-        b"pending",
-        b"max_attempts",
-        budget.as_bytes(),
-    ];
-    store::write(ctx, "HSET", &hset)?;
-    moves::add(ctx, pending, fields.priority(), id)?;
-    moves::wake(ctx, &queue)?;
+    let budget = (fields.attempts() + extra).to_string();
+    moves::remove(&mut db, dead, id)?;
+    let hset: [(&[u8], &[u8]); 2] = [(b"state", b"pending"), (b"max_attempts", budget.as_bytes())];
+    db.hset(&row, &hset)?;
+    moves::add(&mut db, pending, fields.priority(), id)?;
+    moves::wake(&mut db, &queue);
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -106,47 +104,54 @@ pub fn home<'k>(state: Option<&[u8]>, sets: [&'k [u8]; 4]) -> Option<&'k [u8]> {
 pub fn remove(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REMOVE, &argv)?;
+    let mut db = Db::new(ctx, args);
     let sets = [call.keys[0], call.keys[1], call.keys[2], call.keys[3]];
     let id = call.values[0];
 
     gates::job_id(&REMOVE, id)?;
-    gates::sorted_sets(ctx, &sets)?;
+    gates::sorted_sets(&db, sets)?;
     let row = queue.job(id);
-    match store::kind(ctx, &row)? {
-        Kind::None => return Ok(ValkeyValue::Integer(0)),
-        Kind::Hash => {}
-        _ => return Err(errors::wrongtype()),
-    }
-    let fields = gates::Row::read(ctx, &row)?;
+    let fields = {
+        let handle = db.read(&row);
+        match handle.kind() {
+            Kind::None => return Ok(ValkeyValue::Integer(0)),
+            Kind::Hash => {}
+            _ => return Err(errors::wrongtype()),
+        }
+        Row::read(&handle, Fields::Lease)?
+    };
     if fields.is(b"active") {
         return Err(errors::job_active(REMOVE.verb));
     }
 
     guard::writable(ctx)?;
     if let Some(set) = home(fields.state.as_deref(), sets) {
-        moves::remove(ctx, set, id)?;
+        moves::remove(&mut db, set, id)?;
     }
-    moves::delete(ctx, &row)?;
+    moves::delete(&mut db, &row)?;
     Ok(ValkeyValue::Integer(1))
 }
 
 /// Type gate on `meta` (a hash or absent), then its `paused` field.
-fn flag(ctx: &Context, meta: &[u8]) -> Result<Option<Vec<u8>>, Refusal> {
-    gates::hash(ctx, meta)?;
-    Ok(store::bytes(&store::read(ctx, "HGET", &[meta, PAUSED])?))
+fn flag(db: &Db, meta: &[u8]) -> Result<Option<Vec<u8>>, Refusal> {
+    let meta = db.read(meta);
+    gates::hash(&meta)?;
+    let [paused] = meta.hash_get([PAUSED])?;
+    Ok(paused)
 }
 
 /// `EMQ.PAUSE 1 <meta>` → `1` paused now, `0` already paused.
 pub fn pause(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, _) = open(ctx, &PAUSE, &argv)?;
+    let mut db = Db::new(ctx, args);
     let meta = call.keys[0];
 
-    if flag(ctx, meta)?.as_deref() == Some(ON) {
+    if flag(&db, meta)?.as_deref() == Some(ON) {
         return Ok(ValkeyValue::Integer(0));
     }
     guard::writable(ctx)?;
-    store::write(ctx, "HSET", &[meta, PAUSED, ON])?;
+    db.hset(meta, &[(PAUSED, ON)])?;
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -154,14 +159,15 @@ pub fn pause(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn resume(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RESUME, &argv)?;
+    let mut db = Db::new(ctx, args);
     let meta = call.keys[0];
 
-    if flag(ctx, meta)?.is_none() {
+    if flag(&db, meta)?.is_none() {
         return Ok(ValkeyValue::Integer(0));
     }
     guard::writable(ctx)?;
-    store::write(ctx, "HDEL", &[meta, PAUSED])?;
-    moves::wake(ctx, &queue)?;
+    db.hdel(meta, PAUSED)?;
+    moves::wake(&mut db, &queue);
     Ok(ValkeyValue::Integer(1))
 }
 

@@ -6,13 +6,13 @@
 use valkey_module::{Context, ValkeyString, ValkeyValue};
 
 use crate::clock;
+use crate::direct::{Db, Key, Kind, Zadd};
 use crate::errors::{self, Refusal, Reply};
 use crate::gates;
 use crate::guard;
 use crate::keyspace::{is_job_id, Queue, ACTIVE, BASE, PENDING, SCHEDULE};
 use crate::moves;
 use crate::shape::{Form, Slot};
-use crate::store::{self, Answer, Kind};
 use crate::values::{value, Grammar};
 use crate::verbs::{argv, open};
 
@@ -47,28 +47,25 @@ pub const FORMS: [Form; 3] = [ENQUEUE, ADD, CLAIM];
 pub fn enqueue(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &ENQUEUE, &argv)?;
+    let mut db = Db::new(ctx, args);
     let (row, pending) = (call.keys[0], call.keys[1]);
     let (id, payload) = (call.values[0], call.values[1]);
 
     gates::job_id(&ENQUEUE, id)?;
-    if store::exists(ctx, row)? {
+    if db.read(row).exists() {
         return Ok(ValkeyValue::Integer(0));
     }
-    gates::sorted_sets(ctx, &[pending])?;
+    gates::sorted_sets(&db, [pending])?;
 
     guard::writable(ctx)?;
-    let fields: [&[u8]; 7] = [
-        row,
-        b"state",
-        b"pending",
-        b"attempts",
-        b"0",
-        b"payload",
-        payload,
+    let fields: [(&[u8], &[u8]); 3] = [
+        (b"state", b"pending"),
+        (b"attempts", b"0"),
+        (b"payload", payload),
     ];
-    store::write(ctx, "HSET", &fields)?;
-    moves::add(ctx, pending, b"0", id)?;
-    moves::wake(ctx, &queue)?;
+    db.hset(row, &fields)?;
+    moves::add(&mut db, pending, 0, id)?;
+    moves::wake(&mut db, &queue);
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -77,6 +74,7 @@ pub fn enqueue(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn add(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &ADD, &argv)?;
+    let mut db = Db::new(ctx, args);
     let (row, pending, schedule) = (call.keys[0], call.keys[1], call.keys[2]);
     let (id, payload) = (call.values[0], call.values[1]);
 
@@ -85,27 +83,30 @@ pub fn add(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let max_attempts = value(&ADD, "max attempts", Grammar::Count, call.values[4])?;
 
     gates::job_id(&ADD, id)?;
-    if store::exists(ctx, row)? {
+    if db.read(row).exists() {
         return Ok(ValkeyValue::Integer(0));
     }
-    gates::sorted_sets(ctx, &[pending, schedule])?;
+    gates::sorted_sets(&db, [pending, schedule])?;
 
     guard::writable(ctx)?;
     let state: &[u8] = if delay == 0 { b"pending" } else { b"scheduled" };
-    let mut fields: Vec<&[u8]> = vec![row, b"state", state, b"attempts", b"0", b"payload", payload];
+    let mut fields: Vec<(&[u8], &[u8])> = vec![
+        (b"state", state),
+        (b"attempts", b"0"),
+        (b"payload", payload),
+    ];
     if priority != 0 {
-        fields.extend([&b"priority"[..], call.values[2]]);
+        fields.push((b"priority", call.values[2]));
     }
     if max_attempts != 0 {
-        fields.extend([&b"max_attempts"[..], call.values[4]]);
+        fields.push((b"max_attempts", call.values[4]));
     }
-    store::write(ctx, "HSET", &fields)?;
+    db.hset(row, &fields)?;
     if delay == 0 {
-        moves::add(ctx, pending, call.values[2], id)?;
-        moves::wake(ctx, &queue)?;
+        moves::add(&mut db, pending, priority, id)?;
+        moves::wake(&mut db, &queue);
     } else {
-        let due = moves::text(clock::now_ms() + delay);
-        moves::add(ctx, schedule, due.as_bytes(), id)?;
+        moves::add(&mut db, schedule, clock::now_ms() + delay, id)?;
     }
     Ok(ValkeyValue::Integer(1))
 }
@@ -115,51 +116,45 @@ pub fn add(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn claim(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &CLAIM, &argv)?;
+    let mut db = Db::new(ctx, args);
     let (pending, active) = (call.keys[0], call.keys[1]);
 
     let lease = value(&CLAIM, "lease", Grammar::Ms, call.values[0])?;
-    if paused(ctx, &queue)? {
+    if paused(&db, &queue)? {
         return Ok(empty());
     }
 
-    gates::sorted_sets(ctx, &[pending, active])?;
-    let Some(id) = head(ctx, pending)? else {
-        return Ok(empty());
+    let (id, row, attempts, payload) = {
+        let [pending, active] = gates::sorted_sets(&db, [pending, active])?;
+        let Some(id) = head(&pending)? else {
+            return Ok(empty());
+        };
+        if !is_job_id(&id) {
+            return Err(errors::head_not_job(CLAIM.verb));
+        }
+        let row = queue.job(&id);
+        let handle = db.read(&row);
+        if handle.kind() != Kind::Hash {
+            return Err(errors::head_no_row(CLAIM.verb));
+        }
+        if gates::member(&active, &id)? {
+            return Err(errors::head_already_active(CLAIM.verb));
+        }
+        let (attempts, payload) = row_fields(&handle)?;
+        (id, row, attempts + 1, payload)
     };
-    if !is_job_id(&id) {
-        return Err(errors::head_not_job(CLAIM.verb));
-    }
-    let row = queue.job(&id);
-    if store::kind(ctx, &row)? != Kind::Hash {
-        return Err(errors::head_no_row(CLAIM.verb));
-    }
-    if store::bytes(&store::read(ctx, "ZSCORE", &[active, &id])?).is_some() {
-        return Err(errors::head_already_active(CLAIM.verb));
-    }
-    let (attempts, payload) = row_fields(ctx, &row)?;
-    let attempts = attempts + 1;
 
     guard::writable(ctx)?;
     let deadline = clock::now_ms() + lease;
-    let written = store::write(ctx, "ZREM", &[pending, &id])?;
-    write_check(&CLAIM, &written)?;
-    let written = store::write(
-        ctx,
-        "ZADD",
-        &[active, moves::text(deadline).as_bytes(), &id],
-    )?;
-    write_check(&CLAIM, &written)?;
+    write_check(&CLAIM, db.zrem(pending, &id)?)?;
+    write_check(&CLAIM, db.zadd(active, deadline, &id)? == Zadd::Added)?;
     let attempts_text = attempts.to_string();
-    let lease_fields: [&[u8]; 7] = [
-        &row,
-        b"state",
-        b"active",
-        b"attempts",
-        attempts_text.as_bytes(),
-        b"lease_epoch",
-        clock::run_id(ctx),
+    let lease_fields: [(&[u8], &[u8]); 3] = [
+        (b"state", b"active"),
+        (b"attempts", attempts_text.as_bytes()),
+        (b"lease_epoch", clock::run_id(ctx)),
     ];
-    store::write(ctx, "HSET", &lease_fields)?;
+    db.hset(&row, &lease_fields)?;
 
     Ok(ValkeyValue::Array(vec![
         ValkeyValue::StringBuffer(id),
@@ -174,27 +169,25 @@ fn empty() -> ValkeyValue {
     ValkeyValue::Array(Vec::new())
 }
 
-/// Whether the queue's `meta` hash has `paused` = `1`.
-fn paused(ctx: &Context, queue: &Queue) -> Result<bool, Refusal> {
-    let flag = store::read(ctx, "HGET", &[&queue.meta(), b"paused"])?;
-    Ok(store::bytes(&flag).as_deref() == Some(b"1"))
+/// Whether the queue's `meta` hash has `paused` = `1` (`HGET <meta> paused`).
+fn paused(db: &Db, queue: &Queue) -> Result<bool, Refusal> {
+    let [flag] = db.read(&queue.meta()).hash_get([b"paused"])?;
+    Ok(flag.as_deref() == Some(b"1"))
 }
 
-/// The lowest-scored id of `pending` (ties by id), if any.
-fn head(ctx: &Context, pending: &[u8]) -> Result<Option<Vec<u8>>, Refusal> {
-    let range = store::read(ctx, "ZRANGE", &[pending, b"0", b"0"])?;
-    Ok(store::elements(&range).into_iter().next().flatten())
+/// The lowest-scored id of the open `pending` (ties by id), if any: `ZRANGE <pending> 0 0`.
+fn head(pending: &Key) -> Result<Option<Vec<u8>>, Refusal> {
+    Ok(pending.first(1)?.into_iter().next())
 }
 
-/// A row's `attempts` (absent counts as 0) and `payload` (absent is `None`).
-fn row_fields(ctx: &Context, row: &[u8]) -> Result<(i64, Option<Vec<u8>>), Refusal> {
-    let fields = store::read(ctx, "HMGET", &[row, b"attempts", b"payload"])?;
-    let mut fields = store::elements(&fields).into_iter();
-    let attempts = match fields.next().flatten() {
+/// The open row's `attempts` (absent counts as 0) and `payload` (absent is `None`).
+fn row_fields(row: &Key) -> Result<(i64, Option<Vec<u8>>), Refusal> {
+    let [attempts, payload] = row.hash_get([b"attempts", b"payload"])?;
+    let attempts = match attempts {
         None => 0,
         Some(text) => parse_attempts(&text).ok_or_else(|| errors::bad_attempts(CLAIM.verb))?,
     };
-    Ok((attempts, fields.next().flatten()))
+    Ok((attempts, payload))
 }
 
 /// A stored attempt count: 1 to 15 decimal digits (no sign), as `claim.lua` accepts it.
@@ -206,8 +199,8 @@ fn parse_attempts(text: &[u8]) -> Option<i64> {
 }
 
 /// A write that must have changed exactly one member.
-fn write_check(form: &Form, written: &Answer) -> Result<(), Refusal> {
-    if store::integer(written) == Some(1) {
+fn write_check(form: &Form, changed_one: bool) -> Result<(), Refusal> {
+    if changed_one {
         Ok(())
     } else {
         Err(errors::write_check(form.verb))

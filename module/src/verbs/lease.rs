@@ -7,8 +7,9 @@
 use valkey_module::{Context, ValkeyString, ValkeyValue};
 
 use crate::clock;
+use crate::direct::Db;
 use crate::errors::{Refusal, Reply};
-use crate::gates::{self, Row};
+use crate::gates::{self, Fields, Row};
 use crate::guard;
 use crate::keyspace::{Queue, ACTIVE, BASE, DEAD, DONE, PENDING, SCHEDULE};
 use crate::moves;
@@ -70,21 +71,21 @@ fn token(form: &Form, text: &[u8]) -> Result<i64, Refusal> {
     value(form, "lease token", Grammar::Positive, text)
 }
 
-/// The gates of a leased job: id gate, type gate on `sets` (`active` first), row gate, lease
-/// gate. Returns the row's key and fields.
-fn leased(
-    ctx: &Context,
+/// The gates of a leased job: id gate, type gate on `sets` (`active` first), row gate (reading
+/// `fields`), lease gate. Returns the row's key and fields.
+fn leased<const N: usize>(
+    db: &Db,
     form: &Form,
     queue: &Queue,
-    sets: &[&[u8]],
+    sets: [&[u8]; N],
     id: &[u8],
-    token: &[u8],
+    (token, fields): (&[u8], Fields),
 ) -> Result<(Vec<u8>, Row), Refusal> {
     gates::job_id(form, id)?;
-    gates::sorted_sets(ctx, sets)?;
+    let sets = gates::sorted_sets(db, sets)?;
     let key = queue.job(id);
-    let row = gates::row(ctx, form, &key)?;
-    gates::lease(ctx, form, sets[0], id, &row, token)?;
+    let row = gates::row(db, form, &key, fields)?;
+    gates::lease(form, &sets[0], id, &row, token)?;
     Ok((key, row))
 }
 
@@ -92,16 +93,18 @@ fn leased(
 pub fn extend(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &EXTEND, &argv)?;
+    let mut db = Db::new(ctx, args);
     let active = call.keys[0];
     let id = call.values[0];
 
     token(&EXTEND, call.values[1])?;
     let lease = value(&EXTEND, "lease", Grammar::Ms, call.values[2])?;
-    leased(ctx, &EXTEND, &queue, &[active], id, call.values[1])?;
+    let lease_token = (call.values[1], Fields::Lease);
+    leased(&db, &EXTEND, &queue, [active], id, lease_token)?;
 
     guard::writable(ctx)?;
     let deadline = clock::now_ms() + lease;
-    moves::add(ctx, active, moves::text(deadline).as_bytes(), id)?;
+    moves::add(&mut db, active, deadline, id)?;
     Ok(ValkeyValue::Integer(deadline))
 }
 
@@ -109,18 +112,20 @@ pub fn extend(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn complete(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &COMPLETE, &argv)?;
+    let mut db = Db::new(ctx, args);
     let (active, done) = (call.keys[0], call.keys[1]);
     let (id, result) = (call.values[0], call.values[2]);
 
     token(&COMPLETE, call.values[1])?;
     let keep = value(&COMPLETE, "keep", Grammar::Count, call.values[3])?;
-    let (row, _) = leased(ctx, &COMPLETE, &queue, &[active, done], id, call.values[1])?;
+    let lease_token = (call.values[1], Fields::Lease);
+    let (row, _) = leased(&db, &COMPLETE, &queue, [active, done], id, lease_token)?;
 
     guard::writable(ctx)?;
     let now = clock::now_ms();
-    moves::remove(ctx, active, id)?;
+    moves::remove(&mut db, active, id)?;
     moves::finish(
-        ctx,
+        &mut db,
         &row,
         done,
         id,
@@ -128,7 +133,7 @@ pub fn complete(ctx: &Context, args: &[ValkeyString]) -> Reply {
         keep,
         now,
     )?;
-    moves::retain(ctx, &queue, done, keep)?;
+    moves::retain(&mut db, &queue, done, keep)?;
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -137,6 +142,7 @@ pub fn complete(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn fail(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &FAIL, &argv)?;
+    let mut db = Db::new(ctx, args);
     let (active, pending, schedule, dead) =
         (call.keys[0], call.keys[1], call.keys[2], call.keys[3]);
     let (id, error) = (call.values[0], call.values[2]);
@@ -146,23 +152,24 @@ pub fn fail(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let max_attempts = value(&FAIL, "max attempts", Grammar::Positive, call.values[4])?;
     let keep = value(&FAIL, "keep", Grammar::Count, call.values[5])?;
     let sets = [active, pending, schedule, dead];
-    let (row, fields) = leased(ctx, &FAIL, &queue, &sets, id, call.values[1])?;
+    let (row, fields) = leased(&db, &FAIL, &queue, sets, id, (call.values[1], Fields::All))?;
 
     guard::writable(ctx)?;
     let now = clock::now_ms();
-    moves::remove(ctx, active, id)?;
+    moves::remove(&mut db, active, id)?;
     let state: &[u8] = if fields.exhausted(max_attempts) {
-        moves::finish(ctx, &row, dead, id, (b"dead", b"error", error), keep, now)?;
-        moves::retain(ctx, &queue, dead, keep)?;
+        let error = (&b"dead"[..], &b"error"[..], error);
+        moves::finish(&mut db, &row, dead, id, error, keep, now)?;
+        moves::retain(&mut db, &queue, dead, keep)?;
         b"dead"
     } else if backoff == 0 {
-        moves::set_state_with(ctx, &row, b"pending", b"error", error)?;
-        moves::add(ctx, pending, fields.priority(), id)?;
-        moves::wake(ctx, &queue)?;
+        moves::set_state_with(&mut db, &row, b"pending", b"error", error)?;
+        moves::add(&mut db, pending, fields.priority(), id)?;
+        moves::wake(&mut db, &queue);
         b"pending"
     } else {
-        moves::set_state_with(ctx, &row, b"scheduled", b"error", error)?;
-        moves::add(ctx, schedule, moves::text(now + backoff).as_bytes(), id)?;
+        moves::set_state_with(&mut db, &row, b"scheduled", b"error", error)?;
+        moves::add(&mut db, schedule, now + backoff, id)?;
         b"scheduled"
     };
     Ok(ValkeyValue::StringBuffer(state.to_vec()))
@@ -172,25 +179,27 @@ pub fn fail(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn reschedule(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RESCHEDULE, &argv)?;
+    let mut db = Db::new(ctx, args);
     let (active, schedule) = (call.keys[0], call.keys[1]);
     let id = call.values[0];
 
     token(&RESCHEDULE, call.values[1])?;
     let delay = value(&RESCHEDULE, "delay", Grammar::Delay, call.values[2])?;
+    let lease_token = (call.values[1], Fields::Lease);
     let (row, _) = leased(
-        ctx,
+        &db,
         &RESCHEDULE,
         &queue,
-        &[active, schedule],
+        [active, schedule],
         id,
-        call.values[1],
+        lease_token,
     )?;
 
     guard::writable(ctx)?;
     let due = clock::now_ms() + delay;
-    moves::remove(ctx, active, id)?;
-    moves::set_state(ctx, &row, b"scheduled")?;
-    moves::add(ctx, schedule, moves::text(due).as_bytes(), id)?;
+    moves::remove(&mut db, active, id)?;
+    moves::set_state(&mut db, &row, b"scheduled")?;
+    moves::add(&mut db, schedule, due, id)?;
     Ok(ValkeyValue::Integer(due))
 }
 
@@ -198,22 +207,17 @@ pub fn reschedule(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn requeue(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REQUEUE, &argv)?;
+    let mut db = Db::new(ctx, args);
     let (active, pending) = (call.keys[0], call.keys[1]);
     let id = call.values[0];
 
     token(&REQUEUE, call.values[1])?;
-    let (row, fields) = leased(
-        ctx,
-        &REQUEUE,
-        &queue,
-        &[active, pending],
-        id,
-        call.values[1],
-    )?;
+    let lease_token = (call.values[1], Fields::All);
+    let (row, fields) = leased(&db, &REQUEUE, &queue, [active, pending], id, lease_token)?;
 
     guard::writable(ctx)?;
-    moves::remove(ctx, active, id)?;
-    moves::to_pending(ctx, &row, pending, fields.priority(), id)?;
-    moves::wake(ctx, &queue)?;
+    moves::remove(&mut db, active, id)?;
+    moves::to_pending(&mut db, &row, pending, fields.priority(), id)?;
+    moves::wake(&mut db, &queue);
     Ok(ValkeyValue::Integer(1))
 }

@@ -7,13 +7,13 @@
 use valkey_module::{Context, ValkeyString, ValkeyValue};
 
 use crate::clock;
+use crate::direct::{Db, Kind};
 use crate::errors::{Refusal, Reply};
-use crate::gates::{self, Row};
+use crate::gates::{self, Fields, Row};
 use crate::guard;
 use crate::keyspace::{is_job_id, Queue, ACTIVE, BASE, DEAD, PENDING, SCHEDULE};
 use crate::moves;
 use crate::shape::{Form, Slot};
-use crate::store::{self, Kind};
 use crate::values::{value, Grammar};
 use crate::verbs::{argv, open};
 
@@ -44,46 +44,32 @@ pub const FORMS: [Form; 2] = [PROMOTE, REAP];
 /// The error a reaped job that goes dead carries.
 pub const LEASE_EXPIRED: &[u8] = b"lease expired";
 
-/// The score bounds of a pick: due at or before now (`PROMOTE`), or strictly before now (`REAP`).
-pub fn bounds(now: i64, inclusive: bool) -> (String, String) {
-    let max = if inclusive {
-        now.to_string()
-    } else {
-        format!("({now}")
-    };
-    ("-inf".to_owned(), max)
-}
-
-/// `ZRANGE <set> <min> <max> BYSCORE LIMIT 0 <limit>`: at most `limit` ids, oldest first.
+/// `ZRANGE <set> -inf <now> BYSCORE LIMIT 0 <limit>` (`PROMOTE`: due at or before now), or with
+/// `(<now>` (`inclusive` false, `REAP`: strictly before now): at most `limit` ids, oldest first.
 fn pick(
-    ctx: &Context,
+    db: &Db,
     set: &[u8],
-    (min, max): (String, String),
-    limit: &[u8],
+    now: i64,
+    inclusive: bool,
+    limit: i64,
 ) -> Result<Vec<Vec<u8>>, Refusal> {
-    let args: [&[u8]; 7] = [
-        set,
-        min.as_bytes(),
-        max.as_bytes(),
-        b"BYSCORE",
-        b"LIMIT",
-        b"0",
-        limit,
-    ];
-    let ids = store::read(ctx, "ZRANGE", &args)?;
-    Ok(store::elements(&ids).into_iter().flatten().collect())
+    db.read(set)
+        .range(f64::NEG_INFINITY, now as f64, !inclusive, limit as usize)
 }
 
 /// A picked id's row: its fields when it is a `JOB` id with a hash row; `None` for an orphan.
-fn job_row(ctx: &Context, queue: &Queue, id: &[u8]) -> Result<Option<(Vec<u8>, Row)>, Refusal> {
+fn job_row(db: &Db, queue: &Queue, id: &[u8]) -> Result<Option<(Vec<u8>, Row)>, Refusal> {
     if !is_job_id(id) {
         return Ok(None);
     }
     let key = queue.job(id);
-    if store::kind(ctx, &key)? != Kind::Hash {
-        return Ok(None);
-    }
-    let row = Row::read(ctx, &key)?;
+    let row = {
+        let row = db.read(&key);
+        if row.kind() != Kind::Hash {
+            return Ok(None);
+        }
+        Row::read(&row, Fields::All)?
+    };
     Ok(Some((key, row)))
 }
 
@@ -91,15 +77,16 @@ fn job_row(ctx: &Context, queue: &Queue, id: &[u8]) -> Result<Option<(Vec<u8>, R
 pub fn promote(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &PROMOTE, &argv)?;
+    let mut db = Db::new(ctx, args);
     let (schedule, pending) = (call.keys[0], call.keys[1]);
 
-    value(&PROMOTE, "limit", Grammar::Limit, call.values[0])?;
-    gates::sorted_sets(ctx, &[schedule, pending])?;
+    let limit = value(&PROMOTE, "limit", Grammar::Limit, call.values[0])?;
+    gates::sorted_sets(&db, [schedule, pending])?;
 
-    let due = pick(ctx, schedule, bounds(clock::now_ms(), true), call.values[0])?;
+    let due = pick(&db, schedule, clock::now_ms(), true, limit)?;
     let mut plan = Vec::with_capacity(due.len());
     for id in due {
-        let row = job_row(ctx, &queue, &id)?;
+        let row = job_row(&db, &queue, &id)?;
         plan.push((id, row));
     }
     if plan.is_empty() {
@@ -109,14 +96,14 @@ pub fn promote(ctx: &Context, args: &[ValkeyString]) -> Reply {
     guard::writable(ctx)?;
     let mut moved = 0;
     for (id, row) in &plan {
-        moves::remove(ctx, schedule, id)?;
+        moves::remove(&mut db, schedule, id)?;
         if let Some((key, fields)) = row {
-            moves::to_pending(ctx, key, pending, fields.priority(), id)?;
+            moves::to_pending(&mut db, key, pending, fields.priority(), id)?;
             moved += 1;
         }
     }
     if moved > 0 {
-        moves::wake(ctx, &queue)?;
+        moves::wake(&mut db, &queue);
     }
     Ok(ValkeyValue::Integer(moved))
 }
@@ -126,18 +113,19 @@ pub fn promote(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn reap(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REAP, &argv)?;
+    let mut db = Db::new(ctx, args);
     let (active, pending, dead) = (call.keys[0], call.keys[1], call.keys[2]);
 
-    value(&REAP, "limit", Grammar::Limit, call.values[0])?;
+    let limit = value(&REAP, "limit", Grammar::Limit, call.values[0])?;
     let max_attempts = value(&REAP, "max attempts", Grammar::Positive, call.values[1])?;
     let keep = value(&REAP, "keep", Grammar::Count, call.values[2])?;
-    gates::sorted_sets(ctx, &[active, pending, dead])?;
+    gates::sorted_sets(&db, [active, pending, dead])?;
 
     let now = clock::now_ms();
-    let expired = pick(ctx, active, bounds(now, false), call.values[0])?;
+    let expired = pick(&db, active, now, false, limit)?;
     let mut plan = Vec::with_capacity(expired.len());
     for id in expired {
-        let row = job_row(ctx, &queue, &id)?;
+        let row = job_row(&db, &queue, &id)?;
         plan.push((id, row));
     }
     let (mut back, mut buried) = (Vec::new(), Vec::new());
@@ -147,22 +135,22 @@ pub fn reap(ctx: &Context, args: &[ValkeyString]) -> Reply {
 
     guard::writable(ctx)?;
     for (id, row) in plan {
-        moves::remove(ctx, active, &id)?;
+        moves::remove(&mut db, active, &id)?;
         let Some((key, fields)) = row else { continue };
         if fields.exhausted(max_attempts) {
             let error = (&b"dead"[..], &b"error"[..], LEASE_EXPIRED);
-            moves::finish(ctx, &key, dead, &id, error, keep, now)?;
+            moves::finish(&mut db, &key, dead, &id, error, keep, now)?;
             buried.push(id);
         } else {
-            moves::to_pending(ctx, &key, pending, fields.priority(), &id)?;
+            moves::to_pending(&mut db, &key, pending, fields.priority(), &id)?;
             back.push(id);
         }
     }
     if !buried.is_empty() {
-        moves::retain(ctx, &queue, dead, keep)?;
+        moves::retain(&mut db, &queue, dead, keep)?;
     }
     if !back.is_empty() {
-        moves::wake(ctx, &queue)?;
+        moves::wake(&mut db, &queue);
     }
     Ok(reaped(back, buried))
 }
@@ -178,12 +166,6 @@ fn reaped(back: Vec<Vec<u8>>, dead: Vec<Vec<u8>>) -> ValkeyValue {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pick_bounds() {
-        assert_eq!(bounds(1700, true), ("-inf".to_owned(), "1700".to_owned()));
-        assert_eq!(bounds(1700, false), ("-inf".to_owned(), "(1700".to_owned()));
-    }
 
     #[test]
     fn reap_reply_shape() {

@@ -1,0 +1,681 @@
+//! Direct access to the keyspace through the module key API: the module's only `unsafe` code.
+//!
+//! A verb opens one [`Db`] over its own arguments. Reads open a key read-only ([`Db::read`]) and
+//! return owned values; the handle is closed when it drops. Writes ([`Db::zadd`], [`Db::zrem`],
+//! [`Db::hset`], [`Db::hdel`], [`Db::del`], [`Db::publish`]) take `&mut Db`, so no read handle
+//! can be open while one runs. Each write has exactly the effects of its plain command:
+//!
+//! * the same change to the value (an emptied sorted set or hash is deleted, as the commands do);
+//! * the same signals, only when the command would have sent them: `WATCH` invalidation and
+//!   client-side-caching invalidation (`SignalModifiedKey`), then the command's keyspace
+//!   notifications (`zadd`, `zrem`, `hset`, `hdel`, `del`), in the command's order;
+//! * the plain command replicated (AOF and replicas) exactly when the command itself would have
+//!   been propagated, i.e. when it changed something; the AOF and replicas never see `EMQ.*`.
+//!
+//! The module sets `NO_IMPLICIT_SIGNAL_MODIFIED` at load ([`init`]), so closing a key opened for
+//! writing signals nothing by itself: a write that changes nothing invalidates no `WATCH`, as
+//! with the plain command.
+//!
+//! Strings: a byte slice that is one of the verb's own arguments (same address and length) is
+//! passed to the server as that argument's string object; bytes equal to a string interned at
+//! load (field names, states, the run id) as that string; any other bytes become a new string,
+//! freed when its [`Str`] drops.
+
+use std::ffi::{c_char, c_int, CStr};
+use std::ptr;
+use std::sync::OnceLock;
+
+use valkey_module::{raw, Context, ValkeyString};
+
+use crate::errors::{self, Refusal};
+
+type RString = raw::RedisModuleString;
+type RKey = raw::RedisModuleKey;
+type RCtx = raw::RedisModuleCtx;
+
+/// `REDISMODULE_HASH_DELETE` (a sentinel pointer in `redismodule.h`).
+const HASH_DELETE: *mut RString = ptr::without_provenance_mut(1);
+
+/// The most arguments a verb takes (`EMQ.FAIL`: 13); more are never matched by address.
+const MAX_ARGS: usize = 16;
+
+/// A key's type, reduced to what the gates ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    None,
+    String,
+    Hash,
+    SortedSet,
+    Other,
+}
+
+/// What a `ZADD` of one member did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zadd {
+    Added,
+    Updated,
+    Unchanged,
+}
+
+/// A string object created at load and kept for the life of the process.
+struct Interned {
+    bytes: &'static [u8],
+    ptr: *mut RString,
+}
+
+/// The longest interned string.
+const MAX_INTERNED: usize = 64;
+
+/// The interned strings, sorted by length; `by_len[n]` is the range of those of length `n`.
+/// Every access is on the server's main thread.
+struct Table {
+    strings: Vec<Interned>,
+    by_len: [(usize, usize); MAX_INTERNED + 1],
+}
+
+impl Table {
+    fn get(&self, bytes: &[u8]) -> Option<*mut RString> {
+        let &(start, end) = self.by_len.get(bytes.len())?;
+        self.strings[start..end]
+            .iter()
+            .find(|s| s.bytes == bytes)
+            .map(|s| s.ptr)
+    }
+}
+
+// SAFETY: the table is written once at load and only read afterwards, always on the main
+// thread (module commands run there); the string objects are never freed.
+unsafe impl Send for Table {}
+unsafe impl Sync for Table {}
+
+static INTERNED: OnceLock<Table> = OnceLock::new();
+
+/// Module load: closing a key opened for writing no longer signals it (every write signals
+/// explicitly, exactly when its plain command would); `strings` (at most 64 bytes each) are
+/// interned.
+pub fn init(ctx: &Context, strings: &[&'static [u8]]) {
+    // SAFETY: called from the module's load hook with its live context.
+    unsafe {
+        raw::RedisModule_SetModuleOptions.unwrap()(
+            ctx.ctx,
+            raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as c_int,
+        )
+    };
+    let mut strings: Vec<Interned> = strings
+        .iter()
+        .filter(|bytes| bytes.len() <= MAX_INTERNED)
+        .map(|&bytes| Interned {
+            bytes,
+            // SAFETY: a NULL context creates a string outside automatic memory; it is never
+            // freed.
+            ptr: unsafe {
+                raw::RedisModule_CreateString.unwrap()(
+                    ptr::null_mut(),
+                    bytes.as_ptr().cast::<c_char>(),
+                    bytes.len(),
+                )
+            },
+        })
+        .collect();
+    strings.sort_by_key(|s| s.bytes.len());
+    let mut by_len = [(0, 0); MAX_INTERNED + 1];
+    for (n, range) in by_len.iter_mut().enumerate() {
+        let start = strings.partition_point(|s| s.bytes.len() < n);
+        let end = strings.partition_point(|s| s.bytes.len() <= n);
+        *range = (start, end);
+    }
+    let _ = INTERNED.set(Table { strings, by_len });
+}
+
+/// The command's cached clock in microseconds (the value `TIME` reports inside the same
+/// command, `MULTI/EXEC` or script).
+pub fn cached_micros() -> i64 {
+    // SAFETY: the API is resolved at load time and takes no arguments.
+    unsafe { raw::RedisModule_CachedMicroseconds.unwrap()() }
+}
+
+/// Sends one error reply; `line` is the whole line without the leading `-`.
+pub fn reply_error(ctx: &Context, line: &CStr) {
+    // SAFETY: `ctx.ctx` is the live command context; the line is NUL-terminated.
+    unsafe { raw::RedisModule_ReplyWithError.unwrap()(ctx.ctx, line.as_ptr()) };
+}
+
+/// A string object for the server: borrowed (an argument, an interned string) or created here
+/// and freed on drop.
+pub struct Str {
+    ctx: *mut RCtx,
+    ptr: *mut RString,
+    owned: bool,
+}
+
+impl Drop for Str {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: created by `RedisModule_CreateString` with this context, freed once.
+            unsafe { raw::RedisModule_FreeString.unwrap()(self.ctx, self.ptr) };
+        }
+    }
+}
+
+/// `bytes` as a string object: an interned string, or a new string freed when the [`Str`] drops.
+fn string(ctx: *mut RCtx, bytes: &[u8]) -> Str {
+    if let Some(ptr) = INTERNED.get().and_then(|table| table.get(bytes)) {
+        return Str {
+            ctx,
+            ptr,
+            owned: false,
+        };
+    }
+    // SAFETY: the pointer and length describe `bytes`; the server copies them.
+    let ptr = unsafe {
+        raw::RedisModule_CreateString.unwrap()(ctx, bytes.as_ptr().cast::<c_char>(), bytes.len())
+    };
+    Str {
+        ctx,
+        ptr,
+        owned: true,
+    }
+}
+
+/// `GET <key>` as the calling client: `RedisModule_Call` with `W` (no writes), `C` (the calling
+/// client's ACL applies; a denial is logged in `ACL LOG` and answered `NOPERM …`) and `E`
+/// (errors as replies). A string → its bytes; an error → passed through as the server's text;
+/// anything else (null) → `None`.
+pub fn get_as_caller(ctx: &Context, key: &[u8]) -> Result<Option<Vec<u8>>, Refusal> {
+    let name = string(ctx.ctx, key);
+    // SAFETY: live context; `s` takes a live string object (the server takes its own
+    // reference); the reply is read, then freed once.
+    unsafe {
+        let reply =
+            raw::RedisModule_Call.unwrap()(ctx.ctx, c"GET".as_ptr(), c"sWCE".as_ptr(), name.ptr);
+        if reply.is_null() {
+            return Ok(None);
+        }
+        let text = || {
+            let mut len = 0usize;
+            let p = raw::RedisModule_CallReplyStringPtr.unwrap()(reply, &mut len);
+            if p.is_null() {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(p.cast::<u8>(), len).to_vec()
+            }
+        };
+        let answer = match raw::RedisModule_CallReplyType.unwrap()(reply) as isize {
+            raw::REDISMODULE_REPLY_STRING => Ok(Some(text())),
+            raw::REDISMODULE_REPLY_ERROR => Err(Refusal::passthrough(&text())),
+            _ => Ok(None),
+        };
+        raw::RedisModule_FreeCallReply.unwrap()(reply);
+        answer
+    }
+}
+
+/// The bytes of a string object, copied.
+fn bytes_of(s: *const RString) -> Vec<u8> {
+    let mut len = 0usize;
+    // SAFETY: `s` is a live string object; the pointer and length describe its bytes.
+    unsafe {
+        let p = raw::RedisModule_StringPtrLen.unwrap()(s, &mut len);
+        std::slice::from_raw_parts(p.cast::<u8>(), len).to_vec()
+    }
+}
+
+/// The type of an open key (`NULL`: absent).
+fn kind_of(key: *mut RKey) -> Kind {
+    // SAFETY: `KeyType` accepts NULL (an absent key opened read-only).
+    let t = unsafe { raw::RedisModule_KeyType.unwrap()(key) } as isize;
+    match t {
+        raw::REDISMODULE_KEYTYPE_EMPTY => Kind::None,
+        raw::REDISMODULE_KEYTYPE_STRING => Kind::String,
+        raw::REDISMODULE_KEYTYPE_HASH => Kind::Hash,
+        raw::REDISMODULE_KEYTYPE_ZSET => Kind::SortedSet,
+        _ => Kind::Other,
+    }
+}
+
+/// One verb's access to the keyspace.
+pub struct Db<'a> {
+    ctx: *mut RCtx,
+    /// The verb's arguments: address and length of their bytes, and their string objects.
+    args: [(*const u8, usize, *mut RString); MAX_ARGS],
+    nargs: usize,
+    _args: std::marker::PhantomData<&'a [ValkeyString]>,
+}
+
+impl<'a> Db<'a> {
+    /// The keyspace as the verb called with `args` sees it.
+    pub fn new(ctx: &'a Context, args: &'a [ValkeyString]) -> Self {
+        let mut table = [(ptr::null(), 0, ptr::null_mut()); MAX_ARGS];
+        let nargs = args.len().min(MAX_ARGS);
+        for (slot, arg) in table.iter_mut().zip(args) {
+            let bytes = arg.as_slice();
+            *slot = (bytes.as_ptr(), bytes.len(), arg.inner);
+        }
+        Db {
+            ctx: ctx.ctx,
+            args: table,
+            nargs,
+            _args: std::marker::PhantomData,
+        }
+    }
+
+    /// `bytes` as a string object: the argument it is, an interned string, or a new string.
+    pub fn string(&self, bytes: &[u8]) -> Str {
+        let borrowed = |ptr| Str {
+            ctx: self.ctx,
+            ptr,
+            owned: false,
+        };
+        for &(at, len, ptr) in &self.args[..self.nargs] {
+            if at == bytes.as_ptr() && len == bytes.len() {
+                return borrowed(ptr);
+            }
+        }
+        string(self.ctx, bytes)
+    }
+
+    /// Opens `key` read-only (a lookup like a read command's: it counts as a keyspace hit or
+    /// miss, and expires a stale key).
+    pub fn read(&self, key: &[u8]) -> Key<'_> {
+        let name = self.string(key);
+        // SAFETY: live context and key name; the server keeps its own reference to the name.
+        let ptr = unsafe {
+            raw::RedisModule_OpenKey.unwrap()(self.ctx, name.ptr, raw::REDISMODULE_READ as c_int)
+        };
+        Key {
+            db: self,
+            ptr: ptr.cast(),
+        }
+    }
+
+    /// Opens `name` for writing; the handle lives only inside one write.
+    fn write_key(&self, name: &Str) -> WriteKey {
+        // SAFETY: live context and key name.
+        let ptr = unsafe {
+            raw::RedisModule_OpenKey.unwrap()(self.ctx, name.ptr, raw::REDISMODULE_WRITE as c_int)
+        };
+        WriteKey(ptr.cast())
+    }
+
+    /// `WATCH` / client-side-caching invalidation of `key`, as the plain command signals it.
+    fn signal(&self, key: &Str) {
+        // SAFETY: live context and key name.
+        unsafe { raw::RedisModule_SignalModifiedKey.unwrap()(self.ctx, key.ptr) };
+    }
+
+    /// One keyspace notification, as the plain command fires it.
+    fn notify(&self, class: c_int, event: &CStr, key: &Str) {
+        // SAFETY: live context, NUL-terminated event name, live key name.
+        unsafe {
+            raw::RedisModule_NotifyKeyspaceEvent.unwrap()(self.ctx, class, event.as_ptr(), key.ptr)
+        };
+    }
+
+    /// `ZADD <set> <score> <member>`: the score is an integer, written exactly (as a double,
+    /// replicated as its decimal text). A member already at that score is left as it is, with no
+    /// signal, notification or replication (as `ZADD` reporting 0 changes).
+    pub fn zadd(&mut self, set: &[u8], score: i64, member: &[u8]) -> Result<Zadd, Refusal> {
+        let (name, elem) = (self.string(set), self.string(member));
+        let mut flags: c_int = 0;
+        let done = {
+            let key = self.write_key(&name);
+            // SAFETY: a key open for writing and a live member string.
+            unsafe { raw::RedisModule_ZsetAdd.unwrap()(key.0, score as f64, elem.ptr, &mut flags) }
+        };
+        if done != raw::Status::Ok as c_int {
+            return Err(errors::wrongtype());
+        }
+        let outcome = if flags & raw::REDISMODULE_ZADD_ADDED as c_int != 0 {
+            Zadd::Added
+        } else if flags & raw::REDISMODULE_ZADD_UPDATED as c_int != 0 {
+            Zadd::Updated
+        } else {
+            return Ok(Zadd::Unchanged);
+        };
+        self.signal(&name);
+        self.notify(raw::REDISMODULE_NOTIFY_ZSET, c"zadd", &name);
+        // SAFETY: `s` takes a live string object, `l` a long long (replicated as its decimal
+        // text); the server takes its own references.
+        unsafe {
+            raw::RedisModule_Replicate.unwrap()(
+                self.ctx,
+                c"ZADD".as_ptr(),
+                c"sls".as_ptr(),
+                name.ptr,
+                score as std::ffi::c_longlong,
+                elem.ptr,
+            )
+        };
+        Ok(outcome)
+    }
+
+    /// `ZREM <set> <member>` → whether it was a member. An emptied set is deleted.
+    pub fn zrem(&mut self, set: &[u8], member: &[u8]) -> Result<bool, Refusal> {
+        let (name, elem) = (self.string(set), self.string(member));
+        let mut deleted: c_int = 0;
+        let (done, emptied) = {
+            let key = self.write_key(&name);
+            // SAFETY: a key open for writing and a live member string.
+            let done = unsafe { raw::RedisModule_ZsetRem.unwrap()(key.0, elem.ptr, &mut deleted) };
+            (done, key.kind() == Kind::None)
+        };
+        if done != raw::Status::Ok as c_int {
+            return Err(errors::wrongtype());
+        }
+        if deleted == 0 {
+            return Ok(false);
+        }
+        self.notify(raw::REDISMODULE_NOTIFY_ZSET, c"zrem", &name);
+        if emptied {
+            self.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del", &name);
+        }
+        self.signal(&name);
+        self.replicate2(c"ZREM", &name, &elem, true);
+        Ok(true)
+    }
+
+    /// `HSET <key> <field> <value> …` (always a change, as `HSET` counts it); at most 5 pairs.
+    pub fn hset(&mut self, key: &[u8], pairs: &[(&[u8], &[u8])]) -> Result<(), Refusal> {
+        const MAX_PAIRS: usize = 5;
+        assert!(
+            pairs.len() <= MAX_PAIRS,
+            "HSET of more than {MAX_PAIRS} pairs"
+        );
+        let name = self.string(key);
+        let strings: [Option<(Str, Str)>; MAX_PAIRS] = std::array::from_fn(|i| {
+            pairs
+                .get(i)
+                .map(|(field, value)| (self.string(field), self.string(value)))
+        });
+        {
+            let handle = self.write_key(&name);
+            if !matches!(handle.kind(), Kind::Hash | Kind::None) {
+                return Err(errors::wrongtype());
+            }
+            for (field, value) in strings.iter().flatten() {
+                // SAFETY: a hash key open for writing; live field and value; NULL ends the list.
+                unsafe {
+                    raw::RedisModule_HashSet.unwrap()(
+                        handle.0,
+                        raw::REDISMODULE_HASH_NONE as c_int,
+                        field.ptr,
+                        value.ptr,
+                        ptr::null_mut::<RString>(),
+                    )
+                };
+            }
+        }
+        self.signal(&name);
+        self.notify(raw::REDISMODULE_NOTIFY_HASH, c"hset", &name);
+        let mut argv = [ptr::null_mut::<RString>(); 1 + 2 * MAX_PAIRS];
+        argv[0] = name.ptr;
+        for (i, (field, value)) in strings.iter().flatten().enumerate() {
+            argv[1 + 2 * i] = field.ptr;
+            argv[2 + 2 * i] = value.ptr;
+        }
+        // SAFETY: `v` takes an array of live string objects and its length; the server takes
+        // its own references.
+        unsafe {
+            raw::RedisModule_Replicate.unwrap()(
+                self.ctx,
+                c"HSET".as_ptr(),
+                c"v".as_ptr(),
+                argv.as_ptr(),
+                1 + 2 * pairs.len(),
+            )
+        };
+        Ok(())
+    }
+
+    /// `HDEL <key> <field>` → whether the field was there. An emptied hash is deleted.
+    pub fn hdel(&mut self, key: &[u8], field: &[u8]) -> Result<bool, Refusal> {
+        let (name, field) = (self.string(key), self.string(field));
+        let (deleted, emptied) = {
+            let handle = self.write_key(&name);
+            match handle.kind() {
+                Kind::None => return Ok(false),
+                Kind::Hash => {}
+                _ => return Err(errors::wrongtype()),
+            }
+            // SAFETY: a hash key open for writing; a live field; NULL ends the list.
+            let n = unsafe {
+                raw::RedisModule_HashSet.unwrap()(
+                    handle.0,
+                    raw::REDISMODULE_HASH_NONE as c_int,
+                    field.ptr,
+                    HASH_DELETE,
+                    ptr::null_mut::<RString>(),
+                )
+            };
+            (n > 0, handle.kind() == Kind::None)
+        };
+        if !deleted {
+            return Ok(false);
+        }
+        self.signal(&name);
+        self.notify(raw::REDISMODULE_NOTIFY_HASH, c"hdel", &name);
+        if emptied {
+            self.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del", &name);
+        }
+        self.replicate2(c"HDEL", &name, &field, true);
+        Ok(true)
+    }
+
+    /// `DEL <key>` (any type) → whether it existed.
+    pub fn del(&mut self, key: &[u8]) -> Result<bool, Refusal> {
+        let name = self.string(key);
+        let existed = {
+            let handle = self.write_key(&name);
+            if handle.kind() == Kind::None {
+                false
+            } else {
+                // SAFETY: a key open for writing.
+                unsafe { raw::RedisModule_DeleteKey.unwrap()(handle.0) };
+                true
+            }
+        };
+        if existed {
+            self.signal(&name);
+            self.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del", &name);
+            // SAFETY: `s` takes a live string object; the server takes its own reference.
+            unsafe {
+                raw::RedisModule_Replicate.unwrap()(
+                    self.ctx,
+                    c"DEL".as_ptr(),
+                    c"s".as_ptr(),
+                    name.ptr,
+                )
+            };
+        }
+        Ok(existed)
+    }
+
+    /// `PUBLISH <channel> <message>` as the command runs it: delivered to this node's
+    /// subscribers (and across the cluster bus in cluster mode), and, outside cluster mode,
+    /// replicated to the replicas only (not to the AOF).
+    pub fn publish(&mut self, channel: &[u8], message: &[u8]) {
+        let (channel, message) = (self.string(channel), self.string(message));
+        // SAFETY: live context, channel and message.
+        unsafe { raw::RedisModule_PublishMessage.unwrap()(self.ctx, channel.ptr, message.ptr) };
+        // SAFETY: `ctx` is the live command context.
+        let flags = unsafe { raw::RedisModule_GetContextFlags.unwrap()(self.ctx) };
+        if flags & raw::REDISMODULE_CTX_FLAGS_CLUSTER as c_int == 0 {
+            self.replicate2(c"PUBLISH", &channel, &message, false);
+        }
+    }
+
+    /// Replicates `command a b` to the AOF and the replicas (`aof` false: replicas only).
+    fn replicate2(&self, command: &CStr, a: &Str, b: &Str, aof: bool) {
+        let fmt: &CStr = if aof { c"ss" } else { c"ssA" };
+        // SAFETY: `s` takes a live string object; the server takes its own references.
+        unsafe {
+            raw::RedisModule_Replicate.unwrap()(
+                self.ctx,
+                command.as_ptr(),
+                fmt.as_ptr(),
+                a.ptr,
+                b.ptr,
+            )
+        };
+    }
+}
+
+/// A key open for writing inside one write; closed on drop.
+struct WriteKey(*mut RKey);
+
+impl WriteKey {
+    fn kind(&self) -> Kind {
+        kind_of(self.0)
+    }
+}
+
+impl Drop for WriteKey {
+    fn drop(&mut self) {
+        // SAFETY: opened by `RedisModule_OpenKey`, closed once.
+        unsafe { raw::RedisModule_CloseKey.unwrap()(self.0) };
+    }
+}
+
+/// A key open read-only; closed on drop. While one is open the [`Db`] cannot write.
+pub struct Key<'d> {
+    db: &'d Db<'d>,
+    ptr: *mut RKey,
+}
+
+impl Drop for Key<'_> {
+    fn drop(&mut self) {
+        // SAFETY: `CloseKey` accepts NULL; otherwise opened by `OpenKey`, closed once.
+        unsafe { raw::RedisModule_CloseKey.unwrap()(self.ptr) };
+    }
+}
+
+impl Key<'_> {
+    /// `TYPE`, reduced to [`Kind`].
+    pub fn kind(&self) -> Kind {
+        kind_of(self.ptr)
+    }
+
+    /// Whether the key exists (any type).
+    pub fn exists(&self) -> bool {
+        self.kind() != Kind::None
+    }
+
+    /// A sorted set (`true`) or absent (`false`), else `WRONGTYPE`.
+    fn sorted_set(&self) -> Result<bool, Refusal> {
+        match self.kind() {
+            Kind::SortedSet => Ok(true),
+            Kind::None => Ok(false),
+            _ => Err(errors::wrongtype()),
+        }
+    }
+
+    /// A hash (`true`) or absent (`false`), else `WRONGTYPE`.
+    fn hash(&self) -> Result<bool, Refusal> {
+        match self.kind() {
+            Kind::Hash => Ok(true),
+            Kind::None => Ok(false),
+            _ => Err(errors::wrongtype()),
+        }
+    }
+
+    /// `ZCARD`.
+    pub fn card(&self) -> Result<i64, Refusal> {
+        if !self.sorted_set()? {
+            return Ok(0);
+        }
+        // SAFETY: an open sorted-set key.
+        Ok(unsafe { raw::RedisModule_ValueLength.unwrap()(self.ptr) } as i64)
+    }
+
+    /// `ZSCORE <member>`: `None` when not a member.
+    pub fn score(&self, member: &[u8]) -> Result<Option<f64>, Refusal> {
+        if !self.sorted_set()? {
+            return Ok(None);
+        }
+        let elem = self.db.string(member);
+        let mut score = 0f64;
+        // SAFETY: an open sorted-set key and a live member string.
+        let found = unsafe { raw::RedisModule_ZsetScore.unwrap()(self.ptr, elem.ptr, &mut score) };
+        Ok((found == raw::Status::Ok as c_int).then_some(score))
+    }
+
+    /// The members with `min ≤ score ≤ max` (`max` excluded when `max_excluded`), lowest score
+    /// first (ties by member), at most `limit`: `ZRANGE <key> <min> <max> BYSCORE LIMIT 0 <limit>`.
+    pub fn range(
+        &self,
+        min: f64,
+        max: f64,
+        max_excluded: bool,
+        limit: usize,
+    ) -> Result<Vec<Vec<u8>>, Refusal> {
+        let mut out = Vec::new();
+        if !self.sorted_set()? || limit == 0 {
+            return Ok(out);
+        }
+        // SAFETY: an open sorted-set key; the iterator is stopped before returning, each
+        // element string is freed after its bytes are copied.
+        unsafe {
+            let first = raw::RedisModule_ZsetFirstInScoreRange.unwrap()(
+                self.ptr,
+                min,
+                max,
+                0,
+                c_int::from(max_excluded),
+            );
+            if first != raw::Status::Ok as c_int {
+                return Ok(out);
+            }
+            while out.len() < limit && raw::RedisModule_ZsetRangeEndReached.unwrap()(self.ptr) == 0
+            {
+                let elem =
+                    raw::RedisModule_ZsetRangeCurrentElement.unwrap()(self.ptr, ptr::null_mut());
+                if elem.is_null() {
+                    break;
+                }
+                out.push(bytes_of(elem));
+                raw::RedisModule_FreeString.unwrap()(self.db.ctx, elem);
+                if raw::RedisModule_ZsetRangeNext.unwrap()(self.ptr) == 0 {
+                    break;
+                }
+            }
+            raw::RedisModule_ZsetRangeStop.unwrap()(self.ptr);
+        }
+        Ok(out)
+    }
+
+    /// The first `n` members by rank: `ZRANGE <key> 0 <n - 1>`.
+    pub fn first(&self, n: usize) -> Result<Vec<Vec<u8>>, Refusal> {
+        self.range(f64::NEG_INFINITY, f64::INFINITY, false, n)
+    }
+
+    /// `HMGET <key> <field>…` (the key a hash or absent, else `WRONGTYPE`).
+    pub fn hash_get<const N: usize>(
+        &self,
+        fields: [&[u8]; N],
+    ) -> Result<[Option<Vec<u8>>; N], Refusal> {
+        let mut out = std::array::from_fn(|_| None);
+        if !self.hash()? {
+            return Ok(out);
+        }
+        for (slot, field) in out.iter_mut().zip(fields) {
+            let name = self.db.string(field);
+            let mut value: *mut RString = ptr::null_mut();
+            // SAFETY: an open hash key, a live field, a pointer to receive the value; NULL ends
+            // the list. The value string (if any) is freed after its bytes are copied.
+            unsafe {
+                raw::RedisModule_HashGet.unwrap()(
+                    self.ptr,
+                    raw::REDISMODULE_HASH_NONE as c_int,
+                    name.ptr,
+                    &mut value as *mut *mut RString,
+                    ptr::null_mut::<RString>(),
+                );
+                if !value.is_null() {
+                    *slot = Some(bytes_of(value));
+                    raw::RedisModule_FreeString.unwrap()(self.db.ctx, value);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
