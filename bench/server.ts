@@ -77,7 +77,9 @@ export async function startServer(opts: ServerOptions): Promise<BenchServer> {
   );
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-    await Promise.race([exited, sleep(10_000)]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 10_000)))]);
+    clearTimeout(timer);
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     await exited;
     rmSync(dir, { recursive: true, force: true });
