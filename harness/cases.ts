@@ -153,6 +153,17 @@ export const CASES: Case[] = [
     actions: [enq(J(1)), seed(["HSET", key("meta"), "paused", "yes"]), claim()],
   },
 
+  {
+    name: "CLAIM: attempts at the 15-digit limit, then past it",
+    actions: [
+      enq(J(1)),
+      seed(["HSET", row(J(1)), "attempts", BIG]),
+      claim("1"),
+      wait(5),
+      reap("100", BIG),
+      claim(),
+    ],
+  },
   /* EXTEND */
   { name: "EXTEND: renews the lease (window)", actions: [...claimed(J(1)), extend(J(1))] },
   { name: "EXTEND: lease-exact", actions: [...claimed(J(1)), extend(J(1), "1", "60000", exact)] },
@@ -263,6 +274,10 @@ export const CASES: Case[] = [
   {
     name: "RETRY: keeps the row's priority",
     actions: [addJob(J(1), "-3"), claim(), fail(J(1), "1", "0", "1"), retry(J(1))],
+  },
+  {
+    name: "RETRY: extra attempts at the limit (a 16-digit max_attempts reads as absent)",
+    actions: [...deadJob(J(1)), retry(J(1), BIG), claim(), fail(J(1), "2", "0", "5")],
   },
   { name: "RETRY: job not dead", actions: [enq(J(1)), retry(J(1))] },
   {

@@ -86,7 +86,7 @@ const keep = pick(["0", "1", "2", "10", BIG], ["-1", "01"]);
 const backoff = pick(["0", "0", "1", "1000"], ["-1", "x"]);
 const maxAttempts = pick(["1", "1", "2", "3", "5"], ["0", "x"]);
 const limit = pick(["1", "2", "100", "10000"], ["0", "10001", "x"]);
-const extra = pick(["1", "2"], ["0", "-1"]);
+const extra = pick(["1", "2", BIG], ["0", "-1"]);
 
 const twist: fc.Arbitrary<Twist> = fc.oneof(
   { weight: 40, arbitrary: fc.constant("none" as const) },
@@ -140,7 +140,10 @@ const WEIGHTS: Record<string, number> = {
 };
 
 const FIELDS = ["attempts", "priority", "max_attempts", "state", "payload"];
-const FIELD_VALUES = ["x", "0", "1", "2", "-1", "01", "-0", "active", "dead", "pending", "weird", ""];
+const FIELD_VALUES = [
+  ...["x", "0", "1", "2", "-1", "01", "-0", "007", "", BIG, "1000000000000000", `-${BIG}`],
+  ...["active", "dead", "pending", "scheduled", "completed", "weird"],
+];
 const SETS = ["pending", "active", "schedule", "done", "dead"] as const;
 
 /** Plain writes on both queues: wrong types, malformed fields, orphans, ids in two sets. */
@@ -160,7 +163,7 @@ const corruption: fc.Arbitrary<SeedArg[]> = fc.oneof(
       queue,
       fc.constantFrom(...SETS),
       fc.constantFrom("0", "1", "5", "9000000000000000"),
-      fc.constantFrom(...ID_POOL, "XYZ1"),
+      fc.constantFrom(...ID_POOL, "XYZ1", "JOB", "JOBx"),
     )
     .map(([q, slot, score, m]): SeedArg[] => ["ZADD", { q, slot }, score, m]),
   fc

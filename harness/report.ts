@@ -2,6 +2,7 @@
  * The report: one row per verb — cases run, equal, declared-different (by declaration), failed —
  * the generated steps and the durability checks, and every failure with what differed.
  */
+import { DECLARATIONS } from "./declared.js";
 
 export type Verdict = "equal" | "declared" | "failed";
 
@@ -103,6 +104,9 @@ export class Tally {
       this.table(),
       "",
       `listed cases: ${this.listedCases}; generated steps: ${this.generatedSteps} in ${this.generatedRuns} sequences (seed ${extra.seed}); ${extra.seconds.toFixed(1)} s`,
+      "",
+      "Declared differences (judged against their declaration, never against the script):",
+      ...Object.entries(DECLARATIONS).map(([id, text]) => `* ${id} — ${text}`),
     ];
     if (this.failures.length > 0) {
       out.push("", `## Failures (${this.failures.length})`);
