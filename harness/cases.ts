@@ -400,6 +400,7 @@ export const CASES: Case[] = [
       {
         kind: "check",
         verb: "RESCHEDULE",
+        declared: "D8",
         what: "RESCHEDULE puts the id in schedule at now+delay, state scheduled, attempts unchanged, reply = due",
         fn: (last) => {
           const problems: string[] = [];

@@ -42,7 +42,7 @@ export type Action =
   | { kind: "wait"; ms: number }
   | { kind: "brand"; value: string | null | "hash" }
   | { kind: "guard"; guard: "oom" | "replica"; call: Call }
-  | { kind: "check"; verb: string; what: string; fn: (last: LastStep) => string[] }
+  | { kind: "check"; verb: string; what: string; fn: (last: LastStep) => string[]; declared?: DeclaredId }
   | { kind: "install"; brand: string | null | "hash"; tail?: string[] };
 
 /** The last step's native view, for explicit checks. */
@@ -152,10 +152,11 @@ export class CaseRun {
       case "check": {
         const problems = this.last ? action.fn(this.last) : ["no step to check"];
         this.step += 1;
+        const declared = action.declared ? { declared: action.declared } : {};
         return this.record(
           action.verb,
           problems.map((p) => `${action.what}: ${p}`),
-          {},
+          declared,
         );
       }
     }
