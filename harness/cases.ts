@@ -303,15 +303,16 @@ export const CASES: Case[] = [
   },
   { name: "PROMOTE: nothing due", actions: [addJob(J(1), "0", "100000"), promote()] },
   {
-    name: "PROMOTE: limit 1, oldest first",
+    // Lease-exact: due times that tie on one side and not on the other would order differently.
+    name: "PROMOTE: limit 1, oldest first (lease-exact)",
     actions: [
-      addJob(J(3), "0", "1"),
-      addJob(J(2), "0", "1"),
-      addJob(J(1), "0", "2"),
+      C("ADD", [J(3), "p", "0", "1", "0"], exact),
+      C("ADD", [J(2), "p", "0", "1", "0"], exact),
+      C("ADD", [J(1), "p", "0", "2", "0"], exact),
       wait(5),
-      promote("1"),
-      promote("1"),
-      promote("1"),
+      C("PROMOTE", ["1"], exact),
+      C("PROMOTE", ["1"], exact),
+      C("PROMOTE", ["1"], exact),
     ],
   },
   {
