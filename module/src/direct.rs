@@ -1,9 +1,11 @@
 //! Direct access to the keyspace through the module key API: the module's only `unsafe` code.
 //!
-//! A verb opens one [`Db`] over its own arguments. Reads open a key read-only ([`Db::read`]) and
-//! return owned values; the handle is closed when it drops. Writes ([`Db::zadd`], [`Db::zrem`],
-//! [`Db::hset`], [`Db::hdel`], [`Db::del`], [`Db::publish`]) take `&mut Db`, so no read handle
-//! can be open while one runs. Each write has exactly the effects of its plain command:
+//! A verb opens one [`Db`] over its own arguments and opens each key it touches once: keys it
+//! only reads with [`Db::read`] (read-only), keys it also writes with [`Db::open`] (for writing
+//! when the node takes writes). Reads return owned values; a key is closed when its [`Key`]
+//! drops, and a key is never open twice at once. Each write ([`Key::zadd`], [`Key::zrem`],
+//! [`Key::hset`], [`Key::hdel`], [`Key::delete`], [`Db::publish`]) has exactly the effects of its
+//! plain command:
 //!
 //! * the same change to the value (an emptied sorted set or hash is deleted, as the commands do);
 //! * the same signals, only when the command would have sent them: `WATCH` invalidation and
@@ -21,7 +23,9 @@
 //! load (field names, states, the run id) as that string; any other bytes become a new string,
 //! freed when its [`Str`] drops.
 
+use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CStr};
+use std::marker::PhantomData;
 use std::ptr;
 use std::sync::OnceLock;
 
@@ -142,7 +146,7 @@ pub fn reply_error(ctx: &Context, line: &CStr) {
 
 /// A string object for the server: borrowed (an argument, an interned string) or created here
 /// and freed on drop.
-pub struct Str {
+struct Str {
     ctx: *mut RCtx,
     ptr: *mut RString,
     owned: bool,
@@ -179,9 +183,13 @@ fn string(ctx: *mut RCtx, bytes: &[u8]) -> Str {
 
 /// `GET <key>` as the calling client: `RedisModule_Call` with `W` (no writes), `C` (the calling
 /// client's ACL applies; a denial is logged in `ACL LOG` and answered `NOPERM …`) and `E`
-/// (errors as replies). A string → its bytes; an error → passed through as the server's text;
-/// anything else (null) → `None`.
-pub fn get_as_caller(ctx: &Context, key: &[u8]) -> Result<Option<Vec<u8>>, Refusal> {
+/// (errors as replies). A string → `read(Some(bytes))`; anything else but an error (null) →
+/// `read(None)`; an error → passed through as the server's text.
+pub fn get_as_caller<R>(
+    ctx: &Context,
+    key: &[u8],
+    read: impl FnOnce(Option<&[u8]>) -> R,
+) -> Result<R, Refusal> {
     let name = string(ctx.ctx, key);
     // SAFETY: live context; `s` takes a live string object (the server takes its own
     // reference); the reply is read, then freed once.
@@ -189,21 +197,21 @@ pub fn get_as_caller(ctx: &Context, key: &[u8]) -> Result<Option<Vec<u8>>, Refus
         let reply =
             raw::RedisModule_Call.unwrap()(ctx.ctx, c"GET".as_ptr(), c"sWCE".as_ptr(), name.ptr);
         if reply.is_null() {
-            return Ok(None);
+            return Ok(read(None));
         }
         let text = || {
             let mut len = 0usize;
             let p = raw::RedisModule_CallReplyStringPtr.unwrap()(reply, &mut len);
             if p.is_null() {
-                Vec::new()
+                &[][..]
             } else {
-                std::slice::from_raw_parts(p.cast::<u8>(), len).to_vec()
+                std::slice::from_raw_parts(p.cast::<u8>(), len)
             }
         };
         let answer = match raw::RedisModule_CallReplyType.unwrap()(reply) as isize {
-            raw::REDISMODULE_REPLY_STRING => Ok(Some(text())),
-            raw::REDISMODULE_REPLY_ERROR => Err(Refusal::passthrough(&text())),
-            _ => Ok(None),
+            raw::REDISMODULE_REPLY_STRING => Ok(read(Some(text()))),
+            raw::REDISMODULE_REPLY_ERROR => Err(Refusal::passthrough(text())),
+            _ => Ok(read(None)),
         };
         raw::RedisModule_FreeCallReply.unwrap()(reply);
         answer
@@ -233,18 +241,27 @@ fn kind_of(key: *mut RKey) -> Kind {
     }
 }
 
+/// The most keys a verb holds open at once.
+const MAX_OPEN: usize = 16;
+
 /// One verb's access to the keyspace.
 pub struct Db<'a> {
     ctx: *mut RCtx,
     /// The verb's arguments: address and length of their bytes, and their string objects.
     args: [(*const u8, usize, *mut RString); MAX_ARGS],
     nargs: usize,
-    _args: std::marker::PhantomData<&'a [ValkeyString]>,
+    /// Whether [`Db::open`] opens keys for writing (the node takes writes).
+    writable: bool,
+    /// The names (bytes) of the keys open now: a key is never open twice at once.
+    open: RefCell<([(*const u8, usize); MAX_OPEN], usize)>,
+    _args: PhantomData<&'a [ValkeyString]>,
 }
 
 impl<'a> Db<'a> {
-    /// The keyspace as the verb called with `args` sees it.
-    pub fn new(ctx: &'a Context, args: &'a [ValkeyString]) -> Self {
+    /// The keyspace as the verb called with `args` sees it; `writable`: whether this node takes
+    /// writes now (the write guard would pass), so that the keys the verb writes are opened for
+    /// writing from the start.
+    pub fn new(ctx: &'a Context, args: &'a [ValkeyString], writable: bool) -> Self {
         let mut table = [(ptr::null(), 0, ptr::null_mut()); MAX_ARGS];
         let nargs = args.len().min(MAX_ARGS);
         for (slot, arg) in table.iter_mut().zip(args) {
@@ -255,46 +272,80 @@ impl<'a> Db<'a> {
             ctx: ctx.ctx,
             args: table,
             nargs,
-            _args: std::marker::PhantomData,
+            writable,
+            open: RefCell::new(([(ptr::null(), 0); MAX_OPEN], 0)),
+            _args: PhantomData,
         }
     }
 
     /// `bytes` as a string object: the argument it is, an interned string, or a new string.
-    pub fn string(&self, bytes: &[u8]) -> Str {
-        let borrowed = |ptr| Str {
-            ctx: self.ctx,
-            ptr,
-            owned: false,
-        };
+    fn string(&self, bytes: &[u8]) -> Str {
         for &(at, len, ptr) in &self.args[..self.nargs] {
             if at == bytes.as_ptr() && len == bytes.len() {
-                return borrowed(ptr);
+                return Str {
+                    ctx: self.ctx,
+                    ptr,
+                    owned: false,
+                };
             }
         }
         string(self.ctx, bytes)
     }
 
-    /// Opens `key` read-only (a lookup like a read command's: it counts as a keyspace hit or
-    /// miss, and expires a stale key).
+    /// Opens `key` read-only: a lookup like a read command's (it counts as a keyspace hit or
+    /// miss, and expires a stale key). For keys the verb only reads.
     pub fn read(&self, key: &[u8]) -> Key<'_> {
+        self.open_mode(key, false)
+    }
+
+    /// Opens `key` for the reads and writes of the verb: for writing when the node takes writes
+    /// (a lookup like a write command's), else read-only (the write guard refuses before any
+    /// write).
+    pub fn open(&self, key: &[u8]) -> Key<'_> {
+        self.open_mode(key, self.writable)
+    }
+
+    fn open_mode(&self, key: &[u8], write: bool) -> Key<'_> {
+        {
+            let mut open = self.open.borrow_mut();
+            let (names, n) = &mut *open;
+            // SAFETY: each entry describes the bytes of the name of a key open now (its string
+            // object lives as long as the handle).
+            let taken = names[..*n]
+                .iter()
+                .any(|&(at, len)| unsafe { std::slice::from_raw_parts(at, len) } == key);
+            assert!(!taken, "a key open twice in one verb");
+            assert!(*n < MAX_OPEN, "too many keys open in one verb");
+        }
         let name = self.string(key);
-        // SAFETY: live context and key name; the server keeps its own reference to the name.
-        let ptr = unsafe {
-            raw::RedisModule_OpenKey.unwrap()(self.ctx, name.ptr, raw::REDISMODULE_READ as c_int)
+        let mode = if write {
+            raw::REDISMODULE_READ | raw::REDISMODULE_WRITE
+        } else {
+            raw::REDISMODULE_READ
         };
+        // SAFETY: live context and key name; the server keeps its own reference to the name.
+        let ptr = unsafe { raw::RedisModule_OpenKey.unwrap()(self.ctx, name.ptr, mode as c_int) };
+        let bytes = name.bytes();
+        let mut open = self.open.borrow_mut();
+        let (names, n) = &mut *open;
+        names[*n] = (bytes.as_ptr(), bytes.len());
+        *n += 1;
         Key {
             db: self,
+            name,
             ptr: ptr.cast(),
+            write,
         }
     }
 
-    /// Opens `name` for writing; the handle lives only inside one write.
-    fn write_key(&self, name: &Str) -> WriteKey {
-        // SAFETY: live context and key name.
-        let ptr = unsafe {
-            raw::RedisModule_OpenKey.unwrap()(self.ctx, name.ptr, raw::REDISMODULE_WRITE as c_int)
-        };
-        WriteKey(ptr.cast())
+    /// Forgets `name` as open.
+    fn closed(&self, name: *const u8) {
+        let mut open = self.open.borrow_mut();
+        let (names, n) = &mut *open;
+        if let Some(i) = names[..*n].iter().position(|&(at, _)| at == name) {
+            names[i] = names[*n - 1];
+            *n -= 1;
+        }
     }
 
     /// `WATCH` / client-side-caching invalidation of `key`, as the plain command signals it.
@@ -311,199 +362,6 @@ impl<'a> Db<'a> {
         };
     }
 
-    /// `ZADD <set> <score> <member>`: the score is an integer, written exactly (as a double,
-    /// replicated as its decimal text). A member already at that score is left as it is, with no
-    /// signal, notification or replication (as `ZADD` reporting 0 changes).
-    pub fn zadd(&mut self, set: &[u8], score: i64, member: &[u8]) -> Result<Zadd, Refusal> {
-        let (name, elem) = (self.string(set), self.string(member));
-        let mut flags: c_int = 0;
-        let done = {
-            let key = self.write_key(&name);
-            // SAFETY: a key open for writing and a live member string.
-            unsafe { raw::RedisModule_ZsetAdd.unwrap()(key.0, score as f64, elem.ptr, &mut flags) }
-        };
-        if done != raw::Status::Ok as c_int {
-            return Err(errors::wrongtype());
-        }
-        let outcome = if flags & raw::REDISMODULE_ZADD_ADDED as c_int != 0 {
-            Zadd::Added
-        } else if flags & raw::REDISMODULE_ZADD_UPDATED as c_int != 0 {
-            Zadd::Updated
-        } else {
-            return Ok(Zadd::Unchanged);
-        };
-        self.signal(&name);
-        self.notify(raw::REDISMODULE_NOTIFY_ZSET, c"zadd", &name);
-        // SAFETY: `s` takes a live string object, `l` a long long (replicated as its decimal
-        // text); the server takes its own references.
-        unsafe {
-            raw::RedisModule_Replicate.unwrap()(
-                self.ctx,
-                c"ZADD".as_ptr(),
-                c"sls".as_ptr(),
-                name.ptr,
-                score as std::ffi::c_longlong,
-                elem.ptr,
-            )
-        };
-        Ok(outcome)
-    }
-
-    /// `ZREM <set> <member>` → whether it was a member. An emptied set is deleted.
-    pub fn zrem(&mut self, set: &[u8], member: &[u8]) -> Result<bool, Refusal> {
-        let (name, elem) = (self.string(set), self.string(member));
-        let mut deleted: c_int = 0;
-        let (done, emptied) = {
-            let key = self.write_key(&name);
-            // SAFETY: a key open for writing and a live member string.
-            let done = unsafe { raw::RedisModule_ZsetRem.unwrap()(key.0, elem.ptr, &mut deleted) };
-            (done, key.kind() == Kind::None)
-        };
-        if done != raw::Status::Ok as c_int {
-            return Err(errors::wrongtype());
-        }
-        if deleted == 0 {
-            return Ok(false);
-        }
-        self.notify(raw::REDISMODULE_NOTIFY_ZSET, c"zrem", &name);
-        if emptied {
-            self.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del", &name);
-        }
-        self.signal(&name);
-        self.replicate2(c"ZREM", &name, &elem, true);
-        Ok(true)
-    }
-
-    /// `HSET <key> <field> <value> …` (always a change, as `HSET` counts it); at most 5 pairs.
-    pub fn hset(&mut self, key: &[u8], pairs: &[(&[u8], &[u8])]) -> Result<(), Refusal> {
-        const MAX_PAIRS: usize = 5;
-        assert!(
-            pairs.len() <= MAX_PAIRS,
-            "HSET of more than {MAX_PAIRS} pairs"
-        );
-        let name = self.string(key);
-        let strings: [Option<(Str, Str)>; MAX_PAIRS] = std::array::from_fn(|i| {
-            pairs
-                .get(i)
-                .map(|(field, value)| (self.string(field), self.string(value)))
-        });
-        {
-            let handle = self.write_key(&name);
-            if !matches!(handle.kind(), Kind::Hash | Kind::None) {
-                return Err(errors::wrongtype());
-            }
-            for (field, value) in strings.iter().flatten() {
-                // SAFETY: a hash key open for writing; live field and value; NULL ends the list.
-                unsafe {
-                    raw::RedisModule_HashSet.unwrap()(
-                        handle.0,
-                        raw::REDISMODULE_HASH_NONE as c_int,
-                        field.ptr,
-                        value.ptr,
-                        ptr::null_mut::<RString>(),
-                    )
-                };
-            }
-        }
-        self.signal(&name);
-        self.notify(raw::REDISMODULE_NOTIFY_HASH, c"hset", &name);
-        let mut argv = [ptr::null_mut::<RString>(); 1 + 2 * MAX_PAIRS];
-        argv[0] = name.ptr;
-        for (i, (field, value)) in strings.iter().flatten().enumerate() {
-            argv[1 + 2 * i] = field.ptr;
-            argv[2 + 2 * i] = value.ptr;
-        }
-        // SAFETY: `v` takes an array of live string objects and its length; the server takes
-        // its own references.
-        unsafe {
-            raw::RedisModule_Replicate.unwrap()(
-                self.ctx,
-                c"HSET".as_ptr(),
-                c"v".as_ptr(),
-                argv.as_ptr(),
-                1 + 2 * pairs.len(),
-            )
-        };
-        Ok(())
-    }
-
-    /// `HDEL <key> <field>` → whether the field was there. An emptied hash is deleted.
-    pub fn hdel(&mut self, key: &[u8], field: &[u8]) -> Result<bool, Refusal> {
-        let (name, field) = (self.string(key), self.string(field));
-        let (deleted, emptied) = {
-            let handle = self.write_key(&name);
-            match handle.kind() {
-                Kind::None => return Ok(false),
-                Kind::Hash => {}
-                _ => return Err(errors::wrongtype()),
-            }
-            // SAFETY: a hash key open for writing; a live field; NULL ends the list.
-            let n = unsafe {
-                raw::RedisModule_HashSet.unwrap()(
-                    handle.0,
-                    raw::REDISMODULE_HASH_NONE as c_int,
-                    field.ptr,
-                    HASH_DELETE,
-                    ptr::null_mut::<RString>(),
-                )
-            };
-            (n > 0, handle.kind() == Kind::None)
-        };
-        if !deleted {
-            return Ok(false);
-        }
-        self.signal(&name);
-        self.notify(raw::REDISMODULE_NOTIFY_HASH, c"hdel", &name);
-        if emptied {
-            self.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del", &name);
-        }
-        self.replicate2(c"HDEL", &name, &field, true);
-        Ok(true)
-    }
-
-    /// `DEL <key>` (any type) → whether it existed.
-    pub fn del(&mut self, key: &[u8]) -> Result<bool, Refusal> {
-        let name = self.string(key);
-        let existed = {
-            let handle = self.write_key(&name);
-            if handle.kind() == Kind::None {
-                false
-            } else {
-                // SAFETY: a key open for writing.
-                unsafe { raw::RedisModule_DeleteKey.unwrap()(handle.0) };
-                true
-            }
-        };
-        if existed {
-            self.signal(&name);
-            self.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del", &name);
-            // SAFETY: `s` takes a live string object; the server takes its own reference.
-            unsafe {
-                raw::RedisModule_Replicate.unwrap()(
-                    self.ctx,
-                    c"DEL".as_ptr(),
-                    c"s".as_ptr(),
-                    name.ptr,
-                )
-            };
-        }
-        Ok(existed)
-    }
-
-    /// `PUBLISH <channel> <message>` as the command runs it: delivered to this node's
-    /// subscribers (and across the cluster bus in cluster mode), and, outside cluster mode,
-    /// replicated to the replicas only (not to the AOF).
-    pub fn publish(&mut self, channel: &[u8], message: &[u8]) {
-        let (channel, message) = (self.string(channel), self.string(message));
-        // SAFETY: live context, channel and message.
-        unsafe { raw::RedisModule_PublishMessage.unwrap()(self.ctx, channel.ptr, message.ptr) };
-        // SAFETY: `ctx` is the live command context.
-        let flags = unsafe { raw::RedisModule_GetContextFlags.unwrap()(self.ctx) };
-        if flags & raw::REDISMODULE_CTX_FLAGS_CLUSTER as c_int == 0 {
-            self.replicate2(c"PUBLISH", &channel, &message, false);
-        }
-    }
-
     /// Replicates `command a b` to the AOF and the replicas (`aof` false: replicas only).
     fn replicate2(&self, command: &CStr, a: &Str, b: &Str, aof: bool) {
         let fmt: &CStr = if aof { c"ss" } else { c"ssA" };
@@ -518,34 +376,53 @@ impl<'a> Db<'a> {
             )
         };
     }
-}
 
-/// A key open for writing inside one write; closed on drop.
-struct WriteKey(*mut RKey);
+    /// `DEL <key>` (any type) → whether it existed.
+    pub fn del(&self, key: &[u8]) -> Result<bool, Refusal> {
+        self.open(key).delete()
+    }
 
-impl WriteKey {
-    fn kind(&self) -> Kind {
-        kind_of(self.0)
+    /// `PUBLISH <channel> <message>` as the command runs it: delivered to this node's
+    /// subscribers (and across the cluster bus in cluster mode), and, outside cluster mode,
+    /// replicated to the replicas only (not to the AOF).
+    pub fn publish(&self, channel: &[u8], message: &[u8]) {
+        let (channel, message) = (self.string(channel), self.string(message));
+        // SAFETY: live context, channel and message.
+        unsafe { raw::RedisModule_PublishMessage.unwrap()(self.ctx, channel.ptr, message.ptr) };
+        // SAFETY: `ctx` is the live command context.
+        let flags = unsafe { raw::RedisModule_GetContextFlags.unwrap()(self.ctx) };
+        if flags & raw::REDISMODULE_CTX_FLAGS_CLUSTER as c_int == 0 {
+            self.replicate2(c"PUBLISH", &channel, &message, false);
+        }
     }
 }
 
-impl Drop for WriteKey {
-    fn drop(&mut self) {
-        // SAFETY: opened by `RedisModule_OpenKey`, closed once.
-        unsafe { raw::RedisModule_CloseKey.unwrap()(self.0) };
+impl Str {
+    /// The bytes of the string object.
+    fn bytes(&self) -> &[u8] {
+        let mut len = 0usize;
+        // SAFETY: a live string object; its bytes live as long as it does.
+        unsafe {
+            let p = raw::RedisModule_StringPtrLen.unwrap()(self.ptr, &mut len);
+            std::slice::from_raw_parts(p.cast::<u8>(), len)
+        }
     }
 }
 
-/// A key open read-only; closed on drop. While one is open the [`Db`] cannot write.
+/// An open key; closed on drop. Reads take `&self`, writes `&mut self`; a key is open at most
+/// once per verb, so no other handle sees a value a write replaces or deletes.
 pub struct Key<'d> {
     db: &'d Db<'d>,
+    name: Str,
     ptr: *mut RKey,
+    write: bool,
 }
 
 impl Drop for Key<'_> {
     fn drop(&mut self) {
         // SAFETY: `CloseKey` accepts NULL; otherwise opened by `OpenKey`, closed once.
         unsafe { raw::RedisModule_CloseKey.unwrap()(self.ptr) };
+        self.db.closed(self.name.bytes().as_ptr());
     }
 }
 
@@ -608,10 +485,10 @@ impl Key<'_> {
         max_excluded: bool,
         limit: usize,
     ) -> Result<Vec<Vec<u8>>, Refusal> {
-        let mut out = Vec::new();
         if !self.sorted_set()? || limit == 0 {
-            return Ok(out);
+            return Ok(Vec::new());
         }
+        let mut out = Vec::with_capacity(limit.min(16));
         // SAFETY: an open sorted-set key; the iterator is stopped before returning, each
         // element string is freed after its bytes are copied.
         unsafe {
@@ -677,5 +554,205 @@ impl Key<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// A write through a key opened read-only: the write guard refused first (never reached).
+    fn writing(&self) -> Result<(), Refusal> {
+        if self.write {
+            Ok(())
+        } else {
+            Err(errors::readonly())
+        }
+    }
+
+    /// `ZADD <key> <score> <member>`: the score is an integer, written exactly (as a double,
+    /// replicated as its decimal text). A member already at that score is left as it is, with no
+    /// signal, notification or replication (as `ZADD` reporting 0 changes).
+    pub fn zadd(&mut self, score: i64, member: &[u8]) -> Result<Zadd, Refusal> {
+        self.writing()?;
+        let elem = self.db.string(member);
+        let mut flags: c_int = 0;
+        // SAFETY: a key open for writing and a live member string.
+        let done = unsafe {
+            raw::RedisModule_ZsetAdd.unwrap()(self.ptr, score as f64, elem.ptr, &mut flags)
+        };
+        if done != raw::Status::Ok as c_int {
+            return Err(errors::wrongtype());
+        }
+        let outcome = if flags & raw::REDISMODULE_ZADD_ADDED as c_int != 0 {
+            Zadd::Added
+        } else if flags & raw::REDISMODULE_ZADD_UPDATED as c_int != 0 {
+            Zadd::Updated
+        } else {
+            return Ok(Zadd::Unchanged);
+        };
+        let db = self.db;
+        db.signal(&self.name);
+        db.notify(raw::REDISMODULE_NOTIFY_ZSET, c"zadd", &self.name);
+        // SAFETY: `s` takes a live string object, `l` a long long (replicated as its decimal
+        // text); the server takes its own references.
+        unsafe {
+            raw::RedisModule_Replicate.unwrap()(
+                db.ctx,
+                c"ZADD".as_ptr(),
+                c"sls".as_ptr(),
+                self.name.ptr,
+                score as std::ffi::c_longlong,
+                elem.ptr,
+            )
+        };
+        Ok(outcome)
+    }
+
+    /// `ZREM <key> <member>` → whether it was a member. An emptied set is deleted.
+    pub fn zrem(&mut self, member: &[u8]) -> Result<bool, Refusal> {
+        self.writing()?;
+        let elem = self.db.string(member);
+        let mut deleted: c_int = 0;
+        // SAFETY: a key open for writing and a live member string.
+        let done = unsafe { raw::RedisModule_ZsetRem.unwrap()(self.ptr, elem.ptr, &mut deleted) };
+        if done != raw::Status::Ok as c_int {
+            return Err(errors::wrongtype());
+        }
+        if deleted == 0 {
+            return Ok(false);
+        }
+        let db = self.db;
+        db.notify(raw::REDISMODULE_NOTIFY_ZSET, c"zrem", &self.name);
+        if self.kind() == Kind::None {
+            db.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del", &self.name);
+        }
+        db.signal(&self.name);
+        db.replicate2(c"ZREM", &self.name, &elem, true);
+        Ok(true)
+    }
+
+    /// `HSET <key> <field> <value> …` (always a change, as `HSET` counts it); 1 to 5 pairs.
+    pub fn hset(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<(), Refusal> {
+        const MAX_PAIRS: usize = 5;
+        assert!(
+            (1..=MAX_PAIRS).contains(&pairs.len()),
+            "HSET of 1 to {MAX_PAIRS} pairs"
+        );
+        self.writing()?;
+        if !matches!(self.kind(), Kind::Hash | Kind::None) {
+            return Err(errors::wrongtype());
+        }
+        let db = self.db;
+        let mut strings: [Option<Str>; 2 * MAX_PAIRS] = Default::default();
+        for (i, (field, value)) in pairs.iter().enumerate() {
+            let (field, value) = (db.string(field), db.string(value));
+            // SAFETY: a hash key open for writing; live field and value; NULL ends the list.
+            unsafe {
+                raw::RedisModule_HashSet.unwrap()(
+                    self.ptr,
+                    raw::REDISMODULE_HASH_NONE as c_int,
+                    field.ptr,
+                    value.ptr,
+                    ptr::null_mut::<RString>(),
+                )
+            };
+            strings[2 * i] = Some(field);
+            strings[2 * i + 1] = Some(value);
+        }
+        db.signal(&self.name);
+        db.notify(raw::REDISMODULE_NOTIFY_HASH, c"hset", &self.name);
+        let mut a = [ptr::null_mut::<RString>(); 2 * MAX_PAIRS];
+        for (slot, s) in a.iter_mut().zip(strings.iter().flatten()) {
+            *slot = s.ptr;
+        }
+        let (hset, key) = (c"HSET", self.name.ptr);
+        // SAFETY: the API is resolved at load time; each `s` takes a live string object (the
+        // server takes its own references); `v` an array of them and its length.
+        unsafe {
+            let replicate = raw::RedisModule_Replicate.unwrap();
+            match pairs.len() {
+                1 => replicate(db.ctx, hset.as_ptr(), c"sss".as_ptr(), key, a[0], a[1]),
+                2 => replicate(
+                    db.ctx,
+                    hset.as_ptr(),
+                    c"sssss".as_ptr(),
+                    key,
+                    a[0],
+                    a[1],
+                    a[2],
+                    a[3],
+                ),
+                3 => replicate(
+                    db.ctx,
+                    hset.as_ptr(),
+                    c"sssssss".as_ptr(),
+                    key,
+                    a[0],
+                    a[1],
+                    a[2],
+                    a[3],
+                    a[4],
+                    a[5],
+                ),
+                _ => replicate(
+                    db.ctx,
+                    hset.as_ptr(),
+                    c"sv".as_ptr(),
+                    key,
+                    a.as_ptr(),
+                    2 * pairs.len(),
+                ),
+            }
+        };
+        Ok(())
+    }
+
+    /// `HDEL <key> <field>` → whether the field was there. An emptied hash is deleted.
+    pub fn hdel(&mut self, field: &[u8]) -> Result<bool, Refusal> {
+        self.writing()?;
+        if !self.hash()? {
+            return Ok(false);
+        }
+        let field = self.db.string(field);
+        // SAFETY: a hash key open for writing; a live field; NULL ends the list.
+        let n = unsafe {
+            raw::RedisModule_HashSet.unwrap()(
+                self.ptr,
+                raw::REDISMODULE_HASH_NONE as c_int,
+                field.ptr,
+                HASH_DELETE,
+                ptr::null_mut::<RString>(),
+            )
+        };
+        if n == 0 {
+            return Ok(false);
+        }
+        let db = self.db;
+        db.signal(&self.name);
+        db.notify(raw::REDISMODULE_NOTIFY_HASH, c"hdel", &self.name);
+        if self.kind() == Kind::None {
+            db.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del", &self.name);
+        }
+        db.replicate2(c"HDEL", &self.name, &field, true);
+        Ok(true)
+    }
+
+    /// `DEL <key>` (any type) → whether it existed.
+    pub fn delete(&mut self) -> Result<bool, Refusal> {
+        self.writing()?;
+        if self.kind() == Kind::None {
+            return Ok(false);
+        }
+        // SAFETY: a key open for writing.
+        unsafe { raw::RedisModule_DeleteKey.unwrap()(self.ptr) };
+        let db = self.db;
+        db.signal(&self.name);
+        db.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del", &self.name);
+        // SAFETY: `s` takes a live string object; the server takes its own reference.
+        unsafe {
+            raw::RedisModule_Replicate.unwrap()(
+                db.ctx,
+                c"DEL".as_ptr(),
+                c"s".as_ptr(),
+                self.name.ptr,
+            )
+        };
+        Ok(true)
     }
 }

@@ -12,8 +12,7 @@ use crate::store;
 /// read only. `echomq:6.0.0` passes; absent or any other string is `EMQWIRE …`. An ACL denial
 /// (`NOPERM …`) or a non-string value (`WRONGTYPE …`) passes through as the server's error.
 pub fn check(ctx: &Context) -> Result<(), Refusal> {
-    let brand = direct::get_as_caller(ctx, VERSION_KEY)?;
-    passes(brand.as_deref())
+    direct::get_as_caller(ctx, VERSION_KEY, passes)?
 }
 
 /// Whether a read brand passes the fence.

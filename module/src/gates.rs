@@ -18,14 +18,14 @@ pub fn job_id(form: &Form, id: &[u8]) -> Result<(), Refusal> {
 }
 
 /// Type gate: each key, in order, is a sorted set or absent, else the server's `WRONGTYPE`.
-/// Returns the keys open for the reads that follow.
+/// Returns the keys, open for the reads and writes that follow.
 pub fn sorted_sets<'d, const N: usize>(
     db: &'d Db,
     keys: [&[u8]; N],
 ) -> Result<[Key<'d>; N], Refusal> {
     let mut open: [Option<Key<'d>>; N] = std::array::from_fn(|_| None);
     for (slot, key) in open.iter_mut().zip(keys) {
-        let key = db.read(key);
+        let key = db.open(key);
         if !matches!(key.kind(), Kind::SortedSet | Kind::None) {
             return Err(errors::wrongtype());
         }
@@ -124,13 +124,20 @@ impl Row {
     }
 }
 
-/// Row gate: the row must be a hash, else `ERR EMQ.<VERB> job not found`. Returns its fields.
-pub fn row(db: &Db, form: &Form, key: &[u8], fields: Fields) -> Result<Row, Refusal> {
-    let row = db.read(key);
+/// Row gate: the row must be a hash, else `ERR EMQ.<VERB> job not found`. Returns the row, open
+/// for the writes that follow, and its fields.
+pub fn row<'d>(
+    db: &'d Db,
+    form: &Form,
+    key: &[u8],
+    fields: Fields,
+) -> Result<(Key<'d>, Row), Refusal> {
+    let row = db.open(key);
     if row.kind() != Kind::Hash {
         return Err(errors::job_not_found(form.verb));
     }
-    Row::read(&row, fields)
+    let fields = Row::read(&row, fields)?;
+    Ok((row, fields))
 }
 
 /// Lease gate: the row's `state` is `active` and the id is a member of `active`, else

@@ -45,6 +45,49 @@ pub fn is_job_id(id: &[u8]) -> bool {
     id.starts_with(JOB)
 }
 
+/// A key built from parts: kept inline when short (every key of a usual queue name and id).
+#[derive(Clone)]
+pub enum KeyBuf {
+    Inline([u8; KeyBuf::INLINE], usize),
+    Heap(Vec<u8>),
+}
+
+impl KeyBuf {
+    const INLINE: usize = 96;
+
+    /// The concatenation of `parts`.
+    fn of(parts: &[&[u8]]) -> KeyBuf {
+        let len: usize = parts.iter().map(|part| part.len()).sum();
+        if len > Self::INLINE {
+            return KeyBuf::Heap(parts.concat());
+        }
+        let mut buf = [0u8; Self::INLINE];
+        let mut at = 0;
+        for part in parts {
+            buf[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
+        }
+        KeyBuf::Inline(buf, len)
+    }
+}
+
+impl std::ops::Deref for KeyBuf {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            KeyBuf::Inline(buf, len) => &buf[..*len],
+            KeyBuf::Heap(key) => key,
+        }
+    }
+}
+
+impl std::fmt::Debug for KeyBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", String::from_utf8_lossy(self))
+    }
+}
+
 /// One queue, recovered from an anchor key; builds every other key of that queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Queue<'a> {
@@ -64,30 +107,23 @@ impl<'a> Queue<'a> {
     }
 
     /// `emq:{<q>}:<kind>`
-    pub fn key(&self, kind: &[u8]) -> Vec<u8> {
-        let mut key = Vec::with_capacity(PREFIX.len() + self.name.len() + CLOSE.len() + kind.len());
-        key.extend_from_slice(PREFIX);
-        key.extend_from_slice(self.name);
-        key.extend_from_slice(CLOSE);
-        key.extend_from_slice(kind);
-        key
+    pub fn key(&self, kind: &[u8]) -> KeyBuf {
+        KeyBuf::of(&[PREFIX, self.name, CLOSE, kind])
     }
 
     /// `emq:{<q>}:`
-    pub fn base(&self) -> Vec<u8> {
+    pub fn base(&self) -> KeyBuf {
         self.key(BASE)
     }
 
     /// `emq:{<q>}:meta`
-    pub fn meta(&self) -> Vec<u8> {
+    pub fn meta(&self) -> KeyBuf {
         self.key(META)
     }
 
     /// `emq:{<q>}:job:<id>`
-    pub fn job(&self, id: &[u8]) -> Vec<u8> {
-        let mut key = self.key(ROW);
-        key.extend_from_slice(id);
-        key
+    pub fn job(&self, id: &[u8]) -> KeyBuf {
+        KeyBuf::of(&[PREFIX, self.name, CLOSE, ROW, id])
     }
 
     /// Whether `key` is this queue's `<kind>` key, byte for byte.
@@ -180,17 +216,24 @@ mod tests {
     #[test]
     fn builders() {
         let q = Queue::from_key(b"emq:{orders}:pending", PENDING).unwrap();
-        assert_eq!(q.key(ACTIVE), b"emq:{orders}:active");
-        assert_eq!(q.key(SCHEDULE), b"emq:{orders}:schedule");
-        assert_eq!(q.key(DONE), b"emq:{orders}:done");
-        assert_eq!(q.key(DEAD), b"emq:{orders}:dead");
-        assert_eq!(q.base(), b"emq:{orders}:");
-        assert_eq!(q.meta(), b"emq:{orders}:meta");
-        assert_eq!(q.key(WAKE), b"emq:{orders}:wake");
-        assert_eq!(q.job(b"JOB0123456789a"), b"emq:{orders}:job:JOB0123456789a");
+        assert_eq!(&*q.key(ACTIVE), b"emq:{orders}:active");
+        assert_eq!(&*q.key(SCHEDULE), b"emq:{orders}:schedule");
+        assert_eq!(&*q.key(DONE), b"emq:{orders}:done");
+        assert_eq!(&*q.key(DEAD), b"emq:{orders}:dead");
+        assert_eq!(&*q.base(), b"emq:{orders}:");
+        assert_eq!(&*q.meta(), b"emq:{orders}:meta");
+        assert_eq!(&*q.key(WAKE), b"emq:{orders}:wake");
+        assert_eq!(
+            &*q.job(b"JOB0123456789a"),
+            b"emq:{orders}:job:JOB0123456789a"
+        );
         assert!(q.is(b"emq:{orders}:active", ACTIVE));
         assert!(!q.is(b"emq:{other}:active", ACTIVE));
         assert!(q.is_job(b"emq:{orders}:job:JOBx", b"JOBx"));
+        let long = vec![b'x'; 200];
+        let mut expected = b"emq:{orders}:job:".to_vec();
+        expected.extend_from_slice(&long);
+        assert_eq!(&*q.job(&long), expected.as_slice());
         assert!(!q.is_job(b"emq:{orders}:job:JOBy", b"JOBx"));
         assert!(!q.is_job(b"emq:{other}:job:JOBx", b"JOBx"));
     }

@@ -1,9 +1,9 @@
 //! The writes several verbs share: into `pending`, into `done`/`dead` with retention, the wake.
 //!
-//! Every write goes through [`Db`]'s writes (each replicated as its plain command). The caller
+//! Every write goes through an open [`Key`] (each replicated as its plain command). The caller
 //! has passed the write guard.
 
-use crate::direct::Db;
+use crate::direct::{Db, Key};
 use crate::errors::Refusal;
 use crate::keyspace::{Queue, WAKE};
 
@@ -11,66 +11,58 @@ use crate::keyspace::{Queue, WAKE};
 pub const RETENTION_BATCH: i64 = 10;
 
 /// `HSET <row> state <state>`
-pub fn set_state(db: &mut Db, row: &[u8], state: &[u8]) -> Result<(), Refusal> {
-    db.hset(row, &[(b"state", state)])
+pub fn set_state(row: &mut Key, state: &[u8]) -> Result<(), Refusal> {
+    row.hset(&[(b"state", state)])
 }
 
 /// `HSET <row> state <state> <field> <value>`
 pub fn set_state_with(
-    db: &mut Db,
-    row: &[u8],
+    row: &mut Key,
     state: &[u8],
     field: &[u8],
     value: &[u8],
 ) -> Result<(), Refusal> {
-    db.hset(row, &[(b"state", state), (field, value)])
+    row.hset(&[(b"state", state), (field, value)])
 }
 
 /// `ZADD <set> <score> <id>`
-pub fn add(db: &mut Db, set: &[u8], score: i64, id: &[u8]) -> Result<(), Refusal> {
-    db.zadd(set, score, id).map(drop)
+pub fn add(set: &mut Key, score: i64, id: &[u8]) -> Result<(), Refusal> {
+    set.zadd(score, id).map(drop)
 }
 
 /// `ZREM <set> <id>`
-pub fn remove(db: &mut Db, set: &[u8], id: &[u8]) -> Result<(), Refusal> {
-    db.zrem(set, id).map(drop)
-}
-
-/// `DEL <key>`
-pub fn delete(db: &mut Db, key: &[u8]) -> Result<(), Refusal> {
-    db.del(key).map(drop)
+pub fn remove(set: &mut Key, id: &[u8]) -> Result<(), Refusal> {
+    set.zrem(id).map(drop)
 }
 
 /// An id that left `active`/`dead` back into `pending`: `HSET <row> state pending` then
 /// `ZADD <pending> <priority> <id>`.
 pub fn to_pending(
-    db: &mut Db,
-    row: &[u8],
-    pending: &[u8],
+    row: &mut Key,
+    pending: &mut Key,
     priority: i64,
     id: &[u8],
 ) -> Result<(), Refusal> {
-    set_state(db, row, b"pending")?;
-    add(db, pending, priority, id)
+    set_state(row, b"pending")?;
+    add(pending, priority, id)
 }
 
 /// A finished job kept for inspection, or dropped: keep > 0 → `HSET <row> state <state>
 /// <field> <value>`, `ZADD <set> <now> <id>`; keep = 0 → `DEL <row>`. Retention is the
-/// caller's next step ([`retain`]), once per call.
+/// caller's next step ([`retain`]), once per call, after the row is closed.
 pub fn finish(
-    db: &mut Db,
-    row: &[u8],
-    set: &[u8],
+    row: &mut Key,
+    set: &mut Key,
     id: &[u8],
     (state, field, value): (&[u8], &[u8], &[u8]),
     keep: i64,
     now: i64,
 ) -> Result<(), Refusal> {
     if keep == 0 {
-        return delete(db, row);
+        return row.delete().map(drop);
     }
-    set_state_with(db, row, state, field, value)?;
-    add(db, set, now, id)
+    set_state_with(row, state, field, value)?;
+    add(set, now, id)
 }
 
 /// How many ids retention removes from a set of `card` ids that keeps `keep`.
@@ -79,29 +71,26 @@ pub fn excess(card: i64, keep: i64) -> i64 {
 }
 
 /// Retention: while `set` holds more than `keep` ids, the oldest (lowest score, ties by id) are
-/// removed and their rows deleted, at most [`RETENTION_BATCH`] per call. `keep` = 0 trims
-/// nothing (the job's row was deleted at once).
-pub fn retain(db: &mut Db, queue: &Queue, set: &[u8], keep: i64) -> Result<(), Refusal> {
+/// removed and their rows deleted (`ZREM <set> <id>`, `DEL <row>`), at most
+/// [`RETENTION_BATCH`] per call. `keep` = 0 trims nothing (the job's row was deleted at once).
+/// No row of the queue may be open.
+pub fn retain(db: &Db, queue: &Queue, set: &mut Key, keep: i64) -> Result<(), Refusal> {
     if keep == 0 {
         return Ok(());
     }
-    let oldest = {
-        let key = db.read(set);
-        let n = excess(key.card()?, keep);
-        if n == 0 {
-            return Ok(());
-        }
-        key.first(n as usize)?
-    };
-    for id in oldest {
-        remove(db, set, &id)?;
-        delete(db, &queue.job(&id))?;
+    let n = excess(set.card()?, keep);
+    if n == 0 {
+        return Ok(());
+    }
+    for id in set.first(n as usize)? {
+        remove(set, &id)?;
+        db.del(&queue.job(&id))?;
     }
     Ok(())
 }
 
 /// Wake: `PUBLISH emq:{q}:wake 1`, replicated like the script's `PUBLISH`.
-pub fn wake(db: &mut Db, queue: &Queue) {
+pub fn wake(db: &Db, queue: &Queue) {
     db.publish(&queue.key(WAKE), b"1");
 }
 

@@ -3,7 +3,7 @@
 
 use valkey_module::{Context, ValkeyString, ValkeyValue};
 
-use crate::direct::{Db, Kind};
+use crate::direct::{Db, Key, Kind};
 use crate::errors::{self, Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
@@ -62,40 +62,36 @@ const ON: &[u8] = b"1";
 pub fn retry(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RETRY, &argv)?;
-    let mut db = Db::new(ctx, args);
+    let guard = guard::writable(ctx);
+    let db = Db::new(ctx, args, guard.is_ok());
     let (dead, pending) = (call.keys[0], call.keys[1]);
     let id = call.values[0];
 
     let extra = value(&RETRY, "extra attempts", Grammar::Positive, call.values[1])?;
     gates::job_id(&RETRY, id)?;
-    let row = queue.job(id);
-    let fields = {
-        let [dead, _] = gates::sorted_sets(&db, [dead, pending])?;
-        let fields = gates::row(&db, &RETRY, &row, Fields::All)?;
-        if !fields.is(b"dead") || !gates::member(&dead, id)? {
-            return Err(errors::not_dead(RETRY.verb));
-        }
-        fields
-    };
+    let [mut dead, mut pending] = gates::sorted_sets(&db, [dead, pending])?;
+    let (mut row, fields) = gates::row(&db, &RETRY, &queue.job(id), Fields::All)?;
+    if !fields.is(b"dead") || !gates::member(&dead, id)? {
+        return Err(errors::not_dead(RETRY.verb));
+    }
 
-    guard::writable(ctx)?;
+    guard?;
     let budget = (fields.attempts() + extra).to_string();
-    moves::remove(&mut db, dead, id)?;
+    moves::remove(&mut dead, id)?;
     let hset: [(&[u8], &[u8]); 2] = [(b"state", b"pending"), (b"max_attempts", budget.as_bytes())];
-    db.hset(&row, &hset)?;
-    moves::add(&mut db, pending, fields.priority(), id)?;
-    moves::wake(&mut db, &queue);
+    row.hset(&hset)?;
+    moves::add(&mut pending, fields.priority(), id)?;
+    moves::wake(&db, &queue);
     Ok(ValkeyValue::Integer(1))
 }
 
-/// The set a row's `state` names (`pending`, `schedule`, `done`, `dead`), if any.
-pub fn home<'k>(state: Option<&[u8]>, sets: [&'k [u8]; 4]) -> Option<&'k [u8]> {
-    let [pending, schedule, done, dead] = sets;
+/// The set a row's `state` names, as an index into `[pending, schedule, done, dead]`, if any.
+pub fn home(state: Option<&[u8]>) -> Option<usize> {
     match state? {
-        b"pending" => Some(pending),
-        b"scheduled" => Some(schedule),
-        b"completed" => Some(done),
-        b"dead" => Some(dead),
+        b"pending" => Some(0),
+        b"scheduled" => Some(1),
+        b"completed" => Some(2),
+        b"dead" => Some(3),
         _ => None,
     }
 }
@@ -104,38 +100,35 @@ pub fn home<'k>(state: Option<&[u8]>, sets: [&'k [u8]; 4]) -> Option<&'k [u8]> {
 pub fn remove(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REMOVE, &argv)?;
-    let mut db = Db::new(ctx, args);
+    let guard = guard::writable(ctx);
+    let db = Db::new(ctx, args, guard.is_ok());
     let sets = [call.keys[0], call.keys[1], call.keys[2], call.keys[3]];
     let id = call.values[0];
 
     gates::job_id(&REMOVE, id)?;
-    gates::sorted_sets(&db, sets)?;
-    let row = queue.job(id);
-    let fields = {
-        let handle = db.read(&row);
-        match handle.kind() {
-            Kind::None => return Ok(ValkeyValue::Integer(0)),
-            Kind::Hash => {}
-            _ => return Err(errors::wrongtype()),
-        }
-        Row::read(&handle, Fields::Lease)?
-    };
+    let mut sets = gates::sorted_sets(&db, sets)?;
+    let mut row = db.open(&queue.job(id));
+    match row.kind() {
+        Kind::None => return Ok(ValkeyValue::Integer(0)),
+        Kind::Hash => {}
+        _ => return Err(errors::wrongtype()),
+    }
+    let fields = Row::read(&row, Fields::Lease)?;
     if fields.is(b"active") {
         return Err(errors::job_active(REMOVE.verb));
     }
 
-    guard::writable(ctx)?;
-    if let Some(set) = home(fields.state.as_deref(), sets) {
-        moves::remove(&mut db, set, id)?;
+    guard?;
+    if let Some(set) = home(fields.state.as_deref()) {
+        moves::remove(&mut sets[set], id)?;
     }
-    moves::delete(&mut db, &row)?;
+    row.delete()?;
     Ok(ValkeyValue::Integer(1))
 }
 
-/// Type gate on `meta` (a hash or absent), then its `paused` field.
-fn flag(db: &Db, meta: &[u8]) -> Result<Option<Vec<u8>>, Refusal> {
-    let meta = db.read(meta);
-    gates::hash(&meta)?;
+/// Type gate on the open `meta` (a hash or absent), then its `paused` field.
+fn flag(meta: &Key) -> Result<Option<Vec<u8>>, Refusal> {
+    gates::hash(meta)?;
     let [paused] = meta.hash_get([PAUSED])?;
     Ok(paused)
 }
@@ -144,14 +137,15 @@ fn flag(db: &Db, meta: &[u8]) -> Result<Option<Vec<u8>>, Refusal> {
 pub fn pause(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, _) = open(ctx, &PAUSE, &argv)?;
-    let mut db = Db::new(ctx, args);
-    let meta = call.keys[0];
+    let guard = guard::writable(ctx);
+    let db = Db::new(ctx, args, guard.is_ok());
+    let mut meta = db.open(call.keys[0]);
 
-    if flag(&db, meta)?.as_deref() == Some(ON) {
+    if flag(&meta)?.as_deref() == Some(ON) {
         return Ok(ValkeyValue::Integer(0));
     }
-    guard::writable(ctx)?;
-    db.hset(meta, &[(PAUSED, ON)])?;
+    guard?;
+    meta.hset(&[(PAUSED, ON)])?;
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -159,15 +153,16 @@ pub fn pause(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn resume(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RESUME, &argv)?;
-    let mut db = Db::new(ctx, args);
-    let meta = call.keys[0];
+    let guard = guard::writable(ctx);
+    let db = Db::new(ctx, args, guard.is_ok());
+    let mut meta = db.open(call.keys[0]);
 
-    if flag(&db, meta)?.is_none() {
+    if flag(&meta)?.is_none() {
         return Ok(ValkeyValue::Integer(0));
     }
-    guard::writable(ctx)?;
-    db.hdel(meta, PAUSED)?;
-    moves::wake(&mut db, &queue);
+    guard?;
+    meta.hdel(PAUSED)?;
+    moves::wake(&db, &queue);
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -177,13 +172,12 @@ mod tests {
 
     #[test]
     fn a_state_names_its_set() {
-        let sets: [&[u8]; 4] = [b"p", b"s", b"c", b"d"];
-        assert_eq!(home(Some(b"pending"), sets), Some(&b"p"[..]));
-        assert_eq!(home(Some(b"scheduled"), sets), Some(&b"s"[..]));
-        assert_eq!(home(Some(b"completed"), sets), Some(&b"c"[..]));
-        assert_eq!(home(Some(b"dead"), sets), Some(&b"d"[..]));
-        assert_eq!(home(Some(b"active"), sets), None);
-        assert_eq!(home(Some(b"other"), sets), None);
-        assert_eq!(home(None, sets), None);
+        assert_eq!(home(Some(b"pending")), Some(0));
+        assert_eq!(home(Some(b"scheduled")), Some(1));
+        assert_eq!(home(Some(b"completed")), Some(2));
+        assert_eq!(home(Some(b"dead")), Some(3));
+        assert_eq!(home(Some(b"active")), None);
+        assert_eq!(home(Some(b"other")), None);
+        assert_eq!(home(None), None);
     }
 }

@@ -47,25 +47,27 @@ pub const FORMS: [Form; 3] = [ENQUEUE, ADD, CLAIM];
 pub fn enqueue(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &ENQUEUE, &argv)?;
-    let mut db = Db::new(ctx, args);
+    let guard = guard::writable(ctx);
+    let db = Db::new(ctx, args, guard.is_ok());
     let (row, pending) = (call.keys[0], call.keys[1]);
     let (id, payload) = (call.values[0], call.values[1]);
 
     gates::job_id(&ENQUEUE, id)?;
-    if db.read(row).exists() {
+    let mut row = db.open(row);
+    if row.exists() {
         return Ok(ValkeyValue::Integer(0));
     }
-    gates::sorted_sets(&db, [pending])?;
+    let [mut pending] = gates::sorted_sets(&db, [pending])?;
 
-    guard::writable(ctx)?;
+    guard?;
     let fields: [(&[u8], &[u8]); 3] = [
         (b"state", b"pending"),
         (b"attempts", b"0"),
         (b"payload", payload),
     ];
-    db.hset(row, &fields)?;
-    moves::add(&mut db, pending, 0, id)?;
-    moves::wake(&mut db, &queue);
+    row.hset(&fields)?;
+    moves::add(&mut pending, 0, id)?;
+    moves::wake(&db, &queue);
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -74,7 +76,8 @@ pub fn enqueue(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn add(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &ADD, &argv)?;
-    let mut db = Db::new(ctx, args);
+    let guard = guard::writable(ctx);
+    let db = Db::new(ctx, args, guard.is_ok());
     let (row, pending, schedule) = (call.keys[0], call.keys[1], call.keys[2]);
     let (id, payload) = (call.values[0], call.values[1]);
 
@@ -83,12 +86,13 @@ pub fn add(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let max_attempts = value(&ADD, "max attempts", Grammar::Count, call.values[4])?;
 
     gates::job_id(&ADD, id)?;
-    if db.read(row).exists() {
+    let mut row = db.open(row);
+    if row.exists() {
         return Ok(ValkeyValue::Integer(0));
     }
-    gates::sorted_sets(&db, [pending, schedule])?;
+    let [mut pending, mut schedule] = gates::sorted_sets(&db, [pending, schedule])?;
 
-    guard::writable(ctx)?;
+    guard?;
     let state: &[u8] = if delay == 0 { b"pending" } else { b"scheduled" };
     let mut fields: Vec<(&[u8], &[u8])> = vec![
         (b"state", state),
@@ -101,12 +105,12 @@ pub fn add(ctx: &Context, args: &[ValkeyString]) -> Reply {
     if max_attempts != 0 {
         fields.push((b"max_attempts", call.values[4]));
     }
-    db.hset(row, &fields)?;
+    row.hset(&fields)?;
     if delay == 0 {
-        moves::add(&mut db, pending, priority, id)?;
-        moves::wake(&mut db, &queue);
+        moves::add(&mut pending, priority, id)?;
+        moves::wake(&db, &queue);
     } else {
-        moves::add(&mut db, schedule, clock::now_ms() + delay, id)?;
+        moves::add(&mut schedule, clock::now_ms() + delay, id)?;
     }
     Ok(ValkeyValue::Integer(1))
 }
@@ -116,7 +120,8 @@ pub fn add(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn claim(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &CLAIM, &argv)?;
-    let mut db = Db::new(ctx, args);
+    let guard = guard::writable(ctx);
+    let db = Db::new(ctx, args, guard.is_ok());
     let (pending, active) = (call.keys[0], call.keys[1]);
 
     let lease = value(&CLAIM, "lease", Grammar::Ms, call.values[0])?;
@@ -124,37 +129,34 @@ pub fn claim(ctx: &Context, args: &[ValkeyString]) -> Reply {
         return Ok(empty());
     }
 
-    let (id, row, attempts, payload) = {
-        let [pending, active] = gates::sorted_sets(&db, [pending, active])?;
-        let Some(id) = head(&pending)? else {
-            return Ok(empty());
-        };
-        if !is_job_id(&id) {
-            return Err(errors::head_not_job(CLAIM.verb));
-        }
-        let row = queue.job(&id);
-        let handle = db.read(&row);
-        if handle.kind() != Kind::Hash {
-            return Err(errors::head_no_row(CLAIM.verb));
-        }
-        if gates::member(&active, &id)? {
-            return Err(errors::head_already_active(CLAIM.verb));
-        }
-        let (attempts, payload) = row_fields(&handle)?;
-        (id, row, attempts + 1, payload)
+    let [mut pending, mut active] = gates::sorted_sets(&db, [pending, active])?;
+    let Some(id) = head(&pending)? else {
+        return Ok(empty());
     };
+    if !is_job_id(&id) {
+        return Err(errors::head_not_job(CLAIM.verb));
+    }
+    let mut row = db.open(&queue.job(&id));
+    if row.kind() != Kind::Hash {
+        return Err(errors::head_no_row(CLAIM.verb));
+    }
+    if gates::member(&active, &id)? {
+        return Err(errors::head_already_active(CLAIM.verb));
+    }
+    let (attempts, payload) = row_fields(&row)?;
+    let attempts = attempts + 1;
 
-    guard::writable(ctx)?;
+    guard?;
     let deadline = clock::now_ms() + lease;
-    write_check(&CLAIM, db.zrem(pending, &id)?)?;
-    write_check(&CLAIM, db.zadd(active, deadline, &id)? == Zadd::Added)?;
+    write_check(&CLAIM, pending.zrem(&id)?)?;
+    write_check(&CLAIM, active.zadd(deadline, &id)? == Zadd::Added)?;
     let attempts_text = attempts.to_string();
     let lease_fields: [(&[u8], &[u8]); 3] = [
         (b"state", b"active"),
         (b"attempts", attempts_text.as_bytes()),
         (b"lease_epoch", clock::run_id(ctx)),
     ];
-    db.hset(&row, &lease_fields)?;
+    row.hset(&lease_fields)?;
 
     Ok(ValkeyValue::Array(vec![
         ValkeyValue::StringBuffer(id),

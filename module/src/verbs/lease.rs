@@ -7,7 +7,7 @@
 use valkey_module::{Context, ValkeyString, ValkeyValue};
 
 use crate::clock;
-use crate::direct::Db;
+use crate::direct::{Db, Key};
 use crate::errors::{Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
@@ -71,40 +71,49 @@ fn token(form: &Form, text: &[u8]) -> Result<i64, Refusal> {
     value(form, "lease token", Grammar::Positive, text)
 }
 
+/// A leased job's keys, open: its sets (`active` first) and its row, with the row's fields.
+struct Leased<'d, const N: usize> {
+    sets: [Key<'d>; N],
+    row: Key<'d>,
+    fields: Row,
+}
+
 /// The gates of a leased job: id gate, type gate on `sets` (`active` first), row gate (reading
-/// `fields`), lease gate. Returns the row's key and fields.
-fn leased<const N: usize>(
-    db: &Db,
+/// `fields`), lease gate.
+fn leased<'d, const N: usize>(
+    db: &'d Db,
     form: &Form,
     queue: &Queue,
     sets: [&[u8]; N],
     id: &[u8],
     (token, fields): (&[u8], Fields),
-) -> Result<(Vec<u8>, Row), Refusal> {
+) -> Result<Leased<'d, N>, Refusal> {
     gates::job_id(form, id)?;
     let sets = gates::sorted_sets(db, sets)?;
-    let key = queue.job(id);
-    let row = gates::row(db, form, &key, fields)?;
-    gates::lease(form, &sets[0], id, &row, token)?;
-    Ok((key, row))
+    let (row, fields) = gates::row(db, form, &queue.job(id), fields)?;
+    gates::lease(form, &sets[0], id, &fields, token)?;
+    Ok(Leased { sets, row, fields })
 }
 
 /// `EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>` → the new deadline.
 pub fn extend(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &EXTEND, &argv)?;
-    let mut db = Db::new(ctx, args);
+    let guard = guard::writable(ctx);
+    let db = Db::new(ctx, args, guard.is_ok());
     let active = call.keys[0];
     let id = call.values[0];
 
     token(&EXTEND, call.values[1])?;
     let lease = value(&EXTEND, "lease", Grammar::Ms, call.values[2])?;
     let lease_token = (call.values[1], Fields::Lease);
-    leased(&db, &EXTEND, &queue, [active], id, lease_token)?;
+    let Leased {
+        sets: [mut active], ..
+    } = leased(&db, &EXTEND, &queue, [active], id, lease_token)?;
 
-    guard::writable(ctx)?;
+    guard?;
     let deadline = clock::now_ms() + lease;
-    moves::add(&mut db, active, deadline, id)?;
+    moves::add(&mut active, deadline, id)?;
     Ok(ValkeyValue::Integer(deadline))
 }
 
@@ -112,28 +121,27 @@ pub fn extend(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn complete(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &COMPLETE, &argv)?;
-    let mut db = Db::new(ctx, args);
+    let guard = guard::writable(ctx);
+    let db = Db::new(ctx, args, guard.is_ok());
     let (active, done) = (call.keys[0], call.keys[1]);
     let (id, result) = (call.values[0], call.values[2]);
 
     token(&COMPLETE, call.values[1])?;
     let keep = value(&COMPLETE, "keep", Grammar::Count, call.values[3])?;
     let lease_token = (call.values[1], Fields::Lease);
-    let (row, _) = leased(&db, &COMPLETE, &queue, [active, done], id, lease_token)?;
+    let Leased {
+        sets: [mut active, mut done],
+        mut row,
+        ..
+    } = leased(&db, &COMPLETE, &queue, [active, done], id, lease_token)?;
 
-    guard::writable(ctx)?;
+    guard?;
     let now = clock::now_ms();
-    moves::remove(&mut db, active, id)?;
-    moves::finish(
-        &mut db,
-        &row,
-        done,
-        id,
-        (b"completed", b"result", result),
-        keep,
-        now,
-    )?;
-    moves::retain(&mut db, &queue, done, keep)?;
+    moves::remove(&mut active, id)?;
+    let completed = (&b"completed"[..], &b"result"[..], result);
+    moves::finish(&mut row, &mut done, id, completed, keep, now)?;
+    drop(row);
+    moves::retain(&db, &queue, &mut done, keep)?;
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -142,7 +150,8 @@ pub fn complete(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn fail(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &FAIL, &argv)?;
-    let mut db = Db::new(ctx, args);
+    let guard = guard::writable(ctx);
+    let db = Db::new(ctx, args, guard.is_ok());
     let (active, pending, schedule, dead) =
         (call.keys[0], call.keys[1], call.keys[2], call.keys[3]);
     let (id, error) = (call.values[0], call.values[2]);
@@ -152,24 +161,30 @@ pub fn fail(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let max_attempts = value(&FAIL, "max attempts", Grammar::Positive, call.values[4])?;
     let keep = value(&FAIL, "keep", Grammar::Count, call.values[5])?;
     let sets = [active, pending, schedule, dead];
-    let (row, fields) = leased(&db, &FAIL, &queue, sets, id, (call.values[1], Fields::All))?;
+    let lease_token = (call.values[1], Fields::All);
+    let Leased {
+        sets: [mut active, mut pending, mut schedule, mut dead],
+        mut row,
+        fields,
+    } = leased(&db, &FAIL, &queue, sets, id, lease_token)?;
 
-    guard::writable(ctx)?;
+    guard?;
     let now = clock::now_ms();
-    moves::remove(&mut db, active, id)?;
+    moves::remove(&mut active, id)?;
     let state: &[u8] = if fields.exhausted(max_attempts) {
         let error = (&b"dead"[..], &b"error"[..], error);
-        moves::finish(&mut db, &row, dead, id, error, keep, now)?;
-        moves::retain(&mut db, &queue, dead, keep)?;
+        moves::finish(&mut row, &mut dead, id, error, keep, now)?;
+        drop(row);
+        moves::retain(&db, &queue, &mut dead, keep)?;
         b"dead"
     } else if backoff == 0 {
-        moves::set_state_with(&mut db, &row, b"pending", b"error", error)?;
-        moves::add(&mut db, pending, fields.priority(), id)?;
-        moves::wake(&mut db, &queue);
+        moves::set_state_with(&mut row, b"pending", b"error", error)?;
+        moves::add(&mut pending, fields.priority(), id)?;
+        moves::wake(&db, &queue);
         b"pending"
     } else {
-        moves::set_state_with(&mut db, &row, b"scheduled", b"error", error)?;
-        moves::add(&mut db, schedule, now + backoff, id)?;
+        moves::set_state_with(&mut row, b"scheduled", b"error", error)?;
+        moves::add(&mut schedule, now + backoff, id)?;
         b"scheduled"
     };
     Ok(ValkeyValue::StringBuffer(state.to_vec()))
@@ -179,27 +194,26 @@ pub fn fail(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn reschedule(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RESCHEDULE, &argv)?;
-    let mut db = Db::new(ctx, args);
+    let guard = guard::writable(ctx);
+    let db = Db::new(ctx, args, guard.is_ok());
     let (active, schedule) = (call.keys[0], call.keys[1]);
     let id = call.values[0];
 
     token(&RESCHEDULE, call.values[1])?;
     let delay = value(&RESCHEDULE, "delay", Grammar::Delay, call.values[2])?;
     let lease_token = (call.values[1], Fields::Lease);
-    let (row, _) = leased(
-        &db,
-        &RESCHEDULE,
-        &queue,
-        [active, schedule],
-        id,
-        lease_token,
-    )?;
+    let sets = [active, schedule];
+    let Leased {
+        sets: [mut active, mut schedule],
+        mut row,
+        ..
+    } = leased(&db, &RESCHEDULE, &queue, sets, id, lease_token)?;
 
-    guard::writable(ctx)?;
+    guard?;
     let due = clock::now_ms() + delay;
-    moves::remove(&mut db, active, id)?;
-    moves::set_state(&mut db, &row, b"scheduled")?;
-    moves::add(&mut db, schedule, due, id)?;
+    moves::remove(&mut active, id)?;
+    moves::set_state(&mut row, b"scheduled")?;
+    moves::add(&mut schedule, due, id)?;
     Ok(ValkeyValue::Integer(due))
 }
 
@@ -207,17 +221,23 @@ pub fn reschedule(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn requeue(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REQUEUE, &argv)?;
-    let mut db = Db::new(ctx, args);
+    let guard = guard::writable(ctx);
+    let db = Db::new(ctx, args, guard.is_ok());
     let (active, pending) = (call.keys[0], call.keys[1]);
     let id = call.values[0];
 
     token(&REQUEUE, call.values[1])?;
     let lease_token = (call.values[1], Fields::All);
-    let (row, fields) = leased(&db, &REQUEUE, &queue, [active, pending], id, lease_token)?;
+    let sets = [active, pending];
+    let Leased {
+        sets: [mut active, mut pending],
+        mut row,
+        fields,
+    } = leased(&db, &REQUEUE, &queue, sets, id, lease_token)?;
 
-    guard::writable(ctx)?;
-    moves::remove(&mut db, active, id)?;
-    moves::to_pending(&mut db, &row, pending, fields.priority(), id)?;
-    moves::wake(&mut db, &queue);
+    guard?;
+    moves::remove(&mut active, id)?;
+    moves::to_pending(&mut row, &mut pending, fields.priority(), id)?;
+    moves::wake(&db, &queue);
     Ok(ValkeyValue::Integer(1))
 }

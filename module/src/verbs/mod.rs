@@ -36,9 +36,38 @@ pub const VERBS: &[&str] = &[
     "REQUEUE",
 ];
 
+/// The most arguments kept without a heap allocation (every form has fewer).
+const INLINE_ARGS: usize = 16;
+
+/// The arguments after the command name, as bytes (inline on the stack: no allocation).
+#[allow(clippy::large_enum_variant)]
+pub enum Argv<'a> {
+    Inline([&'a [u8]; INLINE_ARGS], usize),
+    Heap(Vec<&'a [u8]>),
+}
+
+impl<'a> std::ops::Deref for Argv<'a> {
+    type Target = [&'a [u8]];
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Argv::Inline(items, n) => &items[..*n],
+            Argv::Heap(items) => items,
+        }
+    }
+}
+
 /// The arguments after the command name, as bytes.
-pub fn argv(args: &[ValkeyString]) -> Vec<&[u8]> {
-    args.iter().skip(1).map(|arg| arg.as_slice()).collect()
+pub fn argv(args: &[ValkeyString]) -> Argv<'_> {
+    let rest = args.get(1..).unwrap_or_default();
+    if rest.len() > INLINE_ARGS {
+        return Argv::Heap(rest.iter().map(|arg| arg.as_slice()).collect());
+    }
+    let mut items: [&[u8]; INLINE_ARGS] = [&[]; INLINE_ARGS];
+    for (slot, arg) in items.iter_mut().zip(rest) {
+        *slot = arg.as_slice();
+    }
+    Argv::Inline(items, rest.len())
 }
 
 /// Shape → layout → fence: the call split by `form`, and the queue its keys name.

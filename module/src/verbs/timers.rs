@@ -7,11 +7,11 @@
 use valkey_module::{Context, ValkeyString, ValkeyValue};
 
 use crate::clock;
-use crate::direct::{Db, Kind};
+use crate::direct::{Db, Key, Kind};
 use crate::errors::{Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
-use crate::keyspace::{is_job_id, Queue, ACTIVE, BASE, DEAD, PENDING, SCHEDULE};
+use crate::keyspace::{is_job_id, KeyBuf, Queue, ACTIVE, BASE, DEAD, PENDING, SCHEDULE};
 use crate::moves;
 use crate::shape::{Form, Slot};
 use crate::values::{value, Grammar};
@@ -46,19 +46,13 @@ pub const LEASE_EXPIRED: &[u8] = b"lease expired";
 
 /// `ZRANGE <set> -inf <now> BYSCORE LIMIT 0 <limit>` (`PROMOTE`: due at or before now), or with
 /// `(<now>` (`inclusive` false, `REAP`: strictly before now): at most `limit` ids, oldest first.
-fn pick(
-    db: &Db,
-    set: &[u8],
-    now: i64,
-    inclusive: bool,
-    limit: i64,
-) -> Result<Vec<Vec<u8>>, Refusal> {
-    db.read(set)
-        .range(f64::NEG_INFINITY, now as f64, !inclusive, limit as usize)
+fn pick(set: &Key, now: i64, inclusive: bool, limit: i64) -> Result<Vec<Vec<u8>>, Refusal> {
+    set.range(f64::NEG_INFINITY, now as f64, !inclusive, limit as usize)
 }
 
-/// A picked id's row: its fields when it is a `JOB` id with a hash row; `None` for an orphan.
-fn job_row(db: &Db, queue: &Queue, id: &[u8]) -> Result<Option<(Vec<u8>, Row)>, Refusal> {
+/// A picked id's row: its key and fields when it is a `JOB` id with a hash row; `None` for an
+/// orphan. The row is read and closed (it is opened again for its writes).
+fn job_row(db: &Db, queue: &Queue, id: &[u8]) -> Result<Option<(KeyBuf, Row)>, Refusal> {
     if !is_job_id(id) {
         return Ok(None);
     }
@@ -77,13 +71,14 @@ fn job_row(db: &Db, queue: &Queue, id: &[u8]) -> Result<Option<(Vec<u8>, Row)>, 
 pub fn promote(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &PROMOTE, &argv)?;
-    let mut db = Db::new(ctx, args);
+    let guard = guard::writable(ctx);
+    let db = Db::new(ctx, args, guard.is_ok());
     let (schedule, pending) = (call.keys[0], call.keys[1]);
 
     let limit = value(&PROMOTE, "limit", Grammar::Limit, call.values[0])?;
-    gates::sorted_sets(&db, [schedule, pending])?;
+    let [mut schedule, mut pending] = gates::sorted_sets(&db, [schedule, pending])?;
 
-    let due = pick(&db, schedule, clock::now_ms(), true, limit)?;
+    let due = pick(&schedule, clock::now_ms(), true, limit)?;
     let mut plan = Vec::with_capacity(due.len());
     for id in due {
         let row = job_row(&db, &queue, &id)?;
@@ -93,17 +88,17 @@ pub fn promote(ctx: &Context, args: &[ValkeyString]) -> Reply {
         return Ok(ValkeyValue::Integer(0));
     }
 
-    guard::writable(ctx)?;
+    guard?;
     let mut moved = 0;
     for (id, row) in &plan {
-        moves::remove(&mut db, schedule, id)?;
+        moves::remove(&mut schedule, id)?;
         if let Some((key, fields)) = row {
-            moves::to_pending(&mut db, key, pending, fields.priority(), id)?;
+            moves::to_pending(&mut db.open(key), &mut pending, fields.priority(), id)?;
             moved += 1;
         }
     }
     if moved > 0 {
-        moves::wake(&mut db, &queue);
+        moves::wake(&db, &queue);
     }
     Ok(ValkeyValue::Integer(moved))
 }
@@ -113,16 +108,17 @@ pub fn promote(ctx: &Context, args: &[ValkeyString]) -> Reply {
 pub fn reap(ctx: &Context, args: &[ValkeyString]) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REAP, &argv)?;
-    let mut db = Db::new(ctx, args);
+    let guard = guard::writable(ctx);
+    let db = Db::new(ctx, args, guard.is_ok());
     let (active, pending, dead) = (call.keys[0], call.keys[1], call.keys[2]);
 
     let limit = value(&REAP, "limit", Grammar::Limit, call.values[0])?;
     let max_attempts = value(&REAP, "max attempts", Grammar::Positive, call.values[1])?;
     let keep = value(&REAP, "keep", Grammar::Count, call.values[2])?;
-    gates::sorted_sets(&db, [active, pending, dead])?;
+    let [mut active, mut pending, mut dead] = gates::sorted_sets(&db, [active, pending, dead])?;
 
     let now = clock::now_ms();
-    let expired = pick(&db, active, now, false, limit)?;
+    let expired = pick(&active, now, false, limit)?;
     let mut plan = Vec::with_capacity(expired.len());
     for id in expired {
         let row = job_row(&db, &queue, &id)?;
@@ -133,24 +129,25 @@ pub fn reap(ctx: &Context, args: &[ValkeyString]) -> Reply {
         return Ok(reaped(back, buried));
     }
 
-    guard::writable(ctx)?;
+    guard?;
     for (id, row) in plan {
-        moves::remove(&mut db, active, &id)?;
+        moves::remove(&mut active, &id)?;
         let Some((key, fields)) = row else { continue };
+        let mut row = db.open(&key);
         if fields.exhausted(max_attempts) {
             let error = (&b"dead"[..], &b"error"[..], LEASE_EXPIRED);
-            moves::finish(&mut db, &key, dead, &id, error, keep, now)?;
+            moves::finish(&mut row, &mut dead, &id, error, keep, now)?;
             buried.push(id);
         } else {
-            moves::to_pending(&mut db, &key, pending, fields.priority(), &id)?;
+            moves::to_pending(&mut row, &mut pending, fields.priority(), &id)?;
             back.push(id);
         }
     }
     if !buried.is_empty() {
-        moves::retain(&mut db, &queue, dead, keep)?;
+        moves::retain(&db, &queue, &mut dead, keep)?;
     }
     if !back.is_empty() {
-        moves::wake(&mut db, &queue);
+        moves::wake(&db, &queue);
     }
     Ok(reaped(back, buried))
 }
