@@ -1,6 +1,6 @@
 /**
  * BullMQ 6 as its docs show: `Queue.add` / `Queue.addBulk` with auto-removal of finished jobs
- * (`defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 1000 } }`, as "Going to
+ * (`defaultJobOptions: { removeOnComplete: true, removeOnFail: 1000 }`, as "Going to
  * production" recommends, so completed jobs do not pile up), a `Worker` with a concurrency and a
  * no-op processor.
  *
@@ -25,12 +25,12 @@ export function bullmqAdapter(endpoint: Endpoint): SystemAdapter {
   return {
     id: "bullmq",
     settings:
-      "Queue { defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 1000 } } }; Worker { concurrency }",
+      "Queue { defaultJobOptions: { removeOnComplete: true, removeOnFail: 1000 } }; Worker { concurrency }",
     async prepare() {},
     async producer() {
       const queue = new Queue<JobData>(QUEUE_NAME, {
         connection,
-        defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 1000 } },
+        defaultJobOptions: { removeOnComplete: true, removeOnFail: 1000 },
       });
       await queue.waitUntilReady();
       return {
