@@ -278,8 +278,15 @@ impl<'a> Db<'a> {
         }
     }
 
-    /// `bytes` as a string object: the argument it is, an interned string, or a new string.
+    /// `bytes` as a string object: an interned string, the argument it is, or a new string.
     fn string(&self, bytes: &[u8]) -> Str {
+        if let Some(ptr) = INTERNED.get().and_then(|table| table.get(bytes)) {
+            return Str {
+                ctx: self.ctx,
+                ptr,
+                owned: false,
+            };
+        }
         for &(at, len, ptr) in &self.args[..self.nargs] {
             if at == bytes.as_ptr() && len == bytes.len() {
                 return Str {
