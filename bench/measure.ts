@@ -39,6 +39,11 @@ export interface MeasurePlan {
   /** Waiting jobs each processing run starts from. */
   processJobs: number;
   concurrencies: number[];
+  /**
+   * A processing run stops after this long (ms) and its rate is taken over the jobs finished by
+   * then; null: every waiting job runs (smoke). Keeps slow concurrency-1 runs inside the budget.
+   */
+  processCapMs: number | null;
   latency: LatencyPlan | null;
   /** Bound of any one phase (ms). */
   phaseTimeoutMs: number;
@@ -52,6 +57,8 @@ export interface Rate {
 
 export interface ProcessResult extends Rate {
   concurrency: number;
+  /** The time cap ended the run: `jobs` (= completed + failed) of the waiting jobs ran. */
+  capped: boolean;
   completed: number;
   failed: number;
   /** Server CPU (user + sys) per processed job, µs. */
@@ -298,27 +305,42 @@ export class Measurer {
     let seconds = 0;
     let cpu: NodeJS.CpuUsage;
     let server: ServerDelta;
+    // Jobs the window covers: all n, or those finished when the time cap ended the window.
+    let counted = n;
+    let capTimer: NodeJS.Timeout | undefined;
+    const cap = this.plan.processCapMs;
+    const capped = new Promise<boolean>((resolve) => {
+      if (cap !== null) capTimer = setTimeout(() => resolve(true), cap);
+    });
     try {
-      await withTimeout(done, this.plan.phaseTimeoutMs, `process c=${concurrency}`).catch((err) => {
+      const hitCap = await withTimeout(
+        Promise.race([done.then(() => false), capped]),
+        this.plan.phaseTimeoutMs,
+        `process c=${concurrency}`,
+      ).catch((err) => {
         throw new Error(`${(err as Error).message}: ${completed}/${n} completed, ${failed} failed`);
       });
       seconds = (performance.now() - t0) / 1000;
       cpu = process.cpuUsage(cpu0);
+      if (hitCap) counted = completed + failed;
       server = delta(before, await this.admin.sample());
     } finally {
+      clearTimeout(capTimer);
       await this.close(`process c=${concurrency}: worker`, consumer);
     }
     if (failed > 0)
       this.errors.push(`process c=${concurrency}: ${failed} failed, first: ${String(firstError)}`);
+    if (counted === 0) throw new Error(`process c=${concurrency}: no job finished in ${cap} ms`);
     return {
       concurrency,
-      ...rate(n, seconds),
+      ...rate(counted, seconds),
+      capped: counted < n,
       completed,
       failed,
-      serverCpuUsPerJob: round((server.cpuSeconds * 1e6) / n, 1),
-      processCommandsPerJob: round(server.commands / n, 2),
+      serverCpuUsPerJob: round((server.cpuSeconds * 1e6) / counted, 1),
+      processCommandsPerJob: round(server.commands / counted, 2),
       addCommandsPerJob: round(fill.commands / n, 2),
-      workerCpuUsPerJob: round((cpu.user + cpu.system) / n, 1),
+      workerCpuUsPerJob: round((cpu.user + cpu.system) / counted, 1),
       bytesPerWaitingJob: round(fill.memory / n, 0),
       processCommands: server.perCommand,
       addCommands: fill.perCommand,

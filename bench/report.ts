@@ -13,6 +13,8 @@ export interface SystemSummary {
   bulk: number;
   /** Median processing rate by concurrency. */
   process: Record<string, number>;
+  /** Concurrencies at which the time cap ended at least one round's run. */
+  capped: number[];
   /** Cost, at the highest concurrency of the mode. */
   costConcurrency: number;
   serverCpuUsPerJob: number;
@@ -74,6 +76,7 @@ export function summarize(systems: SystemId[], results: MeasureResult[], rawRate
       addParallel: m((r) => r.addParallel?.rate),
       bulk: m((r) => r.bulk?.rate),
       process,
+      capped: cs.filter((c) => rs.some((r) => r.process.find((p) => p.concurrency === c)?.capped)),
       costConcurrency: top,
       serverCpuUsPerJob: m((r) => at(r)?.serverCpuUsPerJob),
       workerCpuUsPerJob: m((r) => at(r)?.workerCpuUsPerJob),
@@ -120,6 +123,8 @@ interface Row {
   noRatio?: boolean;
   /** A cell of its own making (no ratio). */
   cell?: (s: SystemSummary) => string;
+  /** A footnote mark after the value. */
+  mark?: (s: SystemSummary) => string;
 }
 
 function rows(mode: ModeReport): Row[] {
@@ -138,6 +143,7 @@ function rows(mode: ModeReport): Row[] {
       label: `process ${kilo(cfg.processJobs)} waiting, concurrency ${c} (jobs/s ↑)`,
       value: (s) => s.process[String(c)] ?? Number.NaN,
       format: kilo,
+      mark: (s) => (s.capped.includes(c) ? "†" : ""),
     });
   if (cfg.latency) {
     const l = cfg.latency;
@@ -195,7 +201,7 @@ export function renderTable(mode: ModeReport): string {
     const cells = systems.map((s) => {
       if (row.cell) return row.cell(s);
       const v = row.value(s);
-      let cell = row.format(v);
+      let cell = row.format(v) + (row.mark?.(s) ?? "");
       if (!row.noRatio && bull && s.system !== "bullmq" && Number.isFinite(v)) {
         const b = row.value(bull);
         if (Number.isFinite(b) && b > 0) cell += ` (${(v / b).toFixed(2)}×)`;
@@ -231,6 +237,12 @@ export function renderMarkdown(report: BenchReport): string {
     out.push("");
     out.push(renderTable(mode));
     out.push("");
+    if (mode.summary.some((s) => s.capped.length > 0))
+      out.push(
+        `† In at least one round the ${(mode.config.processCapMs ?? 0) / 1000} s cap ended this run: ` +
+          "the rate is over the jobs finished by then (the rest of the 100k stayed waiting).",
+        "",
+      );
     out.push(
       `Raw rate (valkey-benchmark -P 16, ${kilo(mode.config.ceilingRequests)} requests): ` +
         `ZADD ${kilo(mode.ceiling.zadd)}/s, HSET ${kilo(mode.ceiling.hset)}/s, alternating ${kilo(mode.ceiling.combined)}/s.`,

@@ -36,6 +36,7 @@ export interface ModeConfig {
   bulkBatch: number;
   processJobs: number;
   concurrencies: number[];
+  processCapMs: number | null;
   latency: LatencyPlan | null;
   ceilingRequests: number;
 }
@@ -102,12 +103,14 @@ function fullModes(): ModeConfig[] {
     bulkBatch: 50,
     processJobs: 100_000,
     concurrencies: [1, 10, 100],
+    // Binds only below 100k / 30 s = 3.3k jobs/s, i.e. at concurrency 1 on a slow day.
+    processCapMs: 30_000,
     latency: { rate: 2000, durationMs: 5000, warmupMs: 1000, concurrency: 10 },
     ceilingRequests: 200_000,
   };
-  // With AOF: the adds and the concurrent processing runs, where the AOF writes and the fsync
-  // thread show; c=1 and the latency run have the same shape as without persistence.
-  const aof: ModeConfig = { ...none, name: "aof", aof: true, concurrencies: [10, 100], latency: null };
+  // With AOF: the adds and the processing at concurrency 100, where the AOF writes and the fsync
+  // thread show most; the rest has the same shape as without persistence.
+  const aof: ModeConfig = { ...none, name: "aof", aof: true, concurrencies: [100], latency: null };
   return [none, aof];
 }
 
@@ -120,6 +123,7 @@ function smokeModes(): ModeConfig[] {
     addParallelJobs: 300,
     bulkJobs: 300,
     processJobs: 300,
+    processCapMs: null,
     latency: m.latency && { ...m.latency, durationMs: 600, warmupMs: 100 },
     ceilingRequests: 20_000,
   }));
@@ -237,6 +241,7 @@ async function runMode(
           bulkBatch: mode.bulkBatch,
           processJobs: mode.processJobs,
           concurrencies: mode.concurrencies,
+          processCapMs: mode.processCapMs,
           latency: mode.latency,
           phaseTimeoutMs: flags.smoke ? 30_000 : 180_000,
         };
@@ -254,7 +259,7 @@ async function runMode(
         for (const w of res.warnings) warnings.push(`[${mode.name}] round ${r} ${system}: ${w}`);
         for (const c of mode.concurrencies) {
           const p = res.process.find((x) => x.concurrency === c);
-          if (!p || p.completed !== mode.processJobs)
+          if (!p || (p.completed !== mode.processJobs && !(p.capped && p.failed === 0 && p.completed > 0)))
             failures.push(
               `[${mode.name}] round ${r} ${system}: c=${c} processed ${p?.completed ?? 0}/${mode.processJobs}`,
             );
