@@ -29,7 +29,7 @@ use std::marker::PhantomData;
 use std::ptr;
 use std::sync::OnceLock;
 
-use valkey_module::{raw, Context, ValkeyString};
+use valkey_module::{raw, Context, ValkeyValue};
 
 use crate::errors::{self, Refusal};
 
@@ -241,6 +241,144 @@ fn kind_of(key: *mut RKey) -> Kind {
     }
 }
 
+/// A command's arguments as the server passes them (the command name first).
+#[derive(Clone, Copy)]
+pub struct Args<'a> {
+    strings: &'a [*mut RString],
+}
+
+impl<'a> Args<'a> {
+    /// How many arguments (the command name included).
+    pub fn len(&self) -> usize {
+        self.strings.len()
+    }
+
+    /// Whether there is no argument at all.
+    pub fn is_empty(&self) -> bool {
+        self.strings.is_empty()
+    }
+
+    /// The bytes of argument `i`.
+    pub fn bytes(&self, i: usize) -> &'a [u8] {
+        let mut len = 0usize;
+        // SAFETY: a live argument string object; its bytes live as long as the command runs.
+        unsafe {
+            let p = raw::RedisModule_StringPtrLen.unwrap()(self.strings[i], &mut len);
+            std::slice::from_raw_parts(p.cast::<u8>(), len)
+        }
+    }
+}
+
+/// A verb as a command runs it: the reply, or one refusal.
+pub type Verb = fn(&Context, Args) -> Result<ValkeyValue, Refusal>;
+
+/// One command this module registers itself (every one but `EMQ.VERSION`): its name, its verb
+/// and its last key position (the first is argv 2, the step 1).
+pub struct Command {
+    pub name: &'static CStr,
+    pub verb: Verb,
+    pub last_key: c_int,
+}
+
+/// A command handler as the server calls it.
+type Handler = extern "C" fn(*mut RCtx, *mut *mut RString, c_int) -> c_int;
+
+/// The handler of `crate::COMMANDS[I]`.
+extern "C" fn handler<const I: usize>(
+    ctx: *mut RCtx,
+    argv: *mut *mut RString,
+    argc: c_int,
+) -> c_int {
+    let strings: &[*mut RString] = if argv.is_null() || argc <= 0 {
+        &[]
+    } else {
+        // SAFETY: the server calls a handler with `argc` live argument strings that outlive
+        // the call.
+        unsafe { std::slice::from_raw_parts(argv, argc as usize) }
+    };
+    let ctx = Context::new(ctx);
+    match (crate::COMMANDS[I].verb)(&ctx, Args { strings }) {
+        Ok(value) => reply(&ctx, value),
+        Err(refusal) => reply_error(&ctx, &refusal.wire_line()),
+    }
+    raw::Status::Ok as c_int
+}
+
+/// One handler per entry of `crate::COMMANDS`, in order.
+const HANDLERS: [Handler; 15] = [
+    handler::<0>,
+    handler::<1>,
+    handler::<2>,
+    handler::<3>,
+    handler::<4>,
+    handler::<5>,
+    handler::<6>,
+    handler::<7>,
+    handler::<8>,
+    handler::<9>,
+    handler::<10>,
+    handler::<11>,
+    handler::<12>,
+    handler::<13>,
+    handler::<14>,
+];
+
+/// Registers every command of `crate::COMMANDS` with `flags`, as the crate registers its own
+/// (`RedisModule_CreateCommand`, keys from argv `first_key` to the command's last, step 1).
+pub fn register(ctx: &Context, flags: &CStr, first_key: c_int) -> bool {
+    crate::COMMANDS
+        .iter()
+        .zip(HANDLERS)
+        .all(|(command, handler)| {
+            // SAFETY: called from the module's load hook with its live context; NUL-terminated
+            // strings.
+            let status = unsafe {
+                raw::RedisModule_CreateCommand.unwrap()(
+                    ctx.ctx,
+                    command.name.as_ptr(),
+                    Some(handler),
+                    flags.as_ptr(),
+                    first_key,
+                    command.last_key,
+                    1,
+                )
+            };
+            status == raw::Status::Ok as c_int
+        })
+}
+
+/// Sends one value (the shapes the verbs answer with; any other through the crate).
+fn reply(ctx: &Context, value: ValkeyValue) {
+    // SAFETY: the live command context; buffers are valid for the length given.
+    unsafe {
+        match value {
+            ValkeyValue::Integer(n) => {
+                raw::RedisModule_ReplyWithLongLong.unwrap()(ctx.ctx, n);
+            }
+            ValkeyValue::StringBuffer(bytes) => {
+                raw::RedisModule_ReplyWithStringBuffer.unwrap()(
+                    ctx.ctx,
+                    bytes.as_ptr().cast::<c_char>(),
+                    bytes.len(),
+                );
+            }
+            ValkeyValue::Null => {
+                raw::RedisModule_ReplyWithNull.unwrap()(ctx.ctx);
+            }
+            ValkeyValue::Array(items) => {
+                raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, items.len() as std::ffi::c_long);
+                for item in items {
+                    reply(ctx, item);
+                }
+            }
+            ValkeyValue::NoReply => {}
+            other => {
+                ctx.reply(Ok(other));
+            }
+        }
+    }
+}
+
 /// The most keys a verb holds open at once.
 const MAX_OPEN: usize = 16;
 
@@ -254,19 +392,19 @@ pub struct Db<'a> {
     writable: bool,
     /// The names (bytes) of the keys open now: a key is never open twice at once.
     open: RefCell<([(*const u8, usize); MAX_OPEN], usize)>,
-    _args: PhantomData<&'a [ValkeyString]>,
+    _args: PhantomData<Args<'a>>,
 }
 
 impl<'a> Db<'a> {
     /// The keyspace as the verb called with `args` sees it; `writable`: whether this node takes
     /// writes now (the write guard would pass), so that the keys the verb writes are opened for
     /// writing from the start.
-    pub fn new(ctx: &'a Context, args: &'a [ValkeyString], writable: bool) -> Self {
+    pub fn new(ctx: &'a Context, args: Args<'a>, writable: bool) -> Self {
         let mut table = [(ptr::null(), 0, ptr::null_mut()); MAX_ARGS];
         let nargs = args.len().min(MAX_ARGS);
-        for (slot, arg) in table.iter_mut().zip(args) {
-            let bytes = arg.as_slice();
-            *slot = (bytes.as_ptr(), bytes.len(), arg.inner);
+        for (i, slot) in table.iter_mut().enumerate().take(nargs) {
+            let bytes = args.bytes(i);
+            *slot = (bytes.as_ptr(), bytes.len(), args.strings[i]);
         }
         Db {
             ctx: ctx.ctx,

@@ -44,7 +44,7 @@ impl Refusal {
     }
 
     /// The line as it can travel in one RESP error: CR, LF and NUL become spaces.
-    fn wire_line(&self) -> CString {
+    pub fn wire_line(&self) -> CString {
         let line = self
             .0
             .iter()

@@ -16,7 +16,10 @@ pub mod store;
 pub mod values;
 pub mod verbs;
 
+use std::ffi::CStr;
 use valkey_module::{valkey_module, Context, Status, ValkeyResult, ValkeyString};
+
+use crate::direct::Command;
 
 use crate::errors::answer;
 use crate::shape::Form;
@@ -33,52 +36,51 @@ fn emq_version(ctx: &Context, args: Vec<ValkeyString>) -> ValkeyResult {
     answer(ctx, version::version(&args))
 }
 
-/// `EMQ.INSTALL 1 {emq}:version` → `1` branded, `0` already branded
-fn emq_install(ctx: &Context, args: Vec<ValkeyString>) -> ValkeyResult {
-    answer(ctx, install::install(ctx, &args))
-}
+/// Every command but `EMQ.VERSION`, registered at load by [`direct::register`] (which gives each
+/// its handler, in this order).
+pub(crate) static COMMANDS: [Command; 15] = [
+    // `EMQ.INSTALL 1 {emq}:version` → `1` branded, `0` already branded
+    command(c"emq.install", install::install, &install::INSTALL),
+    // `EMQ.ENQUEUE 2 <row> <pending> <id> <payload>` → `1` enqueued, `0` duplicate id
+    command(c"emq.enqueue", jobs::enqueue, &jobs::ENQUEUE),
+    // `EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>`
+    command(c"emq.add", jobs::add, &jobs::ADD),
+    // `EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>` → `[]` or `[id, payload, attempts, deadline]`
+    command(c"emq.claim", jobs::claim, &jobs::CLAIM),
+    // `EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>` → the new deadline
+    command(c"emq.extend", lease::extend, &lease::EXTEND),
+    // `EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>` → `1`
+    command(c"emq.complete", lease::complete, &lease::COMPLETE),
+    // `EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>`
+    command(c"emq.fail", lease::fail, &lease::FAIL),
+    // `EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>` → `1`
+    command(c"emq.retry", admin::retry, &admin::RETRY),
+    // `EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>` → ids moved
+    command(c"emq.promote", timers::promote, &timers::PROMOTE),
+    // `EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>` → `[[back…], [dead…]]`
+    command(c"emq.reap", timers::reap, &timers::REAP),
+    // `EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>` → `1` removed, `0` no such job
+    command(c"emq.remove", admin::remove, &admin::REMOVE),
+    // `EMQ.PAUSE 1 <meta>` → `1` changed, `0` already paused
+    command(c"emq.pause", admin::pause, &admin::PAUSE),
+    // `EMQ.RESUME 1 <meta>` → `1` changed, `0` not paused
+    command(c"emq.resume", admin::resume, &admin::RESUME),
+    // `EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>` → the due time
+    command(c"emq.reschedule", lease::reschedule, &lease::RESCHEDULE),
+    // `EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>` → `1`
+    command(c"emq.requeue", lease::requeue, &lease::REQUEUE),
+];
 
-/// Declares one command handler per verb: `EMQ.<VERB>` → `<family>::<function>`.
-macro_rules! handlers {
-    ($($(#[$doc:meta])* $handler:ident => $family:ident::$verb:ident;)*) => {
-        $(
-            $(#[$doc])*
-            fn $handler(ctx: &Context, args: Vec<ValkeyString>) -> ValkeyResult {
-                answer(ctx, $family::$verb(ctx, &args))
-            }
-        )*
-    };
-}
+/// The flags of every command in [`COMMANDS`].
+const WRITE_FLAGS: &CStr = c"write deny-oom";
 
-handlers! {
-    /// `EMQ.ENQUEUE 2 <row> <pending> <id> <payload>` → `1` enqueued, `0` duplicate id
-    emq_enqueue => jobs::enqueue;
-    /// `EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>`
-    emq_add => jobs::add;
-    /// `EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>` → `[]` or `[id, payload, attempts, deadline]`
-    emq_claim => jobs::claim;
-    /// `EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>` → the new deadline
-    emq_extend => lease::extend;
-    /// `EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>` → `1`
-    emq_complete => lease::complete;
-    /// `EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>`
-    emq_fail => lease::fail;
-    /// `EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>` → `1`
-    emq_retry => admin::retry;
-    /// `EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>` → ids moved
-    emq_promote => timers::promote;
-    /// `EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>` → `[[back…], [dead…]]`
-    emq_reap => timers::reap;
-    /// `EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>` → `1` removed, `0` no such job
-    emq_remove => admin::remove;
-    /// `EMQ.PAUSE 1 <meta>` → `1` changed, `0` already paused
-    emq_pause => admin::pause;
-    /// `EMQ.RESUME 1 <meta>` → `1` changed, `0` not paused
-    emq_resume => admin::resume;
-    /// `EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>` → the due time
-    emq_reschedule => lease::reschedule;
-    /// `EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>` → `1`
-    emq_requeue => lease::requeue;
+/// One entry of [`COMMANDS`]: its keys run from argv 2 to the form's last key.
+const fn command(name: &'static CStr, verb: direct::Verb, form: &Form) -> Command {
+    Command {
+        name,
+        verb,
+        last_key: last_key(form),
+    }
 }
 
 /// Key positions: the first key is argv 2 (after the command and `numkeys`).
@@ -115,7 +117,8 @@ fn interned(run_id: &'static [u8]) -> [&'static [u8]; 18] {
     ]
 }
 
-/// Refuses to load on a server older than Valkey 8; then sets up the key API.
+/// Refuses to load on a server older than Valkey 8; then sets up the key API and registers
+/// every command but `EMQ.VERSION` (whose handler the crate wraps).
 fn init(ctx: &Context, _args: &[ValkeyString]) -> Status {
     let info = ctx.server_info("server");
     let major = info
@@ -124,7 +127,11 @@ fn init(ctx: &Context, _args: &[ValkeyString]) -> Status {
     match major {
         Some(major) if major >= MIN_VALKEY_MAJOR => {
             direct::init(ctx, &interned(clock::run_id(ctx)));
-            Status::Ok
+            if direct::register(ctx, WRITE_FLAGS, FIRST_KEY) {
+                Status::Ok
+            } else {
+                Status::Err
+            }
         }
         _ => {
             ctx.log_warning("echomq needs Valkey 8.0 or newer");
@@ -155,21 +162,6 @@ valkey_module! {
     init: init,
     commands: [
         ["emq.version", emq_version, "readonly fast", 0, 0, 0],
-        ["emq.install", emq_install, "write deny-oom", FIRST_KEY, last_key(&install::INSTALL), 1],
-        ["emq.enqueue", emq_enqueue, "write deny-oom", FIRST_KEY, last_key(&jobs::ENQUEUE), 1],
-        ["emq.add", emq_add, "write deny-oom", FIRST_KEY, last_key(&jobs::ADD), 1],
-        ["emq.claim", emq_claim, "write deny-oom", FIRST_KEY, last_key(&jobs::CLAIM), 1],
-        ["emq.extend", emq_extend, "write deny-oom", FIRST_KEY, last_key(&lease::EXTEND), 1],
-        ["emq.complete", emq_complete, "write deny-oom", FIRST_KEY, last_key(&lease::COMPLETE), 1],
-        ["emq.fail", emq_fail, "write deny-oom", FIRST_KEY, last_key(&lease::FAIL), 1],
-        ["emq.retry", emq_retry, "write deny-oom", FIRST_KEY, last_key(&admin::RETRY), 1],
-        ["emq.promote", emq_promote, "write deny-oom", FIRST_KEY, last_key(&timers::PROMOTE), 1],
-        ["emq.reap", emq_reap, "write deny-oom", FIRST_KEY, last_key(&timers::REAP), 1],
-        ["emq.remove", emq_remove, "write deny-oom", FIRST_KEY, last_key(&admin::REMOVE), 1],
-        ["emq.pause", emq_pause, "write deny-oom", FIRST_KEY, last_key(&admin::PAUSE), 1],
-        ["emq.resume", emq_resume, "write deny-oom", FIRST_KEY, last_key(&admin::RESUME), 1],
-        ["emq.reschedule", emq_reschedule, "write deny-oom", FIRST_KEY, last_key(&lease::RESCHEDULE), 1],
-        ["emq.requeue", emq_requeue, "write deny-oom", FIRST_KEY, last_key(&lease::REQUEUE), 1],
     ],
 }
 
@@ -185,6 +177,25 @@ mod tests {
         assert_eq!(last_key(&lease::FAIL), 6);
         assert_eq!(last_key(&timers::REAP), 5);
         assert_eq!(last_key(&admin::PAUSE), 2);
+    }
+
+    #[test]
+    fn every_verb_is_registered_once_with_its_form() {
+        let names: Vec<String> = COMMANDS
+            .iter()
+            .map(|c| c.name.to_str().unwrap().to_owned())
+            .collect();
+        let mut expected = vec!["emq.install".to_owned()];
+        expected.extend(
+            verbs::VERBS
+                .iter()
+                .map(|v| format!("emq.{}", v.to_lowercase())),
+        );
+        assert_eq!(names, expected);
+        assert_eq!(COMMANDS[0].last_key, last_key(&install::INSTALL));
+        for (command, form) in COMMANDS[1..].iter().zip(verbs::forms()) {
+            assert_eq!(command.last_key, last_key(&form), "{}", form.verb);
+        }
     }
 
     #[test]

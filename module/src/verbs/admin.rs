@@ -1,9 +1,9 @@
 //! Operator verbs: `EMQ.RETRY` (dead → pending), `EMQ.REMOVE` (delete a job that is not
 //! active), `EMQ.PAUSE` / `EMQ.RESUME` (the queue's `paused` flag).
 
-use valkey_module::{Context, ValkeyString, ValkeyValue};
+use valkey_module::{Context, ValkeyValue};
 
-use crate::direct::{Db, Key, Kind};
+use crate::direct::{Args, Db, Key, Kind};
 use crate::errors::{self, Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
@@ -59,7 +59,7 @@ const PAUSED: &[u8] = b"paused";
 const ON: &[u8] = b"1";
 
 /// `EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>` → `1`.
-pub fn retry(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn retry(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RETRY, &argv)?;
     let guard = guard::writable(ctx);
@@ -97,7 +97,7 @@ pub fn home(state: Option<&[u8]>) -> Option<usize> {
 }
 
 /// `EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>` → `1` removed, `0` no such job.
-pub fn remove(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn remove(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REMOVE, &argv)?;
     let guard = guard::writable(ctx);
@@ -134,7 +134,7 @@ fn flag(meta: &Key) -> Result<Option<Vec<u8>>, Refusal> {
 }
 
 /// `EMQ.PAUSE 1 <meta>` → `1` paused now, `0` already paused.
-pub fn pause(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn pause(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, _) = open(ctx, &PAUSE, &argv)?;
     let guard = guard::writable(ctx);
@@ -150,7 +150,7 @@ pub fn pause(ctx: &Context, args: &[ValkeyString]) -> Reply {
 }
 
 /// `EMQ.RESUME 1 <meta>` → `1` resumed now (the flag was there), `0` not paused.
-pub fn resume(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn resume(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RESUME, &argv)?;
     let guard = guard::writable(ctx);

@@ -1,7 +1,8 @@
 //! `EMQ.INSTALL 1 {emq}:version` — brand a module node.
 
-use valkey_module::{Context, ValkeyString, ValkeyValue};
+use valkey_module::{Context, ValkeyValue};
 
+use crate::direct::Args;
 use crate::errors::{self, Reply};
 use crate::fence;
 use crate::keyspace::VERSION_KEY;
@@ -17,7 +18,7 @@ pub const INSTALL: Form = Form {
 };
 
 /// Shape → layout (the key is exactly `{emq}:version`) → install. No fence.
-pub fn install(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn install(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let call = shape::split(&INSTALL, &argv)?;
     if call.keys[0] != VERSION_KEY {

@@ -3,10 +3,10 @@
 //! Each verb reads like its section of the protocol: shape → layout → fence → values →
 //! gates → write guard → writes. A refusal at any step writes nothing.
 
-use valkey_module::{Context, ValkeyString, ValkeyValue};
+use valkey_module::{Context, ValkeyValue};
 
 use crate::clock;
-use crate::direct::{Db, Key, Kind, Zadd};
+use crate::direct::{Args, Db, Key, Kind, Zadd};
 use crate::errors::{self, Refusal, Reply};
 use crate::gates;
 use crate::guard;
@@ -44,7 +44,7 @@ pub const CLAIM: Form = Form {
 pub const FORMS: [Form; 3] = [ENQUEUE, ADD, CLAIM];
 
 /// `EMQ.ENQUEUE 2 <row> <pending> <id> <payload>` → `1`, or `0` for a duplicate id.
-pub fn enqueue(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn enqueue(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &ENQUEUE, &argv)?;
     let guard = guard::writable(ctx);
@@ -73,7 +73,7 @@ pub fn enqueue(ctx: &Context, args: &[ValkeyString]) -> Reply {
 
 /// `EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>` →
 /// `1`, or `0` for a duplicate id.
-pub fn add(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn add(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &ADD, &argv)?;
     let guard = guard::writable(ctx);
@@ -117,7 +117,7 @@ pub fn add(ctx: &Context, args: &[ValkeyString]) -> Reply {
 
 /// `EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>` → `[]`, or
 /// `[<id>, <payload>, <attempts>, <deadline>]`.
-pub fn claim(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn claim(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &CLAIM, &argv)?;
     let guard = guard::writable(ctx);

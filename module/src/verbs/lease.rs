@@ -4,10 +4,10 @@
 //! Each presents the lease token its claim returned. Steps: shape → layout → fence → values →
 //! id gate → type gate → row gate → lease gate → write guard → writes.
 
-use valkey_module::{Context, ValkeyString, ValkeyValue};
+use valkey_module::{Context, ValkeyValue};
 
 use crate::clock;
-use crate::direct::{Db, Key};
+use crate::direct::{Args, Db, Key};
 use crate::errors::{Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
@@ -96,7 +96,7 @@ fn leased<'d, const N: usize>(
 }
 
 /// `EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>` → the new deadline.
-pub fn extend(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn extend(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &EXTEND, &argv)?;
     let guard = guard::writable(ctx);
@@ -118,7 +118,7 @@ pub fn extend(ctx: &Context, args: &[ValkeyString]) -> Reply {
 }
 
 /// `EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>` → `1`.
-pub fn complete(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn complete(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &COMPLETE, &argv)?;
     let guard = guard::writable(ctx);
@@ -147,7 +147,7 @@ pub fn complete(ctx: &Context, args: &[ValkeyString]) -> Reply {
 
 /// `EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff>
 /// <max_attempts> <keep>` → the job's new state: `pending`, `scheduled` or `dead`.
-pub fn fail(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn fail(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &FAIL, &argv)?;
     let guard = guard::writable(ctx);
@@ -191,7 +191,7 @@ pub fn fail(ctx: &Context, args: &[ValkeyString]) -> Reply {
 }
 
 /// `EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>` → the due time.
-pub fn reschedule(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn reschedule(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RESCHEDULE, &argv)?;
     let guard = guard::writable(ctx);
@@ -218,7 +218,7 @@ pub fn reschedule(ctx: &Context, args: &[ValkeyString]) -> Reply {
 }
 
 /// `EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>` → `1`.
-pub fn requeue(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn requeue(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REQUEUE, &argv)?;
     let guard = guard::writable(ctx);

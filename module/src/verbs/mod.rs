@@ -11,7 +11,9 @@ pub mod lease;
 pub mod timers;
 pub mod version;
 
-use valkey_module::{Context, ValkeyString};
+use valkey_module::Context;
+
+use crate::direct::Args;
 
 use crate::errors::{self, Refusal};
 use crate::fence;
@@ -58,16 +60,16 @@ impl<'a> std::ops::Deref for Argv<'a> {
 }
 
 /// The arguments after the command name, as bytes.
-pub fn argv(args: &[ValkeyString]) -> Argv<'_> {
-    let rest = args.get(1..).unwrap_or_default();
-    if rest.len() > INLINE_ARGS {
-        return Argv::Heap(rest.iter().map(|arg| arg.as_slice()).collect());
+pub fn argv(args: Args<'_>) -> Argv<'_> {
+    let n = args.len().saturating_sub(1);
+    if n > INLINE_ARGS {
+        return Argv::Heap((1..args.len()).map(|i| args.bytes(i)).collect());
     }
     let mut items: [&[u8]; INLINE_ARGS] = [&[]; INLINE_ARGS];
-    for (slot, arg) in items.iter_mut().zip(rest) {
-        *slot = arg.as_slice();
+    for (i, slot) in items.iter_mut().enumerate().take(n) {
+        *slot = args.bytes(i + 1);
     }
-    Argv::Inline(items, rest.len())
+    Argv::Inline(items, n)
 }
 
 /// Shape → layout → fence: the call split by `form`, and the queue its keys name.

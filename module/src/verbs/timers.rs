@@ -4,10 +4,10 @@
 //! Bounded work: each reads at most `limit` ids per call; retention trims at most 10. Reads
 //! (picks and rows) come before the write guard; then the writes, id by id.
 
-use valkey_module::{Context, ValkeyString, ValkeyValue};
+use valkey_module::{Context, ValkeyValue};
 
 use crate::clock;
-use crate::direct::{Db, Key, Kind};
+use crate::direct::{Args, Db, Key, Kind};
 use crate::errors::{Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
@@ -68,7 +68,7 @@ fn job_row(db: &Db, queue: &Queue, id: &[u8]) -> Result<Option<(KeyBuf, Row)>, R
 }
 
 /// `EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>` → the number of ids moved to `pending`.
-pub fn promote(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn promote(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &PROMOTE, &argv)?;
     let guard = guard::writable(ctx);
@@ -105,7 +105,7 @@ pub fn promote(ctx: &Context, args: &[ValkeyString]) -> Reply {
 
 /// `EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>` →
 /// `[[<ids back in pending>…], [<ids dead>…]]`.
-pub fn reap(ctx: &Context, args: &[ValkeyString]) -> Reply {
+pub fn reap(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REAP, &argv)?;
     let guard = guard::writable(ctx);
