@@ -254,7 +254,7 @@ export function renderMarkdown(report: BenchReport): string {
       "writes keys through the module API (each write replicated as its plain command), so for wire 6 only " +
       "the EMQ.* verbs and the commands the module calls (its fence GET) count: its commands per job, " +
       "and the ceiling derived from them, are not comparable with the scripts'. CPU per job is measured " +
-      "at the highest concurrency of the table; memory per waiting job over every 100k fill.",
+      "at the highest concurrency of the table; memory per waiting job over every fill of every round.",
   );
   if (report.warnings.length > 0) {
     out.push("");
