@@ -41,7 +41,12 @@ pub struct Call<'a> {
 /// Parses `numkeys`: decimal digits only, no sign, no leading zero (except `0` itself).
 pub fn numkeys(arg: &[u8]) -> Option<usize> {
     canonical_digits(arg, 19)?;
-    std::str::from_utf8(arg).ok()?.parse().ok()
+    usize::try_from(decimal(arg)).ok()
+}
+
+/// The value of at most 19 ASCII digits (the caller checked them).
+pub fn decimal(digits: &[u8]) -> u64 {
+    digits.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0'))
 }
 
 /// Splits the arguments after the command name by `form`.
@@ -136,6 +141,10 @@ mod tests {
         assert_eq!(numkeys(b"0"), Some(0));
         assert_eq!(numkeys(b"3"), Some(3));
         assert_eq!(numkeys(b"12"), Some(12));
+        assert_eq!(
+            numkeys(b"9999999999999999999"),
+            "9999999999999999999".parse().ok()
+        );
         for bad in [
             &b""[..],
             b"-1",

@@ -4,7 +4,7 @@
 //! refusal names the value and its rule: `ERR EMQ.<VERB> <name> must be <rule>`.
 
 use crate::errors::{self, Refusal};
-use crate::shape::{canonical_digits, Form};
+use crate::shape::{canonical_digits, decimal, Form};
 
 /// The most digits a number may have (so that it is exact as a double and as an `i64`).
 const DIGITS: usize = 15;
@@ -59,7 +59,7 @@ impl Grammar {
 /// `0` or 1–15 digits without a leading zero.
 fn count(text: &[u8]) -> Option<i64> {
     canonical_digits(text, DIGITS)?;
-    std::str::from_utf8(text).ok()?.parse().ok()
+    i64::try_from(decimal(text)).ok()
 }
 
 /// Values step: `text` read by `grammar`, or `ERR EMQ.<VERB> <name> must be <rule>`.
