@@ -11,4 +11,4 @@ if [ -f module/Cargo.toml ]; then
 fi
 echo "[test] node test suite"
 mapfile -t files < <(find test -name '*.test.ts' | sort)
-node --import tsx --test --test-concurrency=2 --test-timeout=120000 --test-force-exit --test-reporter=spec "${files[@]}"
+node --import tsx --test --test-concurrency=2 --test-timeout=600000 --test-force-exit --test-reporter=spec "${files[@]}"
