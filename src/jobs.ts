@@ -15,6 +15,7 @@ export {
 export {
   add,
   claim,
+  claimVerb,
   enqueue,
   isPaused,
   type AddOptions,

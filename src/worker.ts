@@ -9,7 +9,7 @@ import { EventEmitter } from "node:events";
 import { assertBackoff, type BackoffOption, backoffDelay, DEFAULT_BACKOFF } from "./backoff.js";
 import type { Connection } from "./connector/connection.js";
 import { InvalidArgumentError, LeaseLostError } from "./errors.js";
-import { type ClaimedJob, claim, complete, extend, fail, requeue } from "./jobs.js";
+import { type ClaimedJob, claim, claimVerb, complete, extend, fail, requeue } from "./jobs.js";
 import { queueKey } from "./keyspace.js";
 import type { Queue } from "./queue.js";
 import { Timers } from "./timers.js";
@@ -145,6 +145,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private closing: Promise<void> | undefined;
   /** Claims sent and not yet answered: close() lets them land before it hands jobs back. */
   private readonly claims = new Set<Promise<ClaimedJob | null>>();
+  /** Completions and failures sent and not yet answered. */
+  private readonly settling = new Set<Promise<void>>();
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
@@ -216,7 +218,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     while (!this.closing) {
       let claimed: ClaimedJob | null;
       try {
-        const sent = claim(this.conn, this.name, this.opts.leaseMs);
+        const sent = this.claimNext();
         this.claims.add(sent);
         try {
           claimed = await sent;
@@ -237,6 +239,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
+  /** Wire 4: the host's pause read, then the claim. Wire 6: `EMQ.CLAIM` reads the flag itself (D2). */
+  private claimNext(): Promise<ClaimedJob | null> {
+    return this.conn.wire === 6
+      ? claimVerb(this.conn, this.name, this.opts.leaseMs)
+      : claim(this.conn, this.name, this.opts.leaseMs);
+  }
+
+  /**
+   * Runs the handler; its complete / fail is sent without waiting for the reply, so the slot's
+   * next claim shares that round trip. `settling` tracks the replies still on their way.
+   */
   private async process(claimed: ClaimedJob): Promise<void> {
     const job = new JobView(this.name, claimed);
     const entry: Running = {
@@ -256,6 +269,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // An extend sent from now on would reach the server after this job's complete / fail and be
     // refused ("job is not active"): a job that finished must not be reported as a lost lease.
     entry.settled = true;
+    const settle = this.settle(entry, outcome);
+    this.settling.add(settle);
+    void settle.finally(() => this.settling.delete(settle));
+  }
+
+  private async settle(
+    entry: Running,
+    outcome: { ok: true; result: unknown } | { ok: false; error: unknown },
+  ): Promise<void> {
+    const { job } = entry;
     try {
       if (entry.handedBack || entry.leaseLost) return;
       if (outcome.ok) {
@@ -322,7 +345,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // A claim still in flight brings one more job. Its slot awaits the reply first, so it has put
     // the job in `running` by the time this await resumes: it is handed back with the others.
     await Promise.allSettled([...this.claims]);
-    const unfinished = [...this.running].filter((e) => !e.handedBack && !e.leaseLost);
+    const unfinished = [...this.running].filter((e) => !e.handedBack && !e.leaseLost && !e.settled);
     for (const entry of unfinished) entry.handedBack = true;
     await Promise.all(unfinished.map((entry) => this.handBack(entry)));
     if (unfinished.length > 0 && this.conn.wire === 4) {
@@ -332,6 +355,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // Handlers still running are told to stop; their jobs are already back in the queue, so
     // close() does not wait for them (a handler that ignores its signal cannot hold it up).
     for (const entry of unfinished) entry.job.abort(new Error("worker closed"));
+    await Promise.allSettled([...this.settling]);
     await this.timers.stop();
     await this.subscriber?.close();
   }

@@ -137,6 +137,19 @@ export async function claim(conn: Connection, queue: string, leaseMs: number): P
   assertValidQueue(queue);
   assertLeaseMs(leaseMs);
   if (await isPaused(conn, queue)) return null;
+  return claimVerb(conn, queue, leaseMs);
+}
+
+/**
+ * The claim verb alone, without the host's pause read. A worker on wire 6 uses it: `EMQ.CLAIM`
+ * reads the pause flag inside the command (declared difference D2), so the separate round trip
+ * would only repeat it. Validate `queue` and `leaseMs` before calling.
+ */
+export async function claimVerb(
+  conn: Connection,
+  queue: string,
+  leaseMs: number,
+): Promise<ClaimedJob | null> {
   const reply = (await run(
     conn,
     scripts.claim,
