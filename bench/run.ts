@@ -9,7 +9,7 @@
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
  * (echomq-w4, echomq-w6, bullmq, beequeue), --persistence=none|aof|both, --out=<dir>.
  */
-import { fork } from "node:child_process";
+import { type ChildProcess, fork } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -147,6 +147,8 @@ function runChild(plan: MeasurePlan, timeoutMs: number): Promise<MeasureResult> 
       execArgv: ["--import", "tsx"],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
+    live.children.add(child);
+    child.once("exit", () => live.children.delete(child));
     let result: MeasureResult | undefined;
     let fatal: string | undefined;
     const timer = setTimeout(() => {
@@ -211,8 +213,14 @@ async function runMode(
   const results: MeasureResult[] = [];
   const started = performance.now();
   try {
-    if (needsPlain) servers.plain = await startServer({ aof: mode.aof });
-    if (needsModule) servers.module = await startServer({ aof: mode.aof, module: modulePath() });
+    if (needsPlain) {
+      servers.plain = await startServer({ aof: mode.aof });
+      live.servers.add(servers.plain);
+    }
+    if (needsModule) {
+      servers.module = await startServer({ aof: mode.aof, module: modulePath() });
+      live.servers.add(servers.module);
+    }
     const main = (servers.plain ?? servers.module)!;
     const admin = await new Admin(main.port).open();
     admins.push(admin);
@@ -229,6 +237,7 @@ async function runMode(
     for (let r = 1; r <= mode.rounds; r++) {
       const order = systems.map((_, i) => systems[(i + r - 1) % systems.length]!);
       for (const system of order) {
+        if (live.stopping) break;
         const server = (system === "echomq-w6" ? servers.module : servers.plain)!;
         const plan: MeasurePlan = {
           system,
@@ -250,6 +259,7 @@ async function runMode(
         try {
           res = await runChild(plan, flags.smoke ? 120_000 : 600_000);
         } catch (err) {
+          if (live.stopping) break;
           failures.push(`[${mode.name}] round ${r} ${(err as Error).message}`);
           log(`[${mode.name}] round ${r} ${system}: FAILED ${(err as Error).message}`);
           continue;
@@ -278,8 +288,11 @@ async function runMode(
     };
   } finally {
     for (const a of admins) await a.close();
-    await servers.plain?.stop();
-    await servers.module?.stop();
+    for (const server of [servers.plain, servers.module]) {
+      if (!server) continue;
+      await server.stop();
+      live.servers.delete(server);
+    }
   }
 }
 
@@ -300,7 +313,19 @@ function log(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
+/** What an interrupted run must stop: the running child, the servers. */
+const live = { stopping: false, children: new Set<ChildProcess>(), servers: new Set<BenchServer>() };
+
+function onSignal(signal: NodeJS.Signals): void {
+  live.stopping = true;
+  log(`\n${signal}: stopping the running system and the servers`);
+  for (const child of live.children) child.kill("SIGKILL");
+  void Promise.allSettled([...live.servers].map((s) => s.stop())).then(() => process.exit(130));
+}
+
 async function main(): Promise<void> {
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
   const flags = parseFlags(process.argv.slice(2));
   const t0 = performance.now();
   let modes = flags.smoke ? smokeModes() : fullModes();
