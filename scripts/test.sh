@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: setup (idempotent), type check, lint, the module's cargo tests, and the
-# TypeScript suite against real valkey-server processes (each test starts its own).
+# The whole test suite: setup (idempotent), type check, lint, the module's cargo tests, the bench
+# smoke run, and the TypeScript suite against real valkey-server processes (each test starts its
+# own; the differential harness runs its short form there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -9,6 +10,9 @@ echo "[test] lint"; npx biome check . >/dev/null || npx biome check .
 if [ -f module/Cargo.toml ]; then
   echo "[test] cargo test (module)"; (cd module && cargo test --release --quiet 2>&1 | tail -n 25)
 fi
+echo "[test] bench smoke (tiny sizes: every system must process every job)"
+npm run -s bench:smoke > .bench-smoke.log 2>&1 || { cat .bench-smoke.log; exit 1; }
+tail -n 3 .bench-smoke.log
 echo "[test] node test suite"
 mapfile -t files < <(find test -name '*.test.ts' | sort)
 node --import tsx --test --test-concurrency=2 --test-timeout=600000 --test-force-exit --test-reporter=spec "${files[@]}"
