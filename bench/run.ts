@@ -7,7 +7,8 @@
  *
  * Flags: --smoke (tiny, 1 round, exit 1 unless every job of every system was processed),
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
- * (echomq-w4, echomq-w6, bullmq, beequeue), --persistence=none|aof|both, --out=<dir>.
+ * (echomq-w4, echomq-w6, bullmq, beequeue), --persistence=none|aof|both, --out=<dir>,
+ * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -48,6 +49,8 @@ interface Flags {
   only: SystemId[];
   persistence: "none" | "aof" | "both";
   out: string;
+  /** Re-render the Markdown and the chart of a results JSON; runs nothing. */
+  render: string | undefined;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -58,6 +61,7 @@ function parseFlags(argv: string[]): Flags {
     only: [...SYSTEM_IDS],
     persistence: "both",
     out: join(here, "results"),
+    render: undefined,
   };
   for (const arg of argv) {
     const [key, value] = arg.split("=", 2) as [string, string | undefined];
@@ -81,6 +85,7 @@ function parseFlags(argv: string[]): Flags {
         throw new UsageError("--persistence is none, aof or both");
       flags.persistence = value;
     } else if (key === "--out") flags.out = resolve(value ?? "");
+    else if (key === "--render") flags.render = resolve(value ?? "");
     else if (key === "--help" || key === "-h") {
       process.stdout.write(`${readFileSync(fileURLToPath(import.meta.url), "utf8").split("*/")[0]}*/\n`);
       process.exit(0);
@@ -327,6 +332,14 @@ async function main(): Promise<void> {
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   const flags = parseFlags(process.argv.slice(2));
+  if (flags.render) {
+    const report = JSON.parse(readFileSync(flags.render, "utf8")) as BenchReport;
+    const base = flags.render.replace(/\.json$/, "");
+    writeFileSync(`${base}.md`, renderMarkdown(report));
+    writeFileSync(`${base}.png`, renderChart(report));
+    log(`re-rendered ${base}.{md,png}`);
+    return;
+  }
   const t0 = performance.now();
   let modes = flags.smoke ? smokeModes() : fullModes();
   if (flags.persistence !== "both") modes = modes.filter((m) => m.name === flags.persistence);
