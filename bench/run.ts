@@ -354,7 +354,9 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   const report: BenchReport = {
     date: new Date().toISOString(),
-    command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(),
+    command: ["npm run bench", ...(process.argv.length > 2 ? ["--", ...process.argv.slice(2)] : [])].join(
+      " ",
+    ),
     smoke: flags.smoke,
     machine: {
       cpu: cpus[0]?.model ?? "unknown",
