@@ -200,6 +200,17 @@ describe("wire-4 connector: reconnects, in-flight commands, NOSCRIPT", () => {
     await conn.close();
   });
 
+  test("many calls meeting NOSCRIPT at once load the script once", async () => {
+    const conn = await connect({ port: server.port });
+    await server.cli("SCRIPT", "FLUSH");
+    await server.cli("CONFIG", "RESETSTAT");
+    const results = await Promise.all(Array.from({ length: 100 }, () => enqueue(conn, "q", "x")));
+    assert.equal(results.filter((r) => !r.duplicate).length, 100);
+    const stats = String(await server.cli("INFO", "commandstats"));
+    assert.equal(/cmdstat_script\|load:calls=(\d+)/.exec(stats)?.[1], "1");
+    await conn.close();
+  });
+
   test("close() ends cleanly: later calls fail with ConnectionError, nothing reconnects", async () => {
     const conn = await connect({ port: proxy.port });
     await enqueue(conn, "q", "x");

@@ -56,6 +56,7 @@ export class Connection {
   readonly client: Redis;
   private readonly connector: FencingConnector;
   private closed = false;
+  private readonly loading = new Map<string, Promise<unknown>>();
 
   /** @internal use `connect()` */
   constructor(
@@ -96,9 +97,19 @@ export class Connection {
       return await this.send("EVALSHA", [script.sha1, ...tail]);
     } catch (err) {
       if (!(err instanceof ServerError) || !err.reply.startsWith("NOSCRIPT")) throw err;
-      await this.send("SCRIPT", ["LOAD", script.source]);
+      await this.load(script);
       return this.send("EVALSHA", [script.sha1, ...tail]);
     }
+  }
+
+  /** `SCRIPT LOAD`, once for all the calls that met `NOSCRIPT` for this script at the same time. */
+  private load(script: Script): Promise<unknown> {
+    let loading = this.loading.get(script.sha1);
+    if (!loading) {
+      loading = this.send("SCRIPT", ["LOAD", script.source]).finally(() => this.loading.delete(script.sha1));
+      this.loading.set(script.sha1, loading);
+    }
+    return loading;
   }
 
   /** Sends one command; replies keep bulk strings as Buffers. Errors are typed. */
