@@ -2,13 +2,10 @@
  * The bench's own valkey-server processes (loopback, a free port, a temp dir, no RDB snapshots;
  * AOF only when asked) and the INFO readers the measurements bracket their phases with.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import net from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { Redis } from "iovalkey";
+import { startEmbeddedValkey } from "../src/cli/embedded-valkey.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -28,69 +25,13 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPing(port: number, deadline: number, child: ChildProcess): Promise<void> {
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`valkey-server exited with code ${child.exitCode}`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = net.connect({ host: "127.0.0.1", port });
-      const done = (v: boolean) => {
-        socket.destroy();
-        resolve(v);
-      };
-      socket.once("connect", () => socket.write("PING\r\n"));
-      socket.once("data", (d) => done(d.toString().startsWith("+PONG")));
-      socket.once("error", () => done(false));
-      socket.setTimeout(1000, () => done(false));
-    });
-    if (ok) return;
-    await sleep(25);
-  }
-  throw new Error(`valkey-server on port ${port} did not answer PING`);
-}
-
+/** A bench node: the project's embedded server (`src/cli/embedded-valkey.ts`) with the bench's options. */
 export async function startServer(opts: ServerOptions): Promise<BenchServer> {
-  const dir = mkdtempSync(join(tmpdir(), "echomq-bench-"));
-  const port = await freePort();
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", ""];
-  args.push("--appendonly", opts.aof ? "yes" : "no");
-  if (opts.aof) args.push("--appendfsync", "everysec");
-  if (opts.module) args.push("--loadmodule", opts.module);
-  let stderr = "";
-  const child = spawn("valkey-server", args, { stdio: ["ignore", "ignore", "pipe"] });
-  child.stderr?.on("data", (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-4000);
+  const server = await startEmbeddedValkey({
+    aof: opts.aof,
+    ...(opts.module ? { module: opts.module } : {}),
   });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const failed = new Promise<never>((_, reject) =>
-    child.once("error", (err) => reject(new Error(`cannot start valkey-server: ${err.message}`))),
-  );
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 10_000)))]);
-    clearTimeout(timer);
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    await exited;
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await Promise.race([waitForPing(port, Date.now() + 10_000, child), failed]);
-  } catch (err) {
-    await stop();
-    throw new Error(`${(err as Error).message}\n${stderr}`);
-  }
-  return { host: "127.0.0.1", port, pid: child.pid!, module: Boolean(opts.module), aof: opts.aof, stop };
+  return { ...server, module: Boolean(opts.module), aof: opts.aof };
 }
 
 export function sleep(ms: number): Promise<void> {

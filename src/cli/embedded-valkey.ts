@@ -1,6 +1,7 @@
 /**
- * Starts a throwaway valkey-server for the demo and the stand: loopback only, a free port, its
- * own temp dir, no persistence. `stop()` ends it and removes the dir.
+ * Starts a throwaway valkey-server for the demo, the stand and the bench: loopback only, a free
+ * port, its own temp dir, no RDB snapshots (AOF `everysec` only when asked). `stop()` ends it
+ * (SIGTERM, SIGKILL after 10 s) and removes the dir.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -8,9 +9,17 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
+export interface EmbeddedValkeyOptions {
+  /** Path of a module to load (`--loadmodule`). */
+  module?: string;
+  /** `appendonly yes` + `appendfsync everysec`. Default off. */
+  aof?: boolean;
+}
+
 export interface EmbeddedValkey {
-  host: string;
+  host: "127.0.0.1";
   port: number;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -48,21 +57,12 @@ function waitForPing(port: number, deadline: number): Promise<void> {
   });
 }
 
-export async function startEmbeddedValkey(opts: { module?: string } = {}): Promise<EmbeddedValkey> {
+export async function startEmbeddedValkey(opts: EmbeddedValkeyOptions = {}): Promise<EmbeddedValkey> {
   const dir = mkdtempSync(join(tmpdir(), "echomq-"));
   const port = await freePort();
-  const args = [
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--dir",
-    dir,
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-  ];
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", ""];
+  args.push("--appendonly", opts.aof ? "yes" : "no");
+  if (opts.aof) args.push("--appendfsync", "everysec");
   if (opts.module) args.push("--loadmodule", opts.module);
   let child: ChildProcess;
   try {
@@ -71,6 +71,10 @@ export async function startEmbeddedValkey(opts: { module?: string } = {}): Promi
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const spawnError = new Promise<never>((_, reject) =>
     child.once("error", (err) =>
@@ -79,6 +83,10 @@ export async function startEmbeddedValkey(opts: { module?: string } = {}): Promi
   );
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 10_000)))]);
+    clearTimeout(timer);
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     await exited;
     rmSync(dir, { recursive: true, force: true });
   };
@@ -86,7 +94,7 @@ export async function startEmbeddedValkey(opts: { module?: string } = {}): Promi
     await Promise.race([waitForPing(port, Date.now() + 10_000), spawnError]);
   } catch (err) {
     await stop();
-    throw err;
+    throw new Error(`${(err as Error).message}${stderr ? `\n${stderr}` : ""}`);
   }
-  return { host: "127.0.0.1", port, stop };
+  return { host: "127.0.0.1", port, pid: child.pid!, stop };
 }
