@@ -3,6 +3,7 @@
  * the generated steps and the durability checks, and every failure with what differed.
  */
 import { DECLARATIONS } from "./declared.js";
+import { JOB_CORE_VERBS } from "../src/scripts/index.js";
 
 export type Verdict = "equal" | "declared" | "failed";
 
@@ -27,23 +28,7 @@ export interface Row {
 }
 
 /** The verbs in report order; other rows (INSTALL, durability) follow. */
-export const REPORT_ORDER = [
-  "ENQUEUE",
-  "ADD",
-  "CLAIM",
-  "EXTEND",
-  "COMPLETE",
-  "FAIL",
-  "RETRY",
-  "PROMOTE",
-  "REAP",
-  "REMOVE",
-  "PAUSE",
-  "RESUME",
-  "RESCHEDULE",
-  "REQUEUE",
-  "INSTALL",
-];
+export const REPORT_ORDER: readonly string[] = [...JOB_CORE_VERBS, "INSTALL"];
 
 export class Tally {
   readonly rows = new Map<string, Row>();

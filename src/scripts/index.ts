@@ -49,6 +49,24 @@ export const scripts = {
 /** Verbs only the module runs (no script): the host sends `EMQ.<VERB>` itself, on wire 6 only. */
 export const NATIVE_ONLY_VERBS = ["RESCHEDULE", "REQUEUE"] as const;
 
+/** The fourteen job-core verbs, in the order `EMQ.VERSION` lists them. */
+export const JOB_CORE_VERBS = [
+  "ENQUEUE",
+  "ADD",
+  "CLAIM",
+  "EXTEND",
+  "COMPLETE",
+  "FAIL",
+  "RETRY",
+  "PROMOTE",
+  "REAP",
+  "REMOVE",
+  "PAUSE",
+  "RESUME",
+  "RESCHEDULE",
+  "REQUEUE",
+] as const;
+
 /**
  * The native verbs a wire-6 connector requires: every verb the host's scripts declare, then the
  * native-only verbs.
