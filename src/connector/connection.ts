@@ -37,6 +37,11 @@ export interface ConnectOptions {
   /** The client's auto-pipelining (one batch in flight at a time). Default false: commands written in
    * the same tick already leave in one write, without waiting for the previous batch's replies. */
   autoPipelining?: boolean;
+  /**
+   * Commands written in one tick leave in batches of this many (one `writev` each), so the
+   * server can start on a batch while the next is written. Default 16.
+   */
+  writeBatch?: number;
 }
 
 /** Parses `redis://[user:pass@]host:port[/db]` (or `rediss://`, `valkey://`) into options. */
@@ -171,6 +176,10 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
   const port = options.port ?? 6379;
   const wire: Wire = options.wire ?? 4;
   if (wire !== 4 && wire !== 6) throw new TypeError(`wire must be 4 or 6, got ${String(wire)}`);
+  const writeBatch = options.writeBatch ?? 16;
+  if (!Number.isSafeInteger(writeBatch) || writeBatch < 1) {
+    throw new TypeError(`writeBatch must be a positive integer, got ${String(options.writeBatch)}`);
+  }
   const timeoutMs = options.connectTimeoutMs ?? 5000;
   const verbs = options.requiredVerbs ?? declaredVerbs();
   const fence = wire === 4 ? fenceWire4 : (send: Parameters<typeof fenceWire4>[0]) => fenceWire6(send, verbs);
@@ -179,6 +188,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
     { username: options.username, password: options.password, db: options.db, name: options.name },
     fence,
     timeoutMs,
+    writeBatch,
   );
   const client = new Redis({
     host,
