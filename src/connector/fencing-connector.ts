@@ -41,7 +41,6 @@ export class FencingConnector extends AbstractConnector {
     private readonly fence: FenceRunner,
     private readonly timeoutMs: number,
     private readonly writeBatch: number = 16,
-    private readonly onFenced: (socketCount: number) => void = () => {},
   ) {
     super(1000);
   }
@@ -80,7 +79,6 @@ export class FencingConnector extends AbstractConnector {
       session.detach();
       coalesceWrites(socket, this.writeBatch);
       this.fencedSockets += 1;
-      this.onFenced(this.fencedSockets);
       this.stream = socket;
       return socket;
     } catch (err) {
