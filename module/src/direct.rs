@@ -59,6 +59,16 @@ pub enum Zadd {
     Added,
     Updated,
     Unchanged,
+    /// The condition (`NX`/`XX`) held the write back: nothing changed.
+    Skipped,
+}
+
+/// The condition of a `ZADD`: none, `NX` (only a new member), `XX` (only an existing member).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    Always,
+    New,
+    Existing,
 }
 
 /// A string object created at load and kept for the life of the process.
@@ -714,9 +724,19 @@ impl Key<'_> {
     /// replicated as its decimal text). A member already at that score is left as it is, with no
     /// signal, notification or replication (as `ZADD` reporting 0 changes).
     pub fn zadd(&mut self, score: i64, member: &[u8]) -> Result<Zadd, Refusal> {
+        self.zadd_when(When::Always, score, member)
+    }
+
+    /// `ZADD <key> [NX|XX] <score> <member>`, as [`Key::zadd`]; a held-back write is
+    /// [`Zadd::Skipped`]. Replicated as a plain `ZADD` (the condition held on the primary).
+    pub fn zadd_when(&mut self, when: When, score: i64, member: &[u8]) -> Result<Zadd, Refusal> {
         self.writing()?;
         let elem = self.db.string(member);
-        let mut flags: c_int = 0;
+        let mut flags: c_int = match when {
+            When::Always => 0,
+            When::New => raw::REDISMODULE_ZADD_NX as c_int,
+            When::Existing => raw::REDISMODULE_ZADD_XX as c_int,
+        };
         // SAFETY: a key open for writing and a live member string.
         let done = unsafe {
             raw::RedisModule_ZsetAdd.unwrap()(self.ptr, score as f64, elem.ptr, &mut flags)
@@ -728,6 +748,8 @@ impl Key<'_> {
             Zadd::Added
         } else if flags & raw::REDISMODULE_ZADD_UPDATED as c_int != 0 {
             Zadd::Updated
+        } else if flags & raw::REDISMODULE_ZADD_NOP as c_int != 0 {
+            return Ok(Zadd::Skipped);
         } else {
             return Ok(Zadd::Unchanged);
         };

@@ -143,14 +143,39 @@ pub fn row<'d>(
 /// Lease gate: the row's `state` is `active` and the id is a member of `active`, else
 /// `ERR EMQ.<VERB> job is not active`; then the row's `attempts` equals the presented token,
 /// else `ERR EMQ.<VERB> stale lease token`.
+///
+/// Membership of a row that passes both field checks is left to the verb's first write on
+/// `active` (`ZREM`, or `ZADD XX` for `EXTEND`), which reports it with nothing written
+/// ([`not_active`]); a refusal between here and that write goes through [`unless_gone`].
+/// Only the stale-token refusal asks `ZSCORE` here, to put "not active" first.
 pub fn lease(form: &Form, active: &Key, id: &[u8], row: &Row, token: &[u8]) -> Result<(), Refusal> {
-    if !row.is(b"active") || !member(active, id)? {
+    if !row.is(b"active") {
         return Err(errors::not_active(form.verb));
     }
     if row.attempts.as_deref() != Some(token) {
-        return Err(errors::stale_token(form.verb));
+        return Err(unless_gone(form, active, id, errors::stale_token(form.verb)));
     }
     Ok(())
+}
+
+/// A refusal after the lease gate and before the first write on `active`: "job is not active"
+/// when the id is not a member of `active` (the lease gate's order), else `refusal`.
+pub fn unless_gone(form: &Form, active: &Key, id: &[u8], refusal: Refusal) -> Refusal {
+    match member(active, id) {
+        Ok(true) => refusal,
+        Ok(false) => errors::not_active(form.verb),
+        Err(e) => e,
+    }
+}
+
+/// The membership half of the lease gate, decided by the first write on `active`: `changed` is
+/// whether that write (`ZREM`, `ZADD XX`) found the id; if not, nothing was written.
+pub fn not_active(form: &Form, changed: bool) -> Result<(), Refusal> {
+    if changed {
+        Ok(())
+    } else {
+        Err(errors::not_active(form.verb))
+    }
 }
 
 /// Whether `id` is a member of the open sorted set `set` (`ZSCORE`).

@@ -16,33 +16,45 @@ local pending, active, base, lease = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
 if not string.match(lease, '^[1-9][0-9]*$') or #lease > 15 then
   return redis.error_reply('ERR EMQ.CLAIM lease must be a positive integer of milliseconds')
 end
-for _, key in ipairs({ pending, active }) do
-  local t = redis.call('TYPE', key).ok
-  if t ~= 'zset' and t ~= 'none' then
-    return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-  end
+local function wrongtype()
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+-- The type gate on active (a sorted set or absent) runs where it decides something: before any
+-- refusal and before the empty reply; on the success path ZADD NX (the first write) is the gate.
+local function active_typed()
+  local t = redis.call('TYPE', active).ok
+  return t == 'zset' or t == 'none'
+end
+local function refuse(text)
+  if not active_typed() then return wrongtype() end
+  return redis.error_reply('ERR EMQ.CLAIM ' .. text)
 end
 
-local head = redis.call('ZRANGE', pending, 0, 0)
-if #head == 0 then return {} end
+local head = redis.pcall('ZRANGE', pending, 0, 0)
+if head.err then return wrongtype() end
+if #head == 0 then
+  if not active_typed() then return wrongtype() end
+  return {}
+end
 local id = head[1]
-if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.CLAIM pending head is not a JOB id') end
+if string.sub(id, 1, 3) ~= 'JOB' then return refuse('pending head is not a JOB id') end
 local row = base .. 'job:' .. id
-if redis.call('TYPE', row).ok ~= 'hash' then
-  return redis.error_reply('ERR EMQ.CLAIM pending head has no job row')
-end
-if redis.call('ZSCORE', active, id) then
-  return redis.error_reply('ERR EMQ.CLAIM pending head is already active')
+local fields = redis.pcall('HMGET', row, 'attempts', 'payload')
+if fields.err or (not fields[1] and redis.call('TYPE', row).ok ~= 'hash') then
+  return refuse('pending head has no job row')
 end
 
-local prior = redis.call('HGET', row, 'attempts') or '0'
+local prior = fields[1] or '0'
 if not string.match(prior, '^%d+$') or #prior > 15 then
-  return redis.error_reply('ERR EMQ.CLAIM job row has no integer attempts')
+  if active_typed() and redis.call('ZSCORE', active, id) then return refuse('pending head is already active') end
+  return refuse('job row has no integer attempts')
 end
 local attempts = tonumber(prior) + 1
 local time = redis.call('TIME')
 local deadline = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(lease)
+local added = redis.pcall('ZADD', active, 'NX', string.format('%d', deadline), id)
+if type(added) == 'table' then return wrongtype() end
+if added == 0 then return refuse('pending head is already active') end
 redis.call('ZREM', pending, id)
-redis.call('ZADD', active, string.format('%d', deadline), id)
 redis.call('HSET', row, 'state', 'active', 'attempts', string.format('%d', attempts))
-return { id, redis.call('HGET', row, 'payload'), attempts, deadline }
+return { id, fields[2], attempts, deadline }

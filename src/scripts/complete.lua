@@ -40,17 +40,31 @@ local id, token, result, keep = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 if not positive(token) then return refuse('lease token must be a positive integer') end
 if not count(keep) then return refuse('keep must be a non-negative integer') end
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
-if not typed({ active, done }, 'zset') then
+local function wrongtype()
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
-local row = base .. 'job:' .. id
-if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
-if redis.call('HGET', row, 'state') ~= 'active' or not redis.call('ZSCORE', active, id) then
-  return refuse('job is not active')
+if not typed({ done }, 'zset') then return wrongtype() end
+-- The type gate on active runs where it decides something: before any later refusal; on the
+-- success path ZREM (the first write) is the gate, and its count is the membership gate.
+local function gated(text)
+  if not typed({ active }, 'zset') then return wrongtype() end
+  return refuse(text)
 end
-if redis.call('HGET', row, 'attempts') ~= token then return refuse('stale lease token') end
+local row = base .. 'job:' .. id
+local fields = redis.pcall('HMGET', row, 'state', 'attempts')
+if fields.err or (fields[1] ~= 'active' and redis.call('TYPE', row).ok ~= 'hash') then
+  return gated('job not found')
+end
+if fields[1] ~= 'active' then return gated('job is not active') end
+if fields[2] ~= token then
+  if not typed({ active }, 'zset') then return wrongtype() end
+  if not redis.call('ZSCORE', active, id) then return refuse('job is not active') end
+  return refuse('stale lease token')
+end
 
-redis.call('ZREM', active, id)
+local left = redis.pcall('ZREM', active, id)
+if type(left) == 'table' then return wrongtype() end
+if left == 0 then return refuse('job is not active') end
 if keep == '0' then
   redis.call('DEL', row)
   return 1

@@ -6,7 +6,7 @@
 use valkey_module::{Context, ValkeyValue};
 
 use crate::clock;
-use crate::direct::{Args, Db, Key, Kind, Zadd};
+use crate::direct::{Args, Db, Key, Kind, When, Zadd};
 use crate::errors::{self, Refusal, Reply};
 use crate::gates;
 use crate::guard;
@@ -140,16 +140,24 @@ pub fn claim(ctx: &Context, args: Args) -> Reply {
     if row.kind() != Kind::Hash {
         return Err(errors::head_no_row(CLAIM.verb));
     }
-    if gates::member(&active, &id)? {
-        return Err(errors::head_already_active(CLAIM.verb));
-    }
-    let (attempts, payload) = row_fields(&row)?;
+    // The membership gate (head already active) is decided by ZADD NX, the first write; a
+    // refusal before it asks ZSCORE first, so the order of refusals is the protocol's.
+    let unless_active = |refusal: Refusal| -> Refusal {
+        match gates::member(&active, &id) {
+            Ok(true) => errors::head_already_active(CLAIM.verb),
+            Ok(false) => refusal,
+            Err(e) => e,
+        }
+    };
+    let (attempts, payload) = row_fields(&row).map_err(unless_active)?;
     let attempts = attempts + 1;
 
-    guard?;
+    guard.map_err(unless_active)?;
     let deadline = clock::now_ms() + lease;
+    if active.zadd_when(When::New, deadline, &id)? == Zadd::Skipped {
+        return Err(errors::head_already_active(CLAIM.verb));
+    }
     write_check(&CLAIM, pending.zrem(&id)?)?;
-    write_check(&CLAIM, active.zadd(deadline, &id)? == Zadd::Added)?;
     let attempts_text = attempts.to_string();
     let lease_fields: [(&[u8], &[u8]); 3] = [
         (b"state", b"active"),

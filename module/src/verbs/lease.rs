@@ -7,7 +7,7 @@
 use valkey_module::{Context, ValkeyValue};
 
 use crate::clock;
-use crate::direct::{Args, Db, Key};
+use crate::direct::{Args, Db, Key, When, Zadd};
 use crate::errors::{Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
@@ -111,9 +111,10 @@ pub fn extend(ctx: &Context, args: Args) -> Reply {
         sets: [mut active], ..
     } = leased(&db, &EXTEND, &queue, [active], id, lease_token)?;
 
-    guard?;
+    guard.map_err(|r| gates::unless_gone(&EXTEND, &active, id, r))?;
     let deadline = clock::now_ms() + lease;
-    moves::add(&mut active, deadline, id)?;
+    let found = active.zadd_when(When::Existing, deadline, id)? != Zadd::Skipped;
+    gates::not_active(&EXTEND, found)?;
     Ok(ValkeyValue::Integer(deadline))
 }
 
@@ -135,9 +136,9 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
         ..
     } = leased(&db, &COMPLETE, &queue, [active, done], id, lease_token)?;
 
-    guard?;
+    guard.map_err(|r| gates::unless_gone(&COMPLETE, &active, id, r))?;
     let now = clock::now_ms();
-    moves::remove(&mut active, id)?;
+    gates::not_active(&COMPLETE, active.zrem(id)?)?;
     let completed = (&b"completed"[..], &b"result"[..], result);
     moves::finish(&mut row, &mut done, id, completed, keep, now)?;
     drop(row);
@@ -168,9 +169,9 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
         fields,
     } = leased(&db, &FAIL, &queue, sets, id, lease_token)?;
 
-    guard?;
+    guard.map_err(|r| gates::unless_gone(&FAIL, &active, id, r))?;
     let now = clock::now_ms();
-    moves::remove(&mut active, id)?;
+    gates::not_active(&FAIL, active.zrem(id)?)?;
     let state: &[u8] = if fields.exhausted(max_attempts) {
         let error = (&b"dead"[..], &b"error"[..], error);
         moves::finish(&mut row, &mut dead, id, error, keep, now)?;
@@ -209,9 +210,9 @@ pub fn reschedule(ctx: &Context, args: Args) -> Reply {
         ..
     } = leased(&db, &RESCHEDULE, &queue, sets, id, lease_token)?;
 
-    guard?;
+    guard.map_err(|r| gates::unless_gone(&RESCHEDULE, &active, id, r))?;
     let due = clock::now_ms() + delay;
-    moves::remove(&mut active, id)?;
+    gates::not_active(&RESCHEDULE, active.zrem(id)?)?;
     moves::set_state(&mut row, b"scheduled")?;
     moves::add(&mut schedule, due, id)?;
     Ok(ValkeyValue::Integer(due))
@@ -235,8 +236,8 @@ pub fn requeue(ctx: &Context, args: Args) -> Reply {
         fields,
     } = leased(&db, &REQUEUE, &queue, sets, id, lease_token)?;
 
-    guard?;
-    moves::remove(&mut active, id)?;
+    guard.map_err(|r| gates::unless_gone(&REQUEUE, &active, id, r))?;
+    gates::not_active(&REQUEUE, active.zrem(id)?)?;
     moves::to_pending(&mut row, &mut pending, fields.priority(), id)?;
     moves::wake(&db, &queue);
     Ok(ValkeyValue::Integer(1))
