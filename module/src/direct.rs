@@ -731,6 +731,10 @@ impl Key<'_> {
     /// [`Zadd::Skipped`]. Replicated as a plain `ZADD` (the condition held on the primary).
     pub fn zadd_when(&mut self, when: When, score: i64, member: &[u8]) -> Result<Zadd, Refusal> {
         self.writing()?;
+        if when == When::Existing && self.kind() == Kind::None {
+            // The module API would create the (empty) set before declining the member.
+            return Ok(Zadd::Skipped);
+        }
         let elem = self.db.string(member);
         let mut flags: c_int = match when {
             When::Always => 0,

@@ -31,7 +31,7 @@ local function refuse(text)
 end
 
 local head = redis.pcall('ZRANGE', pending, 0, 0)
-if head.err then return wrongtype() end
+if head.err then return head end
 if #head == 0 then
   if not active_typed() then return wrongtype() end
   return {}
@@ -53,7 +53,7 @@ local attempts = tonumber(prior) + 1
 local time = redis.call('TIME')
 local deadline = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(lease)
 local added = redis.pcall('ZADD', active, 'NX', string.format('%d', deadline), id)
-if type(added) == 'table' then return wrongtype() end
+if type(added) == 'table' then return added end
 if added == 0 then return refuse('pending head is already active') end
 redis.call('ZREM', pending, id)
 redis.call('HSET', row, 'state', 'active', 'attempts', string.format('%d', attempts))

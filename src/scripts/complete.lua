@@ -63,7 +63,7 @@ if fields[2] ~= token then
 end
 
 local left = redis.pcall('ZREM', active, id)
-if type(left) == 'table' then return wrongtype() end
+if type(left) == 'table' then return left end
 if left == 0 then return refuse('job is not active') end
 if keep == '0' then
   redis.call('DEL', row)
