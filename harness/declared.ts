@@ -25,7 +25,7 @@ export const DECLARATIONS: Record<DeclaredId | "D1" | "D6" | "P2", string> = {
   D6: "lease time: TIME in the script, the cached clock in the module; equal in one MULTI/EXEC",
   D7: "CLAIM with a meta key that is not a hash: the native pause read answers WRONGTYPE; a raw EVAL of claim.lua claims",
   D8: "RESCHEDULE, REQUEUE: native only, held to executable checks written from docs/protocol.md",
-  P2: "(proposed correction to D5) over maxmemory the server refuses a script only at a first write that is deny-oom (HSET, ZADD: enqueue, add, extend, pause); a script whose first write is ZREM or HDEL (claim, complete, fail, retry, promote, reap, remove, resume) runs to its end, while the native verb is refused",
+  P2: "(proposed correction to D5) over maxmemory the server refuses a script only at a first write that is deny-oom (HSET, ZADD: enqueue, add, claim, extend, pause); a script whose first write is ZREM or HDEL (complete, fail, retry, promote, reap, remove, resume) runs to its end, while the native verb is refused",
   P1: "(proposed) a numkeys EVAL itself refuses (absent, not an integer, negative, beyond the arguments): EVAL answers its own error, the native verb its shape error 'wrong number of keys'; neither writes",
 };
 

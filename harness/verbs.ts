@@ -70,7 +70,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "CLAIM",
-    firstWrite: "ZREM",
+    firstWrite: "ZADD",
     script: "claim",
     form: "EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>",
     keys: ["pending", "active", "base"],
