@@ -1,8 +1,10 @@
 /**
  * EchoMQ as a user writes it: `connect({ wire })`, `new Queue(name, conn)`, `queue.add`,
  * `queue.addBulk`, `new Worker(queue, handler, { concurrency })`, its `completed` event,
- * `worker.close()` then `conn.close()`. Every other setting is the Worker's default (30 s
- * leases renewed while a handler runs, 3 attempts, the last 1000 completed jobs kept).
+ * `worker.close()` then `conn.close()`. The worker deletes a job when it completes
+ * (`keepCompleted: 0`), as BullMQ (`removeOnComplete: true`) and bee-queue (`removeOnSuccess`)
+ * are set to here; every other setting is the Worker's default (30 s leases renewed while a
+ * handler runs, 3 attempts).
  * Wire 4 runs on a plain node (the connector brands it `echomq:4.0.0`); wire 6 on a node with the
  * module, branded by `installModuleBrand` after every flush.
  */
@@ -19,7 +21,7 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6): SystemAdapter {
   const target = { host: endpoint.host, port: endpoint.port, wire } as const;
   return {
     id: wire === 4 ? "echomq-w4" : "echomq-w6",
-    settings: `connect({ wire: ${wire} }); Worker { concurrency } (defaults otherwise)`,
+    settings: `connect({ wire: ${wire} }); Worker { concurrency, keepCompleted: 0 } (defaults otherwise)`,
     async prepare() {
       if (wire === 6) await installModuleBrand(target);
     },
@@ -47,7 +49,7 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6): SystemAdapter {
               onStart(job.json<JobData>());
             }
           : () => {},
-        { concurrency: opts.concurrency },
+        { concurrency: opts.concurrency, keepCompleted: 0 },
       );
       worker.on("completed", () => opts.onCompleted());
       worker.on("failed", (_job, err) => opts.onFailed(err));

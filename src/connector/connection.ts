@@ -62,6 +62,7 @@ export class Connection {
   private readonly connector: FencingConnector;
   private closed = false;
   private readonly loading = new Map<string, Promise<unknown>>();
+  private readonly functions = new Map<string, (...args: Arg[]) => Promise<unknown>>();
 
   /** @internal use `connect()` */
   constructor(
@@ -131,6 +132,15 @@ export class Connection {
    * (`EMQ.*`) are added as built-ins first, so auto-pipelining batches them like any other.
    */
   private commandFunction(command: string): (...args: Arg[]) => Promise<unknown> {
+    let fn = this.functions.get(command);
+    if (!fn) {
+      fn = this.lookupFunction(command);
+      this.functions.set(command, fn);
+    }
+    return fn;
+  }
+
+  private lookupFunction(command: string): (...args: Arg[]) => Promise<unknown> {
     const name = command.toLowerCase();
     const table = this.client as unknown as Record<string, (...args: Arg[]) => Promise<unknown>>;
     const fn = table[`${name}Buffer`];

@@ -16,7 +16,7 @@ import {
   row,
   run,
   text,
-  toBytes,
+  toArg,
 } from "./common.js";
 
 export interface EnqueueOptions {
@@ -83,7 +83,7 @@ export async function enqueue(
   assertPayload(payload);
   const { id } = assertOptions(opts);
   if (id !== undefined) assertJobId(id);
-  const bytes = toBytes(payload);
+  const bytes = toArg(payload);
   return admit(queue, id as string | undefined, async (jobId) => {
     const reply = await run(
       conn,
@@ -114,7 +114,7 @@ export async function add(
   const priority = assertInteger("priority", option(o.priority), -MAX_INTEGER, MAX_INTEGER);
   const delay = assertInteger("delay", option(o.delay), 0, MAX_INTEGER, " of milliseconds");
   const maxAttempts = assertInteger("maxAttempts", option(o.maxAttempts), 0, MAX_INTEGER);
-  const bytes = toBytes(payload);
+  const bytes = toArg(payload);
   const values = [String(priority), String(delay), String(maxAttempts)];
   return admit(queue, o.id as string | undefined, async (id) => {
     const keys = [row(queue, id), key(queue, "pending"), key(queue, "schedule")];

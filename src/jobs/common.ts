@@ -66,8 +66,13 @@ export function assertOptions(opts: unknown, name = "options"): Record<string, u
   return opts as Record<string, unknown>;
 }
 
-export function toBytes(payload: Payload): Buffer {
-  return typeof payload === "string" ? Buffer.from(payload, "utf8") : Buffer.from(payload);
+/**
+ * A payload as a command argument: a string goes as it is (the client writes it as UTF-8 into
+ * the command's one buffer, with no copy of its own); bytes as a Buffer over the same memory.
+ */
+export function toArg(payload: Payload): string | Buffer {
+  if (typeof payload === "string" || Buffer.isBuffer(payload)) return payload;
+  return Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
 }
 
 /** A queue's declared key (`emq:{q}:<type>`); `""` is the base. */

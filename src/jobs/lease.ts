@@ -20,7 +20,7 @@ import {
   run,
   runNative,
   text,
-  toBytes,
+  toArg,
   typeOf,
 } from "./common.js";
 
@@ -69,7 +69,7 @@ export async function complete(
   assertPayload(result, "result");
   assertInteger("keep", keep, 0, MAX_INTEGER);
   const keys = [key(queue, "active"), key(queue, "done"), key(queue, "")];
-  await run(conn, scripts.complete, keys, [id, String(token), toBytes(result), String(keep)]);
+  await run(conn, scripts.complete, keys, [id, String(token), toArg(result), String(keep)]);
 }
 
 /**
