@@ -9,7 +9,7 @@ import { EventEmitter } from "node:events";
 import { assertBackoff, type BackoffOption, backoffDelay, DEFAULT_BACKOFF } from "./backoff.js";
 import type { Connection } from "./connector/connection.js";
 import { InvalidArgumentError, LeaseLostError } from "./errors.js";
-import { type ClaimedJob, claim, claimVerb, complete, extend, fail, requeue } from "./jobs.js";
+import { type ClaimedJob, claimVerb, complete, extend, fail, isPaused, requeue } from "./jobs.js";
 import { queueKey } from "./keyspace.js";
 import type { Queue } from "./queue.js";
 import { Timers } from "./timers.js";
@@ -145,6 +145,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private closing: Promise<void> | undefined;
   /** Claims sent and not yet answered: close() lets them land before it hands jobs back. */
   private readonly claims = new Set<Promise<ClaimedJob | null>>();
+  /** Wire 4: the pause read in flight, shared by every slot that wants to claim meanwhile. */
+  private pauseRead: Promise<boolean> | null = null;
   /** Completions and failures sent and not yet answered. */
   private readonly settling = new Set<Promise<void>>();
   private heartbeat: NodeJS.Timeout | undefined;
@@ -239,11 +241,21 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  /** Wire 4: the host's pause read, then the claim. Wire 6: `EMQ.CLAIM` reads the flag itself (D2). */
-  private claimNext(): Promise<ClaimedJob | null> {
-    return this.conn.wire === 6
-      ? claimVerb(this.conn, this.name, this.opts.leaseMs)
-      : claim(this.conn, this.name, this.opts.leaseMs);
+  /**
+   * Wire 4: the host's pause read, then the claim. Slots that want to claim while a pause read is
+   * out join it instead of sending their own, so at high concurrency one `HGET` serves many
+   * claims. The read a claim acts on is then at most one round trip older than the claim's
+   * request — the same window every wire-4 claim already has between its read and its script
+   * (docs/architecture.md, "Pause on wire 4"). Wire 6: `EMQ.CLAIM` reads the flag itself (D2).
+   */
+  private async claimNext(): Promise<ClaimedJob | null> {
+    if (this.conn.wire === 4) {
+      this.pauseRead ??= isPaused(this.conn, this.name).finally(() => {
+        this.pauseRead = null;
+      });
+      if (await this.pauseRead) return null;
+    }
+    return claimVerb(this.conn, this.name, this.opts.leaseMs);
   }
 
   /**
