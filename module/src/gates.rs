@@ -161,9 +161,15 @@ pub fn lease(form: &Form, active: &Key, id: &[u8], row: &Row, token: &[u8]) -> R
 /// A refusal after the lease gate and before the first write on `active`: "job is not active"
 /// when the id is not a member of `active` (the lease gate's order), else `refusal`.
 pub fn unless_gone(form: &Form, active: &Key, id: &[u8], refusal: Refusal) -> Refusal {
-    match member(active, id) {
-        Ok(true) => refusal,
-        Ok(false) => errors::not_active(form.verb),
+    by_membership(active, id, refusal, errors::not_active(form.verb))
+}
+
+/// The refusal a membership gate that a later write decides picks on a path that refuses before
+/// that write: `ZSCORE <set> <id>`, then `member` or `absent` (a read error wins).
+pub fn by_membership(set: &Key, id: &[u8], member_refusal: Refusal, absent: Refusal) -> Refusal {
+    match member(set, id) {
+        Ok(true) => member_refusal,
+        Ok(false) => absent,
         Err(e) => e,
     }
 }

@@ -83,13 +83,13 @@ export async function enqueue(
   assertPayload(payload);
   const { id } = assertOptions(opts);
   if (id !== undefined) assertJobId(id);
-  const bytes = toArg(payload);
+  const payloadArg = toArg(payload);
   return admit(queue, id as string | undefined, async (jobId) => {
     const reply = await run(
       conn,
       scripts.enqueue,
       [row(queue, jobId), key(queue, "pending")],
-      [jobId, bytes],
+      [jobId, payloadArg],
     );
     return reply === 1;
   });
@@ -114,11 +114,11 @@ export async function add(
   const priority = assertInteger("priority", option(o.priority), -MAX_INTEGER, MAX_INTEGER);
   const delay = assertInteger("delay", option(o.delay), 0, MAX_INTEGER, " of milliseconds");
   const maxAttempts = assertInteger("maxAttempts", option(o.maxAttempts), 0, MAX_INTEGER);
-  const bytes = toArg(payload);
+  const payloadArg = toArg(payload);
   const values = [String(priority), String(delay), String(maxAttempts)];
   return admit(queue, o.id as string | undefined, async (id) => {
     const keys = [row(queue, id), key(queue, "pending"), key(queue, "schedule")];
-    return (await run(conn, scripts.add, keys, [id, bytes, ...values])) === 1;
+    return (await run(conn, scripts.add, keys, [id, payloadArg, ...values])) === 1;
   });
 }
 

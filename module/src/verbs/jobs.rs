@@ -143,11 +143,7 @@ pub fn claim(ctx: &Context, args: Args) -> Reply {
     // The membership gate (head already active) is decided by ZADD NX, the first write; a
     // refusal before it asks ZSCORE first, so the order of refusals is the protocol's.
     let unless_active = |refusal: Refusal| -> Refusal {
-        match gates::member(&active, &id) {
-            Ok(true) => errors::head_already_active(CLAIM.verb),
-            Ok(false) => refusal,
-            Err(e) => e,
-        }
+        gates::by_membership(&active, &id, errors::head_already_active(CLAIM.verb), refusal)
     };
     let (attempts, payload) = row_fields(&row).map_err(unless_active)?;
     let attempts = attempts + 1;

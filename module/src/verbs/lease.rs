@@ -95,6 +95,19 @@ fn leased<'d, const N: usize>(
     Ok(Leased { sets, row, fields })
 }
 
+/// The write guard, then the job's first write: `ZREM <active> <id>`, whose count decides the
+/// membership half of the lease gate (nothing written when the id is not a member). A guard
+/// refusal asks membership first, so "job is not active" keeps its place.
+fn leave_active(
+    form: &Form,
+    guard: Result<(), Refusal>,
+    active: &mut Key,
+    id: &[u8],
+) -> Result<(), Refusal> {
+    guard.map_err(|r| gates::unless_gone(form, active, id, r))?;
+    gates::not_active(form, active.zrem(id)?)
+}
+
 /// `EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>` → the new deadline.
 pub fn extend(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
@@ -136,9 +149,8 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
         ..
     } = leased(&db, &COMPLETE, &queue, [active, done], id, lease_token)?;
 
-    guard.map_err(|r| gates::unless_gone(&COMPLETE, &active, id, r))?;
+    leave_active(&COMPLETE, guard, &mut active, id)?;
     let now = clock::now_ms();
-    gates::not_active(&COMPLETE, active.zrem(id)?)?;
     let completed = (&b"completed"[..], &b"result"[..], result);
     moves::finish(&mut row, &mut done, id, completed, keep, now)?;
     drop(row);
@@ -169,9 +181,8 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
         fields,
     } = leased(&db, &FAIL, &queue, sets, id, lease_token)?;
 
-    guard.map_err(|r| gates::unless_gone(&FAIL, &active, id, r))?;
+    leave_active(&FAIL, guard, &mut active, id)?;
     let now = clock::now_ms();
-    gates::not_active(&FAIL, active.zrem(id)?)?;
     let state: &[u8] = if fields.exhausted(max_attempts) {
         let error = (&b"dead"[..], &b"error"[..], error);
         moves::finish(&mut row, &mut dead, id, error, keep, now)?;
@@ -210,9 +221,8 @@ pub fn reschedule(ctx: &Context, args: Args) -> Reply {
         ..
     } = leased(&db, &RESCHEDULE, &queue, sets, id, lease_token)?;
 
-    guard.map_err(|r| gates::unless_gone(&RESCHEDULE, &active, id, r))?;
+    leave_active(&RESCHEDULE, guard, &mut active, id)?;
     let due = clock::now_ms() + delay;
-    gates::not_active(&RESCHEDULE, active.zrem(id)?)?;
     moves::set_state(&mut row, b"scheduled")?;
     moves::add(&mut schedule, due, id)?;
     Ok(ValkeyValue::Integer(due))
@@ -236,8 +246,7 @@ pub fn requeue(ctx: &Context, args: Args) -> Reply {
         fields,
     } = leased(&db, &REQUEUE, &queue, sets, id, lease_token)?;
 
-    guard.map_err(|r| gates::unless_gone(&REQUEUE, &active, id, r))?;
-    gates::not_active(&REQUEUE, active.zrem(id)?)?;
+    leave_active(&REQUEUE, guard, &mut active, id)?;
     moves::to_pending(&mut row, &mut pending, fields.priority(), id)?;
     moves::wake(&db, &queue);
     Ok(ValkeyValue::Integer(1))
