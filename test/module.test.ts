@@ -803,6 +803,13 @@ describe("ACL: the fence reads as the calling client", () => {
     await seedJob(server.port, "a", ID_B, "seeded");
     await assertRefusedUnchanged(server.port, enqueueArgs("a", ID_A), own, auth);
     await assertRefusedUnchanged(server.port, claimArgs("a"), own, auth);
+    // The fence's denial is in ACL LOG (context "module"), as the server logs a GET's.
+    const log = (await server.cli("ACL", "LOG")) as unknown[][];
+    const entry = log
+      .map((e) => new Map(chunk(e.map(String))))
+      .find((e) => e.get("username") === "n" && e.get("context") === "module");
+    assert.equal(entry?.get("reason"), "key");
+    assert.equal(entry?.get("object"), V);
     await assert.rejects(
       connect({ port: server.port, username: "n", password: "pw", wire: 6, requiredVerbs: VERBS }),
       (e: unknown) => e instanceof VersionFenceError && e.expected === WIRE6 && /NOPERM/.test(e.message),
@@ -851,3 +858,10 @@ describe("write guard", () => {
     assert.equal(await replica.cli("SET", "scratch", "1"), "OK");
   });
 });
+
+/** `[k1, v1, k2, v2, …]` → `[[k1, v1], [k2, v2], …]`. */
+function chunk(flat: string[]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i] as string, flat[i + 1] as string]);
+  return pairs;
+}

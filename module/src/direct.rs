@@ -191,40 +191,77 @@ fn string(ctx: *mut RCtx, bytes: &[u8]) -> Str {
     }
 }
 
-/// `GET <key>` as the calling client: `RedisModule_Call` with `W` (no writes), `C` (the calling
-/// client's ACL applies; a denial is logged in `ACL LOG` and answered `NOPERM …`) and `E`
-/// (errors as replies). A string → `read(Some(bytes))`; anything else but an error (null) →
-/// `read(None)`; an error → passed through as the server's text.
+/// `GET <key>` as the calling client would run it, through the key API: the caller's ACL must
+/// allow reading `key` (a denial is logged in `ACL LOG` and answered with the server's
+/// `NOPERM …` text), and a value that is not a string is the server's `WRONGTYPE …`. A string →
+/// `read(Some(bytes))`; absent → `read(None)`. Unlike `RedisModule_Call`, this builds no command
+/// and no reply: the fence runs in every verb.
 pub fn get_as_caller<R>(
     ctx: &Context,
     key: &[u8],
     read: impl FnOnce(Option<&[u8]>) -> R,
 ) -> Result<R, Refusal> {
     let name = string(ctx.ctx, key);
-    // SAFETY: live context; `s` takes a live string object (the server takes its own
-    // reference); the reply is read, then freed once.
+    caller_may_read(ctx.ctx, &name)?;
+    // SAFETY: live context and key name; the key is opened read-only, its bytes are read while
+    // it is open, and it is closed once.
     unsafe {
-        let reply =
-            raw::RedisModule_Call.unwrap()(ctx.ctx, c"GET".as_ptr(), c"sWCE".as_ptr(), name.ptr);
-        if reply.is_null() {
-            return Ok(read(None));
-        }
-        let text = || {
-            let mut len = 0usize;
-            let p = raw::RedisModule_CallReplyStringPtr.unwrap()(reply, &mut len);
-            if p.is_null() {
-                &[][..]
-            } else {
-                std::slice::from_raw_parts(p.cast::<u8>(), len)
+        let k: *mut RKey =
+            raw::RedisModule_OpenKey.unwrap()(ctx.ctx, name.ptr, raw::REDISMODULE_READ as c_int).cast();
+        let answer = match kind_of(k) {
+            Kind::None => Ok(read(None)),
+            Kind::String => {
+                let mut len = 0usize;
+                let p = raw::RedisModule_StringDMA.unwrap()(k, &mut len, raw::REDISMODULE_READ as c_int);
+                let bytes = if p.is_null() || len == 0 {
+                    &[][..]
+                } else {
+                    std::slice::from_raw_parts(p.cast::<u8>(), len)
+                };
+                Ok(read(Some(bytes)))
             }
+            _ => Err(errors::wrongtype()),
         };
-        let answer = match raw::RedisModule_CallReplyType.unwrap()(reply) as isize {
-            raw::REDISMODULE_REPLY_STRING => Ok(read(Some(text()))),
-            raw::REDISMODULE_REPLY_ERROR => Err(Refusal::passthrough(text())),
-            _ => Ok(read(None)),
-        };
-        raw::RedisModule_FreeCallReply.unwrap()(reply);
+        if !k.is_null() {
+            raw::RedisModule_CloseKey.unwrap()(k);
+        }
         answer
+    }
+}
+
+/// Whether the calling client's user may read `key` (the check `GET` passes before it runs). A
+/// denial is logged in `ACL LOG` and refused with the server's `NOPERM …` text. A context with no
+/// client (none of the verbs runs there) has no user to check.
+fn caller_may_read(ctx: *mut RCtx, key: &Str) -> Result<(), Refusal> {
+    // SAFETY: live context and key name; the user name and the user are freed once each.
+    unsafe {
+        let user_name = raw::RedisModule_GetCurrentUserName.unwrap()(ctx);
+        if user_name.is_null() {
+            return Ok(());
+        }
+        let user = raw::RedisModule_GetModuleUserFromUserName.unwrap()(user_name);
+        let allowed = user.is_null()
+            || raw::RedisModule_ACLCheckKeyPermissions.unwrap()(
+                user,
+                key.ptr,
+                raw::REDISMODULE_CMD_KEY_ACCESS as c_int,
+            ) == raw::REDISMODULE_OK as c_int;
+        if !user.is_null() {
+            raw::RedisModule_FreeModuleUser.unwrap()(user);
+        }
+        let refusal = if allowed {
+            Ok(())
+        } else {
+            raw::RedisModule_ACLAddLogEntryByUserName.unwrap()(
+                ctx,
+                user_name,
+                key.ptr,
+                raw::RedisModuleACLLogEntryReason_REDISMODULE_ACL_LOG_KEY,
+            );
+            Err(errors::noperm_key())
+        };
+        raw::RedisModule_FreeString.unwrap()(ctx, user_name);
+        refusal
     }
 }
 

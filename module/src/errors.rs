@@ -102,6 +102,15 @@ pub fn emqwire(found: Option<&[u8]>) -> Refusal {
     Refusal(line)
 }
 
+/// The server's text for a command whose caller may not access one of its keys (what `GET`
+/// answers such a user).
+pub const NOPERM_KEY: &str = "NOPERM No permissions to access a key";
+
+/// The server's `NOPERM` text for a key the caller may not access.
+pub fn noperm_key() -> Refusal {
+    Refusal::text(NOPERM_KEY)
+}
+
 /// The server's `WRONGTYPE` text.
 pub fn wrongtype() -> Refusal {
     Refusal::text(WRONGTYPE)

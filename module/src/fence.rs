@@ -8,9 +8,10 @@ use crate::guard;
 use crate::keyspace::VERSION_KEY;
 use crate::store;
 
-/// The fence every job-core verb runs after layout: `GET {emq}:version` as the calling client,
-/// read only. `echomq:6.0.0` passes; absent or any other string is `EMQWIRE …`. An ACL denial
-/// (`NOPERM …`) or a non-string value (`WRONGTYPE …`) passes through as the server's error.
+/// The fence every job-core verb runs after layout: `{emq}:version` read as a `GET` by the
+/// calling client would read it (its ACL applies). `echomq:6.0.0` passes; absent or any other
+/// string is `EMQWIRE …`. An ACL denial is the server's `NOPERM …`, a non-string value its
+/// `WRONGTYPE …`.
 pub fn check(ctx: &Context) -> Result<(), Refusal> {
     direct::get_as_caller(ctx, VERSION_KEY, passes)?
 }
