@@ -10,6 +10,7 @@ export { WIRE4_BRAND, WIRE6_BRAND } from "./connector/fence.js";
 export {
   enqueue,
   add,
+  addBulk,
   claim,
   isPaused,
   extend,

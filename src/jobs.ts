@@ -14,6 +14,7 @@ export {
 } from "./jobs/common.js";
 export {
   add,
+  addBulk,
   claim,
   claimVerb,
   enqueue,

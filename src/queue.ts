@@ -9,6 +9,7 @@ import {
   type EnqueueResult,
   type Payload,
   add,
+  addBulk,
   pause,
   remove,
   resume,
@@ -52,9 +53,12 @@ export class Queue {
     return add(this.connection, this.name, payload, opts);
   }
 
-  /** Adds many jobs; their commands are pipelined (sent together, one round trip per batch). */
+  /**
+   * Adds many jobs in one pipeline (one write, one round trip). Every job is checked before
+   * anything is sent; each is its own transition, so a server refusal of one leaves the others.
+   */
   addBulk(jobs: readonly { payload: Payload; opts?: AddOptions }[]): Promise<EnqueueResult[]> {
-    return Promise.all(jobs.map((j) => add(this.connection, this.name, j.payload, j.opts ?? {})));
+    return addBulk(this.connection, this.name, jobs);
   }
 
   /** Stops claims on this queue (running jobs finish). `true` if it was not paused. */

@@ -12,7 +12,7 @@ import {
   scripts,
   ServerError,
 } from "../src/index.js";
-import { monitor } from "./support/resp.js";
+import { monitor, names, untilSentinel } from "./support/resp.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
 
 async function serverMs(cli: (...a: string[]) => Promise<unknown>): Promise<number> {
@@ -82,11 +82,7 @@ forEachWire("enqueue and claim", (ctx) => {
     await server.cli("HSET", queueKey("paused", "meta"), "paused", "1");
     const mon = await monitor(server.port);
     assert.equal(await claim(conn, "paused", 1000), null);
-    await conn.send("ECHO", ["sentinel"]);
-    await mon.waitFor((e) => e.args[0]?.toUpperCase() === "ECHO");
-    await mon.stop();
-    const seen = mon.commands().map((c) => c[0]!.toUpperCase());
-    assert.deepEqual(seen, ["HGET", "ECHO"]);
+    assert.deepEqual(names(await untilSentinel(mon, conn)), ["HGET", "ECHO"]);
     assert.equal(await server.cli("ZCARD", queueKey("paused", "pending")), 1);
   });
 
@@ -119,13 +115,7 @@ forEachWire("enqueue and claim", (ctx) => {
       bad.push([() => claim(conn, "q", lease), InvalidArgumentError]);
     }
     for (const [call, type] of bad) await assert.rejects(call(), type);
-    await conn.send("ECHO", ["sentinel"]);
-    await mon.waitFor((e) => e.args[0]?.toUpperCase() === "ECHO");
-    await mon.stop();
-    assert.deepEqual(
-      mon.commands().map((c) => c[0]!.toUpperCase()),
-      ["ECHO"],
-    );
+    assert.deepEqual(names(await untilSentinel(mon, conn)), ["ECHO"]);
   });
 });
 

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "iovalkey";
 import {
   add,
+  addBulk,
   claim,
   complete,
   enqueue,
@@ -37,7 +38,7 @@ import {
   scripts,
   WireRefusalError,
 } from "../src/index.js";
-import { monitor, rawCommand } from "./support/resp.js";
+import { monitor, names, rawCommand, untilSentinel } from "./support/resp.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
 
 const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
@@ -271,6 +272,108 @@ forEachWire("job lifecycle", (ctx) => {
       },
       "emq:{edge}:pending": [edge, "-999999999999999"],
     });
+  });
+
+  /* ------------------------------------------------------------------ addBulk */
+
+  test("add with every option at its default goes out as ENQUEUE; with any option set, as ADD", async () => {
+    const { conn, server, wire } = ctx();
+    await add(conn, "warm", "loads the scripts", { priority: 1 });
+    await add(conn, "warm", "loads the scripts");
+    const mon = await monitor(server.port);
+    await add(conn, "v", "plain");
+    await add(conn, "v", "zeros", { priority: 0, delay: 0, maxAttempts: 0 });
+    await add(conn, "v", "set", { maxAttempts: 2 });
+    await addBulk(conn, "v", [{ payload: "b1" }, { payload: "b2", opts: { priority: 1 } }]);
+    const entries = await untilSentinel(mon, conn);
+    const verbOf = (c: string[]): string => {
+      if (wire === 6) return c[0]!.toUpperCase();
+      const sha = c[1];
+      return sha === scripts.enqueue.sha1 ? "ENQUEUE" : sha === scripts.add.sha1 ? "ADD" : c[0]!;
+    };
+    const seen = entries
+      .filter((e) => e.client !== "lua")
+      .map((e) => verbOf(e.args))
+      .filter((v) => v.toUpperCase() !== "ECHO");
+    const expected = ["ENQUEUE", "ENQUEUE", "ADD", "ENQUEUE", "ADD"];
+    assert.deepEqual(seen, wire === 6 ? expected.map((v) => `EMQ.${v}`) : expected);
+  });
+
+  test("addBulk: one pipelined batch; rows as add writes them; own duplicate ids say so", async () => {
+    const { conn } = ctx();
+    const own = newId();
+    await add(conn, "bulk", "first", { id: own });
+    const results = await addBulk(conn, "bulk", [
+      { payload: "a" },
+      { payload: Buffer.from("bytes"), opts: { priority: -2, maxAttempts: 3 } },
+      { payload: "again", opts: { id: own } },
+      { payload: "later", opts: { delay: 60_000 } },
+    ]);
+    assert.equal(results.length, 4);
+    assert.deepEqual(results[2], { id: own, duplicate: true });
+    assert.ok(results.every((r, i) => i === 2 || !r.duplicate));
+    const [a, b, , later] = results.map((r) => r.id);
+    const snap = await dump("bulk");
+    assert.deepEqual(snap[jobKey("bulk", a!)], { state: "pending", attempts: "0", payload: "a" });
+    assert.deepEqual(snap[jobKey("bulk", b!)], {
+      state: "pending",
+      attempts: "0",
+      payload: "bytes",
+      priority: "-2",
+      max_attempts: "3",
+    });
+    assert.deepEqual(snap[jobKey("bulk", own)], { state: "pending", attempts: "0", payload: "first" });
+    assert.equal((snap[jobKey("bulk", later!)] as Record<string, string>).state, "scheduled");
+    assert.deepEqual(snap["emq:{bulk}:pending"], [b, "-2", own, "0", a, "0"]);
+    assert.deepEqual(await addBulk(conn, "bulk", []), []);
+  });
+
+  test("addBulk: one bad job refuses the whole batch on the host, naming it; nothing is sent", async () => {
+    const { conn, server } = ctx();
+    const mon = await monitor(server.port);
+    const good = { payload: "ok" };
+    const bad: [unknown, new (...a: never[]) => Error, RegExp][] = [
+      [[good, { payload: "x", opts: { priority: 1.5 } }], InvalidArgumentError, /jobs\[1\]\.priority/],
+      [[good, good, { payload: 5 }], InvalidArgumentError, /jobs\[2\]\.payload/],
+      [[{ payload: "x", opts: { delay: -1 } }], InvalidArgumentError, /jobs\[0\]\.delay/],
+      [[good, null], InvalidArgumentError, /jobs\[1\]/],
+      [[good, { payload: "x", opts: "fast" }], InvalidArgumentError, /jobs\[1\]\.options/],
+      [[good, { payload: "x", opts: { id: "JOB123" } }], InvalidIdError, /JOB123/],
+      ["not an array", InvalidArgumentError, /jobs: must be an array, got string/],
+    ];
+    for (const [jobs, type, text] of bad) {
+      await assert.rejects(addBulk(conn, "q", jobs as never), (e: unknown) => {
+        assert.ok(e instanceof type, `${String(e)} is a ${type.name}`);
+        assert.match((e as Error).message, text);
+        return true;
+      });
+    }
+    await assert.rejects(addBulk(conn, "a{b", [good]), InvalidQueueNameError);
+    assert.deepEqual(names(await untilSentinel(mon, conn)), ["ECHO"]);
+  });
+
+  test("addBulk on wire 4 after SCRIPT FLUSH: the lines meeting NOSCRIPT are re-sent once loaded", async () => {
+    const { conn, wire } = ctx();
+    await cli("SCRIPT", "FLUSH");
+    const results = await addBulk(conn, "nos", [
+      { payload: "a" },
+      { payload: "b", opts: { priority: 1 } },
+      { payload: "c" },
+    ]);
+    assert.equal(results.filter((r) => !r.duplicate).length, 3);
+    assert.equal(await cli("ZCARD", queueKey("nos", "pending")), 3);
+    if (wire === 4)
+      assert.deepEqual(await cli("SCRIPT", "EXISTS", scripts.enqueue.sha1, scripts.add.sha1), [1, 1]);
+  });
+
+  test("addBulk: a server refusal of one job is thrown as its typed error; the others are added", async () => {
+    const { conn } = ctx();
+    await cli("SET", queueKey("wt", "schedule"), "not a zset");
+    await assert.rejects(
+      addBulk(conn, "wt", [{ payload: "now" }, { payload: "later", opts: { delay: 1000 } }]),
+      (e: unknown) => e instanceof ServerError && /^WRONGTYPE/.test(e.reply),
+    );
+    assert.equal(await cli("ZCARD", queueKey("wt", "pending")), 1);
   });
 
   /* ------------------------------------------------------------------ EXTEND */
@@ -819,13 +922,7 @@ forEachWire("job lifecycle", (ctx) => {
         assert.match(e.message, /extend\(/);
         return true;
       });
-      await conn.send("ECHO", ["sentinel"]);
-      await mon.waitFor((en) => en.args[0]?.toUpperCase() === "ECHO");
-      await mon.stop();
-      assert.deepEqual(
-        mon.commands().map((c) => c[0]!.toUpperCase()),
-        ["ECHO"],
-      );
+      assert.deepEqual(names(await untilSentinel(mon, conn)), ["ECHO"]);
       return;
     }
     const e = await epoch();
@@ -1091,13 +1188,7 @@ forEachWire("job lifecycle", (ctx) => {
     for (const [i, [call, type]] of bad.entries()) {
       await assert.rejects(call(), (e: unknown) => e instanceof type, `bad call #${i}: ${String(call)}`);
     }
-    await conn.send("ECHO", ["sentinel"]);
-    await mon.waitFor((e) => e.args[0]?.toUpperCase() === "ECHO");
-    await mon.stop();
-    assert.deepEqual(
-      mon.commands().map((c) => c[0]!.toUpperCase()),
-      ["ECHO"],
-    );
+    assert.deepEqual(names(await untilSentinel(mon, conn)), ["ECHO"]);
   });
 });
 

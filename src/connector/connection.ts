@@ -55,6 +55,17 @@ export function optionsFromUrl(url: string): ConnectOptions {
   return opts;
 }
 
+/** One call of a script: the script, its keys and its arguments. */
+export interface ScriptCall {
+  script: Script;
+  keys: readonly string[];
+  args: readonly Arg[];
+}
+
+function isNoScript(result: unknown): boolean {
+  return result instanceof ServerError && result.reply.startsWith("NOSCRIPT");
+}
+
 export class Connection {
   readonly wire: Wire;
   /** The underlying client; for commands outside the job core. */
@@ -93,19 +104,58 @@ export class Connection {
    * refused locally. Replies keep bulk strings as Buffers.
    */
   async eval(script: Script, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+    const [command, line] = this.lineOf({ script, keys, args });
+    try {
+      return await this.send(command, line);
+    } catch (err) {
+      if (command !== "EVALSHA" || !isNoScript(err)) throw err;
+      await this.load(script);
+      return this.send(command, line);
+    }
+  }
+
+  /**
+   * Runs many transitions, pipelined: every line is written in the same tick and the replies
+   * come back in one round trip. Each result is the call's reply, or its error (typed like
+   * `send`'s) — one call's refusal does not stop the others. Lines that meet `NOSCRIPT` are
+   * re-sent once their script is loaded.
+   */
+  async evalBatch(calls: readonly ScriptCall[]): Promise<unknown[]> {
+    const lines = calls.map((call) => this.lineOf(call));
+    const results = await this.pipeline(lines);
+    const missing = results.flatMap((r, i) => (isNoScript(r) ? [i] : []));
+    if (missing.length === 0) return results;
+    const scripts = new Set(missing.map((i) => (calls[i] as ScriptCall).script));
+    await Promise.all([...scripts].map((script) => this.load(script)));
+    const again = await this.pipeline(missing.map((i) => lines[i] as [string, Arg[]]));
+    missing.forEach((at, k) => {
+      results[at] = again[k];
+    });
+    return results;
+  }
+
+  /** The command a script's call goes out as on this connection's wire (see `eval`). */
+  private lineOf(call: ScriptCall): [string, Arg[]] {
+    const { script, keys, args } = call;
     const tail: Arg[] = [keys.length, ...keys, ...args];
     if (this.wire === 6) {
       const command = script.command;
-      if (command) return this.send(command, tail);
+      if (command) return [command, tail];
       if (script.wire6 !== "read") throw new WireRefusalError(script.name);
     }
-    try {
-      return await this.send("EVALSHA", [script.sha1, ...tail]);
-    } catch (err) {
-      if (!(err instanceof ServerError) || !err.reply.startsWith("NOSCRIPT")) throw err;
-      await this.load(script);
-      return this.send("EVALSHA", [script.sha1, ...tail]);
-    }
+    return ["EVALSHA", [script.sha1, ...tail]];
+  }
+
+  /**
+   * Sends commands in the same tick, so they leave together (the connector coalesces one tick's
+   * writes); each result is the reply or the typed error.
+   */
+  private pipeline(commands: readonly [string, Arg[]][]): Promise<unknown[]> {
+    return Promise.all(
+      commands.map(([name, args]) =>
+        this.commandFunction(name)(...args).catch((err: unknown) => this.translate(err)),
+      ),
+    );
   }
 
   /** `SCRIPT LOAD`, once for all the calls that met `NOSCRIPT` for this script at the same time. */

@@ -85,7 +85,12 @@ export function row(queue: string, id: string): string {
 }
 
 /** Runs a script (wire 4) or its verb (wire 6); a refusal is thrown as its typed error. */
-export async function run(conn: Connection, script: Script, keys: string[], args: Arg[]): Promise<unknown> {
+export async function run(
+  conn: Connection,
+  script: Script,
+  keys: readonly string[],
+  args: readonly Arg[],
+): Promise<unknown> {
   try {
     return await conn.eval(script, keys, args);
   } catch (err) {

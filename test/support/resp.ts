@@ -411,3 +411,22 @@ export function connectResp(port: number, opts: RawCommandOptions = {}): Promise
     });
   });
 }
+
+/**
+ * Sends `ECHO sentinel` through `conn`, waits until `mon` has seen it, stops `mon`, and returns
+ * every entry it saw (the sentinel's `ECHO` last): what reached the server before the sentinel.
+ */
+export async function untilSentinel(
+  mon: MonitorHandle,
+  conn: { send(command: string, args: string[]): Promise<unknown> },
+): Promise<MonitorEntry[]> {
+  await conn.send("ECHO", ["sentinel"]);
+  await mon.waitFor((e) => e.args[0]?.toUpperCase() === "ECHO");
+  await mon.stop();
+  return mon.entries();
+}
+
+/** The command names (upper case) of `entries`, in order. */
+export function names(entries: MonitorEntry[]): string[] {
+  return entries.map((e) => e.args[0]!.toUpperCase());
+}
