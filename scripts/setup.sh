@@ -4,6 +4,7 @@
 #   * libclang-dev + clang (the Rust module's bindgen build)
 #   * npm dependencies (npm ci)
 #   * the native module (cargo build --release in module/)
+#   * the package itself (npm run build → dist/; the benchmark runs it as a user would)
 # Safe to run again: each step is skipped when its result is already present.
 # With --demo, runs the demo afterwards (the README's first command).
 set -euo pipefail
@@ -66,5 +67,7 @@ if [ -f module/Cargo.toml ]; then
   (cd module && cargo build --release --quiet)
   say "module: $(node scripts/module-path.mjs)"
 fi
+say "building the package (dist/)"
+npm run -s build
 say "ready"
 if [ "$run_demo" = 1 ]; then exec npx tsx src/cli/demo.ts; fi

@@ -5,10 +5,12 @@
  * (`keepCompleted: 0`), as BullMQ (`removeOnComplete: true`) and bee-queue (`removeOnSuccess`)
  * are set to here; every other setting is the Worker's default (30 s leases renewed while a
  * handler runs, 3 attempts).
+ * It imports the built package (`echomq`, i.e. `dist/`), as a user's code does; `npm run bench`
+ * builds it first.
  * Wire 4 runs on a plain node (the connector brands it `echomq:4.0.0`); wire 6 on a node with the
  * module, branded by `installModuleBrand` after every flush.
  */
-import { connect, installModuleBrand, Queue, Worker } from "../../src/index.js";
+import { connect, installModuleBrand, Queue, Worker } from "echomq";
 import {
   type ConsumerOptions,
   type Endpoint,
