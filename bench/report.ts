@@ -252,7 +252,8 @@ export function renderMarkdown(report: BenchReport): string {
   out.push(
     "Notes. Commands are INFO commandstats calls, commands run by scripts included; the native module " +
       "writes keys through the module API (each write replicated as its plain command), so for wire 6 only " +
-      "the EMQ.* verbs and the commands the module calls (its fence GET) count: its commands per job, " +
+      "the EMQ.* verbs count (the module runs no inner command: it reads and writes keys through the " +
+      "module API): its commands per job, " +
       "and the ceiling derived from them, are not comparable with the scripts'. CPU per job is measured " +
       "at the highest concurrency of the table; memory per waiting job over every fill of every round. " +
       "The raw-rate line divides valkey-benchmark's pipelined command rate by the commands a job costs; " +
