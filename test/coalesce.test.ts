@@ -59,7 +59,23 @@ test("writes after the first in one tick are held, flushed every `batch` and at 
   await tick();
   assert.deepEqual(events.slice(-2), ["held h", "flush"]);
   assert.equal(depth(), 0);
-  socket.write("i");
-  assert.deepEqual(events.slice(-1), ["sent i"], "a new tick: the first write goes out at once again");
+});
+
+test("after a tick of many writes the next tick's first write is held too; after a lone write, not", async () => {
+  const { socket, events } = recordingSocket();
+  coalesceWrites(socket, 16);
+  socket.write("a");
+  socket.write("b");
+  await tick();
+  assert.deepEqual(events, ["sent a", "held b", "flush"]);
+  socket.write("c");
+  assert.deepEqual(events.slice(-1), ["held c"], "the last tick wrote two: c waits for the tick's end");
+  await tick();
+  assert.deepEqual(events.slice(-1), ["flush"]);
+  socket.write("d");
+  assert.deepEqual(events.slice(-1), ["sent d"], "the last tick wrote one: d goes out at once");
+  await tick();
+  socket.write("e");
+  assert.deepEqual(events.slice(-1), ["sent e"]);
   await tick();
 });
