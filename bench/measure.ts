@@ -36,6 +36,8 @@ export interface MeasurePlan {
   /** Jobs for bulk add (batches of `bulkBatch`); 0 skips. */
   bulkJobs: number;
   bulkBatch: number;
+  /** Runs of each add phase in this round (fresh database each); the median run is reported. */
+  addRepeats: number;
   /** Waiting jobs each processing run starts from. */
   processJobs: number;
   concurrencies: number[];
@@ -53,6 +55,8 @@ export interface Rate {
   jobs: number;
   seconds: number;
   rate: number;
+  /** An add phase run several times: every run's rate, in order (the fields above are the median run's). */
+  runs?: number[];
 }
 
 export interface ProcessResult extends Rate {
@@ -251,16 +255,25 @@ export class Measurer {
     await this.adapter.prepare();
   }
 
-  /** A fresh database, a producer, one timed add phase, the producer closed. */
+  /**
+   * An add phase, `addRepeats` times: each a fresh database, a producer, one timed run, the
+   * producer closed. The median run is the result; every run's rate is kept in `runs`.
+   */
   private phase(what: string, fn: (producer: Producer) => Promise<Rate>): Promise<Rate | null> {
     return this.guard(what, async () => {
-      await this.fresh();
-      const producer = await this.adapter.producer();
-      try {
-        return await fn(producer);
-      } finally {
-        await this.close(`${what}: producer`, producer);
+      const results: Rate[] = [];
+      for (let i = 0; i < Math.max(1, this.plan.addRepeats); i++) {
+        await this.fresh();
+        const producer = await this.adapter.producer();
+        try {
+          results.push(await fn(producer));
+        } finally {
+          await this.close(`${what}: producer`, producer);
+        }
       }
+      const sorted = [...results].sort((a, b) => a.rate - b.rate);
+      const median = sorted[Math.floor((sorted.length - 1) / 2)] as Rate;
+      return results.length === 1 ? median : { ...median, runs: results.map((r) => r.rate) };
     });
   }
 

@@ -226,7 +226,7 @@ export function renderMarkdown(report: BenchReport): string {
   );
   out.push("");
   out.push(
-    "Medians over the rounds; in parentheses the ratio to BullMQ (↑ higher is better, ↓ lower is better). " +
+    "Medians over the rounds (an add figure is first the median of the round's runs of that phase); in parentheses the ratio to BullMQ (↑ higher is better, ↓ lower is better). " +
       "Payloads are 100 bytes, handlers are no-ops, client and server share the machine's cores over " +
       "loopback. See bench/README.md for the method.",
   );
