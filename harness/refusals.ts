@@ -131,20 +131,8 @@ function guardCases(): Case[] {
     };
   };
   return [
-    ...[
-      "ENQUEUE",
-      "ADD",
-      "CLAIM",
-      "EXTEND",
-      "COMPLETE",
-      "FAIL",
-      "RETRY",
-      "PROMOTE",
-      "REAP",
-      "REMOVE",
-      "PAUSE",
-      "RESUME",
-    ].map((v) => guarded("oom", v)),
+    // Every verb with a script twin (the native-only ones have no script side to hold them to).
+    ...VERBS.filter((v) => v.script !== null).map((v) => guarded("oom", v.verb)),
     ...["ENQUEUE", "CLAIM", "COMPLETE", "PAUSE"].map((v) => guarded("replica", v)),
   ];
 }

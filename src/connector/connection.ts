@@ -122,12 +122,12 @@ export class Connection {
    */
   async evalBatch(calls: readonly ScriptCall[]): Promise<unknown[]> {
     const lines = calls.map((call) => this.lineOf(call));
-    const results = await this.pipeline(lines);
+    const results = await this.sendAll(lines);
     const missing = results.flatMap((r, i) => (isNoScript(r) ? [i] : []));
     if (missing.length === 0) return results;
     const scripts = new Set(missing.map((i) => (calls[i] as ScriptCall).script));
     await Promise.all([...scripts].map((script) => this.load(script)));
-    const again = await this.pipeline(missing.map((i) => lines[i] as [string, Arg[]]));
+    const again = await this.sendAll(missing.map((i) => lines[i] as [string, Arg[]]));
     missing.forEach((at, k) => {
       results[at] = again[k];
     });
@@ -150,7 +150,7 @@ export class Connection {
    * Sends commands in the same tick, so they leave together (the connector coalesces one tick's
    * writes); each result is the reply or the typed error.
    */
-  private pipeline(commands: readonly [string, Arg[]][]): Promise<unknown[]> {
+  private sendAll(commands: readonly [string, Arg[]][]): Promise<unknown[]> {
     return Promise.all(
       commands.map(([name, args]) =>
         this.commandFunction(name)(...args).catch((err: unknown) => this.translate(err)),

@@ -84,16 +84,7 @@ export async function enqueue(
   assertPayload(payload);
   const { id } = assertOptions(opts);
   if (id !== undefined) assertJobId(id);
-  const payloadArg = toArg(payload);
-  return admit(queue, id as string | undefined, async (jobId) => {
-    const reply = await run(
-      conn,
-      scripts.enqueue,
-      [row(queue, jobId), key(queue, "pending")],
-      [jobId, payloadArg],
-    );
-    return reply === 1;
-  });
+  return sendAdd(conn, queue, { ownId: id as string | undefined, payload: toArg(payload), values: null });
 }
 
 /** An `add` whose arguments passed every check: what its line carries besides the id. */
