@@ -2,6 +2,7 @@
  * Retry backoff: how long a failed job waits before its next attempt. Pure functions.
  */
 import { InvalidArgumentError } from "./errors.js";
+import { MAX_INTEGER } from "./jobs/common.js";
 
 /** `fixed`: always `delayMs`. `exponential`: `delayMs * 2^(attempt-1)`, capped, with jitter. */
 export type BackoffOption =
@@ -32,7 +33,7 @@ export function backoffDelay(
   } else if (option.type === "fixed") {
     ms = option.delayMs;
   } else {
-    const cap = option.maxDelayMs ?? Number.MAX_SAFE_INTEGER;
+    const cap = Math.min(option.maxDelayMs ?? MAX_INTEGER, MAX_INTEGER);
     const base = Math.min(option.delayMs * 2 ** Math.max(attempt - 1, 0), cap);
     const jitter = option.jitter ?? 0;
     ms = Math.min(base * (1 - jitter + 2 * jitter * random()), cap);

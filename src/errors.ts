@@ -73,10 +73,34 @@ export class ConnectionLostError extends EchoMQError {
   }
 }
 
+/**
+ * The server refused the credentials (`WRONGPASS`, `NOAUTH`, an AUTH error). Fatal like a fence
+ * refusal: the connection stops and every pending call fails with it. Check `username` /
+ * `password` (or the URL's `user:password@`) against the server's ACL.
+ */
+export class AuthError extends EchoMQError {
+  readonly reply: string;
+  constructor(host: string, port: number, reply: string) {
+    super(
+      "EMQ_AUTH",
+      `valkey at ${host}:${port} refused the credentials: ${reply}. Pass the right username and password to connect().`,
+    );
+    this.reply = reply;
+  }
+}
+
 /** The server could not be reached (refused, timed out, or the connector was closed). */
 export class ConnectionError extends EchoMQError {
   constructor(message: string, cause?: unknown) {
     super("EMQ_CONNECTION", message, { cause });
+  }
+}
+
+/** The connection was closed (by `close()`): nothing more can be sent on it. */
+export class ConnectionClosedError extends ConnectionError {
+  override readonly code: string = "EMQ_CONNECTION_CLOSED";
+  constructor(cause?: unknown) {
+    super("the connection is closed: open a new one with connect()", cause);
   }
 }
 
@@ -156,7 +180,10 @@ function serverCode(reply: string): string {
 }
 
 function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "string") {
+    if (value.length <= 80) return JSON.stringify(value);
+    return `${JSON.stringify(value.slice(0, 40))}… (${value.length} characters)`;
+  }
   if (value instanceof Uint8Array) return `<${value.length} bytes>`;
   return `(${value === null ? "null" : typeof value})`;
 }

@@ -42,6 +42,7 @@ export {
   jobKey,
   isValidQueue,
   assertValidQueue,
+  MAX_QUEUE_BYTES,
   slot,
   hashtag,
   crc16,
@@ -58,6 +59,8 @@ export {
 } from "./scripts/index.js";
 export {
   EchoMQError,
+  AuthError,
+  ConnectionClosedError,
   VersionFenceError,
   ConnectionLostError,
   ConnectionError,
@@ -72,6 +75,15 @@ export {
   typedServerError,
 } from "./errors.js";
 export { Queue, type JobCounts, type JobInfo, type JobState } from "./queue.js";
-export { Worker, type Handler, type Job, type WorkerEvents, type WorkerOptions } from "./worker.js";
+export {
+  Worker,
+  InvalidBackoffError,
+  InvalidResultError,
+  type Handler,
+  type Job,
+  type WorkerEvents,
+  type WorkerLogger,
+  type WorkerOptions,
+} from "./worker.js";
 export { Timers, type TimerOptions } from "./timers.js";
 export { backoffDelay, DEFAULT_BACKOFF, type BackoffOption } from "./backoff.js";

@@ -2,7 +2,7 @@
  * The keyspace grammar: every key of queue `q` is `emq:{q}:<type>`. The braces are the cluster
  * hashtag, so all keys of one queue live in one slot. Pure functions, no I/O.
  */
-import { InvalidQueueNameError } from "./errors.js";
+import { InvalidArgumentError, InvalidQueueNameError } from "./errors.js";
 import { assertValidBrandedId } from "./branded-id.js";
 
 /** The key every node's brand lives in (the version fence). */
@@ -11,10 +11,15 @@ export const VERSION_KEY = "{emq}:version";
 /** The per-queue key types (SPEC §2). `job:` rows are built by `jobKey`. */
 export type QueueKeyType = "pending" | "active" | "schedule" | "done" | "dead" | "meta" | "";
 
-/** `emq:{` + q + `}:` + type. Throws `TypeError` for non-string input. */
+/**
+ * `emq:{` + q + `}:` + type: a builder only (the name rule is `assertValidQueue`'s). A queue that
+ * is not a string throws `InvalidQueueNameError`, a type that is not one `InvalidArgumentError`.
+ */
 export function queueKey(queue: string, type: string): string {
-  if (typeof queue !== "string") throw new TypeError(`queueKey: queue must be a string, got ${typeof queue}`);
-  if (typeof type !== "string") throw new TypeError(`queueKey: type must be a string, got ${typeof type}`);
+  if (typeof queue !== "string") throw new InvalidQueueNameError(queue, "a queue name must be a string");
+  if (typeof type !== "string") {
+    throw new InvalidArgumentError("type", `a key type must be a string, got ${typeof type}`);
+  }
   return "emq:{" + queue + "}:" + type;
 }
 
@@ -24,20 +29,37 @@ export function jobKey(queue: string, id: string): string {
   return queueKey(queue, "job:") + id;
 }
 
-/** False when the name holds `{`, `}` or NUL (or is not a string). The empty name is valid here. */
+/** The longest queue name, in UTF-8 bytes (the module's layout check holds the same bound). */
+export const MAX_QUEUE_BYTES = 255;
+
+/** A brace (it would move the cluster hashtag) or a control character (C0 or DEL). */
+const FORBIDDEN = /[{}\u0000-\u001f\u007f]/;
+
+/**
+ * The one queue-name rule, shared with the module's layout check: 1 to 255 bytes of UTF-8, no
+ * `{` or `}`, no control character (U+0000–U+001F, U+007F).
+ */
+export function queueNameProblem(queue: unknown): string | null {
+  if (typeof queue !== "string") return "a queue name must be a string";
+  if (queue.length === 0) return "a queue name must not be empty";
+  if (FORBIDDEN.test(queue)) {
+    return "a queue name must not contain '{', '}' (a brace would move the cluster hashtag) or a control character";
+  }
+  const bytes = Buffer.byteLength(queue, "utf8");
+  if (bytes > MAX_QUEUE_BYTES)
+    return `a queue name is at most ${MAX_QUEUE_BYTES} bytes of UTF-8, got ${bytes}`;
+  return null;
+}
+
+/** True when the name follows the queue-name rule (`queueNameProblem`). */
 export function isValidQueue(queue: unknown): queue is string {
-  return typeof queue === "string" && !/[{}\u0000]/.test(queue);
+  return queueNameProblem(queue) === null;
 }
 
 /** Throws `InvalidQueueNameError` naming the rule and the offending name. */
 export function assertValidQueue(queue: unknown): asserts queue is string {
-  if (typeof queue !== "string") throw new InvalidQueueNameError(queue, "a queue name must be a string");
-  if (!isValidQueue(queue)) {
-    throw new InvalidQueueNameError(
-      queue,
-      "a queue name must not contain '{', '}' or NUL (a brace would move the cluster hashtag)",
-    );
-  }
+  const problem = queueNameProblem(queue);
+  if (problem !== null) throw new InvalidQueueNameError(queue, problem);
 }
 
 /**

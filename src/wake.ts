@@ -1,7 +1,8 @@
 /**
  * The wake gate: idle worker slots wait here instead of polling the server. A message on the
- * queue's wake channel (published by every verb that makes a job ready) releases one waiter; a
- * slow safety tick releases one waiter too, so a missed message costs at most one tick.
+ * queue's wake channel carries how many jobs the transition made ready and releases that many
+ * waiters; a slot that claimed a job releases one more (the queue may hold more work), so a burst
+ * ramps every idle slot up; a slow safety tick releases one waiter in case a message was missed.
  */
 export class WakeGate {
   private readonly waiters: (() => void)[] = [];
@@ -14,14 +15,30 @@ export class WakeGate {
     private readonly maxPermits: number,
   ) {}
 
-  /** Resolves when woken (or on close). */
-  wait(): Promise<void> {
+  /**
+   * Resolves when woken, on close, or — with `timeoutMs` — once that much time has passed (a slot
+   * backing off after an error waits this way, so a wake or a busy peer still releases it early).
+   */
+  wait(timeoutMs?: number): Promise<void> {
     if (this.permits > 0) {
       this.permits -= 1;
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      this.waiters.push(resolve);
+      let timer: NodeJS.Timeout | undefined;
+      const waiter = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          const at = this.waiters.indexOf(waiter);
+          if (at !== -1) this.waiters.splice(at, 1);
+          if (this.waiters.length === 0) this.disarm();
+          resolve();
+        }, timeoutMs);
+      }
+      this.waiters.push(waiter);
       this.arm();
     });
   }
@@ -30,10 +47,20 @@ export class WakeGate {
     return this.waiters.length;
   }
 
-  wakeOne(): void {
-    const waiter = this.waiters.shift();
-    if (waiter) waiter();
-    else this.permits = Math.min(this.permits + 1, this.maxPermits);
+  /** `count` jobs became ready: release that many waiters; keep the rest as permits. */
+  wake(count = 1): void {
+    let left = Math.max(1, Math.floor(count));
+    while (left > 0 && this.waiters.length > 0) {
+      this.waiters.shift()!();
+      left -= 1;
+    }
+    this.permits = Math.min(this.permits + left, this.maxPermits);
+    if (this.waiters.length === 0) this.disarm();
+  }
+
+  /** Releases one waiter if one waits; keeps no permit (a busy slot's hint, not a wake). */
+  releaseOne(): void {
+    this.waiters.shift()?.();
     if (this.waiters.length === 0) this.disarm();
   }
 
@@ -42,18 +69,22 @@ export class WakeGate {
     this.disarm();
   }
 
-  private tickOnce(): void {
-    this.waiters.shift()?.();
-    if (this.waiters.length === 0) this.disarm();
-  }
-
   private arm(): void {
     if (this.tick) return;
-    this.tick = setInterval(() => this.tickOnce(), this.safetyTickMs);
+    this.tick = setInterval(() => this.releaseOne(), this.safetyTickMs);
   }
 
   private disarm(): void {
     if (this.tick) clearInterval(this.tick);
     this.tick = undefined;
   }
+}
+
+/**
+ * How many jobs a wake message says became ready: its decimal count, or 1 for any message that
+ * is not one (a message always means at least one).
+ */
+export function wakeCount(message: string | Buffer): number {
+  const n = Number(String(message));
+  return Number.isSafeInteger(n) && n > 0 ? n : 1;
 }

@@ -2,56 +2,26 @@
  * A worker: claims up to `concurrency` jobs of one queue, renews each lease while its handler
  * runs, completes with the handler's result or fails with its error (retry after a backoff, dead
  * when attempts are exhausted), and runs the queue's timers. Idle slots wait on the queue's wake
- * channel, not by polling. `close()` stops claiming, waits for running handlers up to a grace
- * period, and hands unfinished jobs back.
+ * channel, not by polling. Errors are retried with backoff and reported; an error no retry can
+ * cure stops the worker, once and loudly. `close()` stops claiming, waits for running handlers
+ * up to a grace period, and hands unfinished jobs back without consuming their attempt.
  */
 import { EventEmitter } from "node:events";
-import { assertBackoff, type BackoffOption, backoffDelay, DEFAULT_BACKOFF } from "./backoff.js";
 import type { Connection } from "./connector/connection.js";
 import { InvalidArgumentError, LeaseLostError } from "./errors.js";
 import { type ClaimedJob, claimVerb, complete, extend, fail, isPaused, requeue } from "./jobs.js";
 import { queueKey } from "./keyspace.js";
 import type { Queue } from "./queue.js";
 import { Timers } from "./timers.js";
-import { WakeGate } from "./wake.js";
+import { WakeGate, wakeCount } from "./wake.js";
+import { isFatal, rateLimitedConsole, retryAfterError } from "./worker/faults.js";
+import { type Handler, type Job, JobView } from "./worker/job.js";
+import { type ResolvedOptions, resolveOptions, type WorkerOptions } from "./worker/options.js";
+import { encodeResult, errorText, retryDelay } from "./worker/outcome.js";
 
-export interface WorkerOptions {
-  /** Jobs run at once. Default 1. */
-  concurrency?: number;
-  /** Lease per claim, renewed every third of it while the handler runs (ms). Default 30000. */
-  leaseMs?: number;
-  /** Attempts before a job is dead (a row's own `maxAttempts` wins). Default 3. */
-  attempts?: number;
-  /** Delay before a retry. Default exponential from 1 s, ±20% jitter, capped at 1 h. */
-  backoff?: BackoffOption;
-  /** Completed jobs kept for inspection; 0 deletes each at once. Default 1000. */
-  keepCompleted?: number;
-  /** Dead jobs kept; 0 deletes each at once. Default 10000. */
-  keepDead?: number;
-  /** How long `close()` waits for running handlers before handing their jobs back (ms). Default 5000. */
-  closeGraceMs?: number;
-  /** Promote due scheduled jobs every … ms. Default 1000. */
-  promoteEveryMs?: number;
-  /** Reap expired leases every … ms. Default 5000. */
-  reapEveryMs?: number;
-  /** An idle worker re-checks the queue at most this often without a wake message (ms). Default 2000. */
-  idleCheckMs?: number;
-}
-
-/** A claimed job as the handler sees it. */
-export interface Job {
-  readonly id: string;
-  readonly queue: string;
-  readonly payload: Buffer;
-  /** This attempt's number (1 for the first run); also the lease token. */
-  readonly attempts: number;
-  /** Aborted when the lease is lost or the worker closes before the handler finished. */
-  readonly signal: AbortSignal;
-  text(): string;
-  json<T = unknown>(): T;
-}
-
-export type Handler = (job: Job) => unknown;
+export type { Handler, Job } from "./worker/job.js";
+export type { WorkerLogger, WorkerOptions } from "./worker/options.js";
+export { InvalidBackoffError, InvalidResultError } from "./worker/outcome.js";
 
 export interface WorkerEvents {
   completed: [job: Job, result: unknown];
@@ -67,82 +37,38 @@ export interface WorkerEvents {
 
 interface Running {
   readonly job: JobView;
-  readonly claimedAt: number;
+  /** When the lease was last granted or renewed (local clock): the settle retries stop at its end. */
+  leasedAt: number;
   handedBack: boolean;
   leaseLost: boolean;
   /** The handler returned or threw: its complete / fail is on the way and the lease needs no renewal. */
   settled: boolean;
 }
 
-/** The handler's view of a claimed job; its `signal` is made only when a handler asks for it. */
-class JobView implements Job {
-  private controller: AbortController | undefined;
-  private abortReason: unknown;
-  private aborted = false;
+type Outcome = { ok: true; result: unknown } | { ok: false; error: unknown };
 
-  constructor(
-    readonly queue: string,
-    private readonly claimed: ClaimedJob,
-  ) {}
-
-  get id(): string {
-    return this.claimed.id;
-  }
-  get payload(): Buffer {
-    return this.claimed.payload;
-  }
-  get attempts(): number {
-    return this.claimed.attempts;
-  }
-  get signal(): AbortSignal {
-    this.controller ??= new AbortController();
-    if (this.aborted && !this.controller.signal.aborted) this.controller.abort(this.abortReason);
-    return this.controller.signal;
-  }
-  text(): string {
-    return this.claimed.payload.toString("utf8");
-  }
-  json<T = unknown>(): T {
-    return JSON.parse(this.claimed.payload.toString("utf8")) as T;
-  }
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.abortReason = reason;
-    this.controller?.abort(reason);
-  }
-}
-
-function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
-  const v = value ?? fallback;
-  if (!Number.isSafeInteger(v) || v < min) {
-    throw new InvalidArgumentError(name, `must be an integer >= ${min}, got ${String(value)}`);
-  }
-  return v;
-}
-
-function encodeResult(result: unknown): string | Uint8Array {
-  if (result === undefined || result === null) return "";
-  if (typeof result === "string" || result instanceof Uint8Array) return result;
-  return JSON.stringify(result);
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class Worker extends EventEmitter<WorkerEvents> {
-  /** Resolves when the worker is subscribed and its slots run. */
+  /** Resolves when the worker is subscribed and its slots run; rejects if it stopped before. */
   readonly ready: Promise<void>;
+  /**
+   * Settles when the worker has stopped: resolves after `close()`, rejects with the error when a
+   * fatal error (fence refusal, credentials, `NOPERM`, a closed connection) stopped it.
+   */
+  readonly closed: Promise<void>;
   private readonly conn: Connection;
   private readonly name: string;
-  private readonly opts: Required<Omit<WorkerOptions, "backoff">> & { backoff: BackoffOption };
+  private readonly opts: ResolvedOptions;
   private readonly gate: WakeGate;
   private readonly running = new Set<Running>();
   private readonly timers: Timers;
+  private readonly logger;
   private subscriber: Connection | undefined;
   private slots: Promise<void>[] = [];
   private closing: Promise<void> | undefined;
+  private fatalError: unknown;
+  private settleClosed!: (error?: unknown) => void;
   /** Claims sent and not yet answered: close() lets them land before it hands jobs back. */
   private readonly claims = new Set<Promise<ClaimedJob | null>>();
   /** Wire 4: the pause read in flight, shared by every slot that wants to claim meanwhile. */
@@ -150,6 +76,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Completions and failures sent and not yet answered. */
   private readonly settling = new Set<Promise<void>>();
   private heartbeat: NodeJS.Timeout | undefined;
+  private transient = 0;
 
   constructor(
     queue: Queue,
@@ -157,23 +84,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
     options: WorkerOptions = {},
   ) {
     super();
-    if (typeof handler !== "function") throw new InvalidArgumentError("handler", "must be a function");
+    if (typeof handler !== "function") {
+      throw new InvalidArgumentError("handler", "must be a function");
+    }
     this.conn = queue.connection;
     this.name = queue.name;
-    const backoff = options.backoff ?? DEFAULT_BACKOFF;
-    assertBackoff(backoff);
-    this.opts = {
-      concurrency: positiveInt("concurrency", options.concurrency, 1),
-      leaseMs: positiveInt("leaseMs", options.leaseMs, 30_000, 10),
-      attempts: positiveInt("attempts", options.attempts, 3),
-      backoff,
-      keepCompleted: positiveInt("keepCompleted", options.keepCompleted, 1000, 0),
-      keepDead: positiveInt("keepDead", options.keepDead, 10_000, 0),
-      closeGraceMs: positiveInt("closeGraceMs", options.closeGraceMs, 5000, 0),
-      promoteEveryMs: positiveInt("promoteEveryMs", options.promoteEveryMs, 1000),
-      reapEveryMs: positiveInt("reapEveryMs", options.reapEveryMs, 5000),
-      idleCheckMs: positiveInt("idleCheckMs", options.idleCheckMs, 2000),
-    };
+    this.opts = resolveOptions(options);
+    this.logger = this.opts.logger ?? rateLimitedConsole();
     this.gate = new WakeGate(this.opts.idleCheckMs, this.opts.concurrency);
     this.timers = new Timers(
       this.conn,
@@ -185,10 +102,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
         maxAttempts: this.opts.attempts,
         keepDead: this.opts.keepDead,
       },
-      { stalled: (requeued, dead) => this.emit("stalled", requeued, dead), error: (err) => this.report(err) },
+      { stalled: (requeued, dead) => this.emit("stalled", requeued, dead), error: (err) => this.fault(err) },
     );
+    this.closed = new Promise<void>((resolve, reject) => {
+      this.settleClosed = (error?: unknown) => (error === undefined ? resolve() : reject(error));
+    });
+    this.closed.catch(() => {}); // surfaced through `error` / the logger; awaiting it still rejects
     this.ready = this.start();
-    this.ready.catch((err) => this.report(err));
+    this.ready.catch(() => {});
   }
 
   /** Jobs whose handlers are running now. */
@@ -196,27 +117,58 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.running.size;
   }
 
-  /**
-   * Stops claiming, waits up to `closeGraceMs` for running handlers, then hands every unfinished
-   * job back — wire 6: `REQUEUE` (pending now); wire 4: its lease is cut to 1 ms and reaped, so it
-   * is pending again (or dead if that was its last attempt) — and stops the timers.
-   */
-  close(): Promise<void> {
-    this.closing ??= this.shutdown();
-    return this.closing;
+  /** Errors met and retried so far (lost connections, a loading or busy server, …). */
+  get transientErrors(): number {
+    return this.transient;
   }
 
+  /**
+   * Stops claiming, waits up to `closeGraceMs` for running handlers, then hands every unfinished
+   * job back to `pending` (`REQUEUE`, both wires: the attempt it held is given back), and stops
+   * the timers. Resolves as `closed` does (rejects with the fatal error that stopped the worker).
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown().then(
+      () => this.settleClosed(this.fatalError),
+      (err) => this.settleClosed(err),
+    );
+    return this.closed;
+  }
+
+  /** Subscribes to the wake channel (retrying what passes with time), then starts timers and slots. */
   private async start(): Promise<void> {
-    this.subscriber = await this.conn.duplicate({ name: `emq-wake-${this.name}` });
-    this.subscriber.client.on("message", () => this.gate.wakeOne());
-    await this.subscriber.client.subscribe(queueKey(this.name, "wake"));
+    for (let failures = 1; !this.closing; failures++) {
+      try {
+        this.subscriber = await this.subscribe();
+        break;
+      } catch (err) {
+        if (this.fault(err)) throw err;
+        await sleep(retryAfterError(failures));
+      }
+    }
     if (this.closing) return;
     this.timers.start();
     this.heartbeat = setInterval(() => this.renewLeases(), Math.max(Math.floor(this.opts.leaseMs / 3), 1));
     this.slots = Array.from({ length: this.opts.concurrency }, () => this.slot());
   }
 
+  private async subscribe(): Promise<Connection> {
+    const subscriber = await this.conn.duplicate({ name: `emq-wake-${this.name}` });
+    try {
+      await subscriber.subscribe(
+        queueKey(this.name, "wake"),
+        (message) => this.gate.wake(wakeCount(message)),
+        () => this.gate.wakeAll(), // a reconnect may have missed wakes: every idle slot looks once
+      );
+      return subscriber;
+    } catch (err) {
+      await subscriber.close();
+      throw err;
+    }
+  }
+
   private async slot(): Promise<void> {
+    let failures = 0;
     while (!this.closing) {
       let claimed: ClaimedJob | null;
       try {
@@ -227,9 +179,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
         } finally {
           this.claims.delete(sent);
         }
+        failures = 0;
       } catch (err) {
-        this.report(err);
-        if (!this.closing) await this.gate.wait();
+        if (this.fault(err)) return;
+        // Back off, but a wake or a peer's successful claim releases this slot early.
+        if (!this.closing) await this.gate.wait(retryAfterError(++failures));
         continue;
       }
       if (!claimed) {
@@ -237,6 +191,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (!this.closing) await this.gate.wait();
         continue;
       }
+      this.gate.releaseOne(); // the queue may hold more: one more idle slot looks
       await this.process(claimed);
     }
   }
@@ -264,15 +219,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
    */
   private async process(claimed: ClaimedJob): Promise<void> {
     const job = new JobView(this.name, claimed);
-    const entry: Running = {
-      job,
-      claimedAt: Date.now(),
-      handedBack: false,
-      leaseLost: false,
-      settled: false,
-    };
+    const entry: Running = { job, leasedAt: Date.now(), handedBack: false, leaseLost: false, settled: false };
     this.running.add(entry);
-    let outcome: { ok: true; result: unknown } | { ok: false; error: unknown };
+    let outcome: Outcome;
     try {
       outcome = { ok: true, result: await this.handler(job) };
     } catch (error) {
@@ -286,31 +235,50 @@ export class Worker extends EventEmitter<WorkerEvents> {
     void settle.finally(() => this.settling.delete(settle));
   }
 
-  private async settle(
-    entry: Running,
-    outcome: { ok: true; result: unknown } | { ok: false; error: unknown },
-  ): Promise<void> {
+  /**
+   * Sends the job's complete or fail. A send that fails in a way that passes with time is sent
+   * again (leases and tokens make that safe) until the lease would have run out; a repeat that
+   * finds the job no longer active means the first send landed.
+   */
+  private async settle(entry: Running, outcome: Outcome): Promise<void> {
     const { job } = entry;
+    let resent = false;
     try {
-      if (entry.handedBack || entry.leaseLost) return;
-      if (outcome.ok) {
-        await complete(
-          this.conn,
-          this.name,
-          job.id,
-          job.attempts,
-          encodeResult(outcome.result),
-          this.opts.keepCompleted,
-        );
-        this.emit("completed", job, outcome.result);
-      } else {
-        await this.failJob(job, outcome.error);
+      for (let failures = 1; ; failures++) {
+        if (entry.handedBack || entry.leaseLost) return;
+        try {
+          await this.settleOnce(job, outcome);
+          return;
+        } catch (err) {
+          if (err instanceof LeaseLostError && resent && err.reason === "not active") {
+            this.emit(outcome.ok ? "completed" : "failed", job, outcome.ok ? outcome.result : outcome.error);
+            return;
+          }
+          if (err instanceof LeaseLostError) return void this.emit("leaseLost", job, err);
+          if (this.fault(err)) return;
+          if (Date.now() >= entry.leasedAt + this.opts.leaseMs) return; // the reaper takes it back
+          resent = true;
+          await sleep(retryAfterError(failures));
+        }
       }
-    } catch (err) {
-      if (err instanceof LeaseLostError) this.emit("leaseLost", job, err);
-      else this.report(err);
     } finally {
       this.running.delete(entry);
+    }
+  }
+
+  private async settleOnce(job: JobView, outcome: Outcome): Promise<void> {
+    if (outcome.ok) {
+      let result: string | Uint8Array;
+      try {
+        result = encodeResult(outcome.result);
+      } catch (problem) {
+        this.report(problem);
+        return this.failJob(job, problem);
+      }
+      await complete(this.conn, this.name, job.id, job.attempts, result, this.opts.keepCompleted);
+      this.emit("completed", job, outcome.result);
+    } else {
+      await this.failJob(job, outcome.error);
     }
   }
 
@@ -321,23 +289,31 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private renewLeases(): void {
     const fresh = Date.now() - this.opts.leaseMs / 6;
     for (const entry of this.running) {
-      if (entry.handedBack || entry.leaseLost || entry.settled || entry.claimedAt > fresh) continue;
+      if (entry.handedBack || entry.leaseLost || entry.settled || entry.leasedAt > fresh) continue;
       const { job } = entry;
-      extend(this.conn, this.name, job.id, job.attempts, this.opts.leaseMs).catch((err) => {
-        if (!(err instanceof LeaseLostError)) return this.report(err);
-        // Settled: its complete / fail meets the same refusal and reports it once.
-        if (entry.leaseLost || entry.handedBack || entry.settled) return;
-        entry.leaseLost = true;
-        job.abort(err);
-        this.emit("leaseLost", job, err);
-      });
+      const asked = Date.now();
+      extend(this.conn, this.name, job.id, job.attempts, this.opts.leaseMs).then(
+        () => {
+          entry.leasedAt = asked;
+        },
+        (err) => {
+          if (!(err instanceof LeaseLostError)) return void this.fault(err);
+          // Settled: its complete / fail meets the same refusal and reports it once.
+          if (entry.leaseLost || entry.handedBack || entry.settled) return;
+          entry.leaseLost = true;
+          job.abort(err);
+          this.emit("leaseLost", job, err);
+        },
+      );
     }
   }
 
+  /** Fails the attempt with the backoff for it; a backoff that gives no usable delay fails it with none. */
   private async failJob(job: Job, error: unknown): Promise<void> {
-    const backoffMs = backoffDelay(this.opts.backoff, job.attempts, error);
+    const { delayMs, problem } = retryDelay(this.opts.backoff, job.attempts, error);
+    if (problem) this.report(problem);
     const state = await fail(this.conn, this.name, job.id, job.attempts, errorText(error), {
-      backoffMs,
+      backoffMs: delayMs,
       maxAttempts: this.opts.attempts,
       keep: this.opts.keepDead,
     });
@@ -351,7 +327,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.gate.wakeAll();
     const finished = Promise.all(this.slots);
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([finished, new Promise((r) => (timer = setTimeout(r, this.opts.closeGraceMs)))]);
+    const grace = this.fatalError === undefined ? this.opts.closeGraceMs : 0;
+    await Promise.race([finished, new Promise((r) => (timer = setTimeout(r, grace)))]);
     clearTimeout(timer);
     clearInterval(this.heartbeat);
     // A claim still in flight brings one more job. Its slot awaits the reply first, so it has put
@@ -360,10 +337,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const unfinished = [...this.running].filter((e) => !e.handedBack && !e.leaseLost && !e.settled);
     for (const entry of unfinished) entry.handedBack = true;
     await Promise.all(unfinished.map((entry) => this.handBack(entry)));
-    if (unfinished.length > 0 && this.conn.wire === 4) {
-      await new Promise((r) => setTimeout(r, 5));
-      await this.timers.reapOnce().catch((err) => this.report(err));
-    }
     // Handlers still running are told to stop; their jobs are already back in the queue, so
     // close() does not wait for them (a handler that ignores its signal cannot hold it up).
     for (const entry of unfinished) entry.job.abort(new Error("worker closed"));
@@ -372,17 +345,42 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await this.subscriber?.close();
   }
 
+  /** `REQUEUE`: pending now, with the attempt it held given back (its limit rises by one). */
   private async handBack(entry: Running): Promise<void> {
     const { id, attempts } = entry.job;
     try {
-      if (this.conn.wire === 6) await requeue(this.conn, this.name, id, attempts);
-      else await extend(this.conn, this.name, id, attempts, 1);
+      // TODO(merge exec): the new REQUEUE signature
+      await (requeue as unknown as (...a: unknown[]) => Promise<void>)(
+        this.conn,
+        this.name,
+        id,
+        attempts,
+        this.opts.attempts,
+      );
     } catch (err) {
-      if (!(err instanceof LeaseLostError)) this.report(err);
+      if (!(err instanceof LeaseLostError) && this.fatalError === undefined) this.report(err);
     }
+  }
+
+  /**
+   * Handles an error met while working: a fatal one stops the worker (reported once), any other
+   * is counted and reported. Returns true when the worker is stopping because of it.
+   */
+  private fault(err: unknown): boolean {
+    if (this.fatalError !== undefined) return true;
+    if (isFatal(err, this.conn)) {
+      this.fatalError = err;
+      this.report(err);
+      void this.close();
+      return true;
+    }
+    this.transient += 1;
+    this.report(err);
+    return false;
   }
 
   private report(err: unknown): void {
     if (this.listenerCount("error") > 0) this.emit("error", err);
+    else this.logger.warn(`echomq worker on queue ${JSON.stringify(this.name)}`, err);
   }
 }

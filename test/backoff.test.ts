@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { assertBackoff, backoffDelay } from "../src/backoff.js";
 import { InvalidArgumentError } from "../src/errors.js";
-import { WakeGate } from "../src/wake.js";
+import { encodeResult, InvalidBackoffError, InvalidResultError, retryDelay } from "../src/worker/outcome.js";
 
 describe("backoff", () => {
   test("fixed is constant", () => {
@@ -56,41 +56,71 @@ describe("backoff", () => {
   });
 });
 
-describe("wake gate", () => {
-  test("wakeOne releases exactly one waiter, in order", async () => {
-    const gate = new WakeGate(60_000, 4);
-    const order: number[] = [];
-    const a = gate.wait().then(() => order.push(1));
-    const b = gate.wait().then(() => order.push(2));
-    assert.equal(gate.waiting, 2);
-    gate.wakeOne();
-    await a;
-    assert.deepEqual(order, [1]);
-    assert.equal(gate.waiting, 1);
-    gate.wakeAll();
-    await b;
-    assert.deepEqual(order, [1, 2]);
+describe("retryDelay (the worker's use of a backoff)", () => {
+  test("a usable delay passes through", () => {
+    assert.deepEqual(retryDelay({ type: "fixed", delayMs: 250 }, 1, new Error("x")), { delayMs: 250 });
   });
-  test("a wake with no waiter is kept as a permit (bounded), so the next wait returns at once", async () => {
-    const gate = new WakeGate(60_000, 2);
-    gate.wakeOne();
-    gate.wakeOne();
-    gate.wakeOne();
-    await gate.wait();
-    await gate.wait();
-    let third = false;
-    const pending = gate.wait().then(() => {
-      third = true;
+  for (const [label, option] of [
+    ["NaN", () => Number.NaN],
+    ["negative", () => -1],
+    ["1e300", () => 1e300],
+    ["past the protocol's 15 digits", () => 1e15],
+    [
+      "a throw",
+      () => {
+        throw new Error("boom");
+      },
+    ],
+  ] as const) {
+    test(`${label} → delay 0 and an InvalidBackoffError saying why`, () => {
+      const { delayMs, problem } = retryDelay(option as () => number, 2, new Error("handler"));
+      assert.equal(delayMs, 0);
+      assert.ok(problem instanceof InvalidBackoffError);
+      assert.equal(problem.code, "EMQ_INVALID_BACKOFF");
+      assert.match(
+        problem.message,
+        /the backoff gave no usable delay \(.+\): the job was failed with no delay/,
+      );
     });
-    await new Promise((r) => setTimeout(r, 20));
-    assert.equal(third, false, "only maxPermits wakes are kept");
-    gate.wakeAll();
-    await pending;
+  }
+  test("the built-in exponential never goes past the protocol's largest delay", () => {
+    const ms = backoffDelay({ type: "exponential", delayMs: 1000 }, 200, null, () => 0.5);
+    assert.equal(ms, 999_999_999_999_999);
   });
-  test("the safety tick releases a waiter without any message", async () => {
-    const gate = new WakeGate(30, 1);
-    const t0 = Date.now();
-    await gate.wait();
-    assert.ok(Date.now() - t0 >= 20);
+});
+
+describe("encodeResult", () => {
+  test("strings and bytes as they are, nothing as empty, other values as JSON", () => {
+    assert.equal(encodeResult("a"), "a");
+    const bytes = new Uint8Array([0, 1]);
+    assert.equal(encodeResult(bytes), bytes);
+    assert.equal(encodeResult(undefined), "");
+    assert.equal(encodeResult(null), "");
+    assert.equal(encodeResult({ a: [1] }), '{"a":[1]}');
   });
+  for (const [label, value] of [
+    ["a BigInt", 10n],
+    ["a symbol", Symbol("s")],
+    ["a function", () => 1],
+    [
+      "a cycle",
+      (() => {
+        const o: Record<string, unknown> = {};
+        o.self = o;
+        return o;
+      })(),
+    ],
+  ] as const) {
+    test(`${label} → InvalidResultError naming what to return`, () => {
+      assert.throws(
+        () => encodeResult(value),
+        (e: unknown) =>
+          e instanceof InvalidResultError &&
+          e.code === "EMQ_INVALID_RESULT" &&
+          /^the handler's result cannot be stored: .+\. Return a string, bytes, or a JSON-serializable value\.$/.test(
+            e.message,
+          ),
+      );
+    });
+  }
 });

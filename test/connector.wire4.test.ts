@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import {
+  AuthError,
   ConnectionError,
   ConnectionLostError,
   connect,
@@ -253,7 +254,7 @@ describe("wire-4 connector: boot commands and reachability", () => {
       await conn.close();
       await assert.rejects(
         connect({ port: server.port, username: "alice", password: "wrong", connectTimeoutMs: 600 }),
-        (e: unknown) => e instanceof ConnectionError && /WRONGPASS/.test(e.message),
+        (e: unknown) => e instanceof AuthError && e.code === "EMQ_AUTH" && /^WRONGPASS/.test(e.reply),
       );
     } finally {
       await server.stop();

@@ -4,6 +4,7 @@ import {
   assertValidQueue,
   crc16,
   hashtag,
+  InvalidArgumentError,
   InvalidIdError,
   InvalidQueueNameError,
   isValidQueue,
@@ -18,9 +19,12 @@ describe("queueKey", () => {
     assert.equal(queueKey("", "pending"), "emq:{}:pending");
     assert.equal(queueKey("a:b", ""), "emq:{a:b}:");
   });
-  test("non-string input throws TypeError", () => {
-    assert.throws(() => queueKey(1 as unknown as string, "pending"), TypeError);
-    assert.throws(() => queueKey("q", null as unknown as string), TypeError);
+  test("non-string input throws typed errors (InvalidQueueNameError, InvalidArgumentError)", () => {
+    assert.throws(() => queueKey(1 as unknown as string, "pending"), InvalidQueueNameError);
+    assert.throws(
+      () => queueKey("q", null as unknown as string),
+      (e: unknown) => e instanceof InvalidArgumentError && e.argument === "type",
+    );
   });
 });
 
@@ -47,9 +51,13 @@ describe("jobKey", () => {
 });
 
 describe("queue names", () => {
-  test("braces and NUL are invalid; the empty name and colons are valid", () => {
-    for (const ok of ["", "orders", "a:b", "émoji 🚀", "a b"]) assert.equal(isValidQueue(ok), true, ok);
-    for (const bad of ["{", "}", "a}b", "{a}", "a\u0000b"]) assert.equal(isValidQueue(bad), false, bad);
+  test("1 to 255 bytes of UTF-8; braces, control characters and the empty name are invalid", () => {
+    const longest = "x".repeat(255);
+    for (const ok of ["orders", "a:b", "émoji 🚀", "a b", longest, "é".repeat(127)]) {
+      assert.equal(isValidQueue(ok), true, ok);
+    }
+    const bad = ["", "{", "}", "a}b", "{a}", "a\u0000b", "a\nb", "a\rb", "\t", "a\u001fb", "a\u007fb"];
+    for (const name of [...bad, `${longest}x`, "é".repeat(128)]) assert.equal(isValidQueue(name), false, name);
     assert.equal(isValidQueue(7), false);
     assert.equal(isValidQueue(undefined), false);
   });
@@ -59,7 +67,9 @@ describe("queue names", () => {
       (err: unknown) =>
         err instanceof InvalidQueueNameError &&
         /"a}b"/.test(err.message) &&
-        /'\{', '\}' or NUL/.test(err.message),
+        /must not contain '\{', '\}' \(a brace would move the cluster hashtag\) or a control character/.test(
+          err.message,
+        ),
     );
     assert.throws(
       () => assertValidQueue(5),

@@ -5,9 +5,12 @@
 import type tls from "node:tls";
 import { Command, Redis } from "iovalkey";
 import {
+  AuthError,
+  ConnectionClosedError,
   ConnectionError,
   ConnectionLostError,
   EchoMQError,
+  InvalidArgumentError,
   ServerError,
   VersionFenceError,
   WireRefusalError,
@@ -44,13 +47,36 @@ export interface ConnectOptions {
   writeBatch?: number;
 }
 
-/** Parses `redis://[user:pass@]host:port[/db]` (or `rediss://`, `valkey://`) into options. */
+const URL_SCHEMES = new Set(["redis:", "rediss:", "valkey:", "valkeys:"]);
+
+/**
+ * Parses `redis://[user:pass@]host:port[/db]` (or `rediss://`, `valkey://`, `valkeys://` — the
+ * `s` forms turn TLS on) into options. A string that is not such a URL throws
+ * `InvalidArgumentError` naming what is wrong.
+ */
 export function optionsFromUrl(url: string): ConnectOptions {
-  const u = new URL(url);
+  if (typeof url !== "string") throw new InvalidArgumentError("url", `must be a string, got ${typeof url}`);
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new InvalidArgumentError("url", `is not a URL: ${JSON.stringify(url)}`);
+  }
+  if (!URL_SCHEMES.has(u.protocol)) {
+    throw new InvalidArgumentError(
+      "url",
+      `scheme must be redis:, rediss:, valkey: or valkeys:, got ${u.protocol}`,
+    );
+  }
   const opts: ConnectOptions = { host: u.hostname || "127.0.0.1", port: Number(u.port || 6379) };
   if (u.username) opts.username = decodeURIComponent(u.username);
   if (u.password) opts.password = decodeURIComponent(u.password);
-  if (u.pathname.length > 1) opts.db = Number(u.pathname.slice(1));
+  const path = u.pathname.replace(/^\//, "");
+  if (path.length > 0) {
+    if (!/^\d{1,9}$/.test(path))
+      throw new InvalidArgumentError("url", `database must be a number, got /${path}`);
+    opts.db = Number(path);
+  }
   if (u.protocol === "rediss:" || u.protocol === "valkeys:") opts.tls = true;
   return opts;
 }
@@ -90,6 +116,14 @@ export class Connection {
   /** A new connection to the same node with the same options (fenced like this one). */
   duplicate(overrides: Partial<ConnectOptions> = {}): Promise<Connection> {
     return connect({ ...this.options, ...overrides });
+  }
+
+  /**
+   * The refusal that stopped this connection for good (fence, credentials, a boot command), if
+   * one did: every call fails with it and nothing reconnects.
+   */
+  get fatal(): EchoMQError | undefined {
+    return this.connector.fatal;
   }
 
   /** How many sockets have passed the fence so far (1 after the first connect; +1 per reconnect). */
@@ -200,6 +234,29 @@ export class Connection {
       this.client.sendCommand(new Command(command, args, { replyEncoding: null })) as Promise<unknown>;
   }
 
+  /**
+   * Subscribes this connection to `channel` (it then carries nothing else); `onMessage` gets each
+   * message. iovalkey subscribes again after every reconnect; `onResubscribed` runs then (a
+   * message may have been missed meanwhile). A refusal (`NOPERM` …) is thrown typed.
+   */
+  async subscribe(
+    channel: string,
+    onMessage: (message: string) => void,
+    onResubscribed: () => void = () => {},
+  ): Promise<void> {
+    this.client.on("message", (_channel: string, message: string) => onMessage(message));
+    let first = true;
+    this.client.on("ready", () => {
+      if (!first) onResubscribed();
+      first = false;
+    });
+    try {
+      await this.client.subscribe(channel);
+    } catch (err) {
+      throw this.translate(err);
+    }
+  }
+
   /** Ends the connection: pending replies are awaited (QUIT), then the socket closes. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -218,7 +275,7 @@ export class Connection {
       if (err.name === "ReplyError") return new ServerError(err.message, err);
       if (err.name === "MaxRetriesPerRequestError") return new ConnectionLostError(err);
       if (this.closed || /Connection is closed/.test(err.message)) {
-        return new ConnectionError("the connection is closed: open a new one with connect()", err);
+        return new ConnectionClosedError(err);
       }
       return new ConnectionLostError(err);
     }
@@ -228,19 +285,13 @@ export class Connection {
 
 /**
  * Opens a connection and waits until its first socket has passed the fence. Rejects with
- * `VersionFenceError` when the node's brand does not admit this wire, or `ConnectionError` naming
- * host and port when the server cannot be reached within `connectTimeoutMs`.
+ * `InvalidArgumentError` for a bad option (before any socket opens), `AuthError` when the server
+ * refuses the credentials, `VersionFenceError` when the node's brand does not admit this wire, or
+ * `ConnectionError` naming host and port when the server cannot be reached within
+ * `connectTimeoutMs` (or refuses `db` / `name`).
  */
 export async function connect(options: ConnectOptions = {}): Promise<Connection> {
-  const host = options.host ?? "127.0.0.1";
-  const port = options.port ?? 6379;
-  const wire: Wire = options.wire ?? 4;
-  if (wire !== 4 && wire !== 6) throw new TypeError(`wire must be 4 or 6, got ${String(wire)}`);
-  const writeBatch = options.writeBatch ?? 16;
-  if (!Number.isSafeInteger(writeBatch) || writeBatch < 1) {
-    throw new TypeError(`writeBatch must be a positive integer, got ${String(options.writeBatch)}`);
-  }
-  const timeoutMs = options.connectTimeoutMs ?? 5000;
+  const { host, port, wire, timeoutMs, writeBatch } = checkConnectOptions(options);
   const verbs = options.requiredVerbs ?? declaredVerbs();
   const fence = wire === 4 ? fenceWire4 : (send: Parameters<typeof fenceWire4>[0]) => fenceWire6(send, verbs);
   const connector = new FencingConnector(
@@ -278,13 +329,60 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
   } catch (err) {
     client.disconnect();
     if (connector.fatal) throw connector.fatal;
-    if (err instanceof VersionFenceError) throw err;
+    if (err instanceof VersionFenceError || err instanceof AuthError) throw err;
     throw new ConnectionError(
       `cannot reach valkey at ${host}:${port} within ${timeoutMs} ms: ${describeCause(lastError(connector) ?? err)}`,
       lastError(connector) ?? err,
     );
   }
   return connection;
+}
+
+/** The longest timer Node.js runs (ms); a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  const v = value ?? fallback;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) {
+    throw new InvalidArgumentError(name, `must be an integer from ${min} to ${max}, got ${String(value)}`);
+  }
+  return v;
+}
+
+/** Every connect option checked before a socket opens (typed errors naming the option). */
+export function checkConnectOptions(options: ConnectOptions): {
+  host: string;
+  port: number;
+  wire: Wire;
+  timeoutMs: number;
+  writeBatch: number;
+} {
+  if (typeof options !== "object" || options === null) {
+    throw new InvalidArgumentError(
+      "options",
+      `must be an object, got ${options === null ? "null" : typeof options}`,
+    );
+  }
+  const host = options.host ?? "127.0.0.1";
+  if (typeof host !== "string" || host.length === 0) {
+    throw new InvalidArgumentError("host", `must be a non-empty string, got ${String(options.host)}`);
+  }
+  const wire = options.wire ?? 4;
+  if (wire !== 4 && wire !== 6) throw new InvalidArgumentError("wire", `must be 4 or 6, got ${String(wire)}`);
+  if (options.db !== undefined) integerOption("db", options.db, 0, 0, 2 ** 31 - 1);
+  for (const name of ["username", "password", "name"] as const) {
+    const value = options[name];
+    if (value !== undefined && typeof value !== "string") {
+      throw new InvalidArgumentError(name, `must be a string, got ${typeof value}`);
+    }
+  }
+  return {
+    host,
+    port: integerOption("port", options.port, 6379, 1, 65535),
+    wire,
+    timeoutMs: integerOption("connectTimeoutMs", options.connectTimeoutMs, 5000, 1, MAX_TIMER_MS),
+    writeBatch: integerOption("writeBatch", options.writeBatch, 16, 1, 1_000_000),
+  };
 }
 
 function lastError(connector: FencingConnector): Error | undefined {

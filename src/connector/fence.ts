@@ -18,8 +18,13 @@ export class FenceTransientError extends Error {}
 /** Server states that pass with time; any other refusal while fencing is final. */
 const TRANSIENT = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY)\b/;
 
+/** True for a reply of a server state that passes with time (loading, busy, failing over). */
+export function isTransientReply(message: string): boolean {
+  return TRANSIENT.test(message);
+}
+
 function refusal(expected: string, step: string, reply: RespError): Error {
-  if (TRANSIENT.test(reply.message)) return new FenceTransientError(`${step}: ${reply.message}`);
+  if (isTransientReply(reply.message)) return new FenceTransientError(`${step}: ${reply.message}`);
   const got = reply.message.startsWith("WRONGTYPE") ? "a value that is not a string" : "unreadable";
   return new VersionFenceError(expected, got, `${step}: ${reply.message}`);
 }

@@ -11,8 +11,15 @@
 import net from "node:net";
 import tls from "node:tls";
 import { AbstractConnector } from "iovalkey";
-import { VersionFenceError } from "../errors.js";
-import { RawSession, RespError } from "./resp.js";
+import {
+  AuthError,
+  ConnectionError,
+  type EchoMQError,
+  EchoMQError as EchoMQErrorBase,
+  VersionFenceError,
+} from "../errors.js";
+import { RawSession, RespError, type RespReply } from "./resp.js";
+import { isTransientReply } from "./fence.js";
 
 export interface SocketTarget {
   host: string;
@@ -29,11 +36,20 @@ export interface BootOptions {
 
 export type FenceRunner = (send: RawSession["send"]) => Promise<void>;
 
+/** Replies that mean the credentials were refused, whichever command met them. */
+const AUTH_REFUSED = /^(NOAUTH|WRONGPASS)\b/;
+
 export class FencingConnector extends AbstractConnector {
-  /** Set once a fence refused: the connector never connects again. */
-  fatal: VersionFenceError | undefined;
+  /**
+   * Set once a socket met a refusal that no reconnect can fix — the fence (`VersionFenceError`),
+   * the credentials (`AuthError`), a boot command (`ConnectionError`): the connector never
+   * connects again.
+   */
+  fatal: EchoMQError | undefined;
   /** How many sockets passed the fence (1 = the first connect). */
   fencedSockets = 0;
+  /** The socket being booted and fenced, if any. */
+  private opening: net.Socket | undefined;
 
   constructor(
     private readonly target: SocketTarget,
@@ -53,7 +69,7 @@ export class FencingConnector extends AbstractConnector {
     return this.open().then(
       (socket) => socket,
       (err: Error) => {
-        if (err instanceof VersionFenceError) {
+        if (err instanceof VersionFenceError || err instanceof AuthError || err instanceof ConnectionError) {
           this.fatal = err;
           throw err;
         }
@@ -66,7 +82,52 @@ export class FencingConnector extends AbstractConnector {
   }
 
   private async open(): Promise<net.Socket> {
+    return this.booted(async (session, socket) => {
+      await this.fence(async (args) => this.checkAuth(await session.send(args)));
+      if (!this.connecting) throw new Error("connector closed while fencing");
+      session.detach();
+      coalesceWrites(socket, this.writeBatch);
+      this.fencedSockets += 1;
+      this.stream = socket;
+      return socket;
+    });
+  }
+
+  /**
+   * One short session outside the client (e.g. `EMQ.INSTALL`): dial, boot, run `step` on the
+   * raw socket, close it. The same timeout, TLS, credentials and typed refusals as a fenced
+   * socket; a server that cannot be reached is a `ConnectionError` naming host and port.
+   */
+  async once<T>(step: (send: RawSession["send"]) => Promise<T>): Promise<T> {
+    this.connecting = true;
+    try {
+      return await this.booted(async (session, socket) => {
+        const value = await step(async (args) => this.checkAuth(await session.send(args)));
+        session.detach();
+        socket.destroy();
+        return value;
+      });
+    } catch (err) {
+      if (err instanceof EchoMQErrorBase) throw err;
+      const { host, port } = this.target;
+      throw new ConnectionError(`cannot reach valkey at ${host}:${port}: ${(err as Error).message}`, err);
+    }
+  }
+
+  /** Closing while a socket boots or fences destroys that socket too: nothing more is sent. */
+  override disconnect(): void {
+    this.opening?.destroy();
+    super.disconnect();
+  }
+
+  /** Dials, runs the boot commands, then `step`, all within `timeoutMs`; on failure the socket is destroyed. */
+  private async booted<T>(step: (session: RawSession, socket: net.Socket) => Promise<T>): Promise<T> {
     const socket = await this.dial();
+    if (!this.connecting) {
+      socket.destroy();
+      throw new Error("connector closed while connecting");
+    }
+    this.opening = socket;
     const session = new RawSession(socket);
     const timer = setTimeout(
       () => socket.destroy(new Error(`boot and fence took longer than ${this.timeoutMs} ms`)),
@@ -74,19 +135,14 @@ export class FencingConnector extends AbstractConnector {
     );
     try {
       await this.runBoot(session);
-      await this.fence((args) => session.send(args));
-      if (!this.connecting) throw new Error("connector closed while fencing");
-      session.detach();
-      coalesceWrites(socket, this.writeBatch);
-      this.fencedSockets += 1;
-      this.stream = socket;
-      return socket;
+      return await step(session, socket);
     } catch (err) {
       session.detach();
       socket.destroy();
       throw err;
     } finally {
       clearTimeout(timer);
+      this.opening = undefined;
     }
   }
 
@@ -114,15 +170,35 @@ export class FencingConnector extends AbstractConnector {
     });
   }
 
+  /** A reply that refuses the credentials becomes the fatal `AuthError`. */
+  private checkAuth(reply: RespReply): RespReply {
+    if (reply instanceof RespError && AUTH_REFUSED.test(reply.message)) {
+      throw new AuthError(this.target.host, this.target.port, reply.message);
+    }
+    return reply;
+  }
+
+  /**
+   * AUTH, SELECT, CLIENT SETNAME. A refused AUTH is an `AuthError`; a refused SELECT or SETNAME
+   * is a fatal `ConnectionError` naming the option (no reconnect can fix it); a server that is
+   * loading or busy is transient.
+   */
   private async runBoot(session: RawSession): Promise<void> {
     const { username, password, db, name } = this.boot;
-    const steps: (string | number)[][] = [];
-    if (password !== undefined) steps.push(username ? ["AUTH", username, password] : ["AUTH", password]);
-    if (db !== undefined && db !== 0) steps.push(["SELECT", db]);
-    if (name) steps.push(["CLIENT", "SETNAME", name]);
-    for (const step of steps) {
-      const reply = await session.send(step);
-      if (reply instanceof RespError) throw new Error(`${step[0]} failed: ${reply.message}`);
+    const steps: { args: (string | number)[]; option: string }[] = [];
+    if (password !== undefined) {
+      steps.push({ args: username ? ["AUTH", username, password] : ["AUTH", password], option: "password" });
+    }
+    if (db !== undefined && db !== 0) steps.push({ args: ["SELECT", db], option: "db" });
+    if (name) steps.push({ args: ["CLIENT", "SETNAME", name], option: "name" });
+    for (const { args, option } of steps) {
+      const reply = this.checkAuth(await session.send(args));
+      if (!(reply instanceof RespError)) continue;
+      if (isTransientReply(reply.message)) throw new Error(`${args[0]} failed: ${reply.message}`);
+      if (args[0] === "AUTH") throw new AuthError(this.target.host, this.target.port, reply.message);
+      throw new ConnectionError(
+        `valkey at ${this.target.host}:${this.target.port} refused ${args.join(" ")} (the ${option} option): ${reply.message}`,
+      );
     }
   }
 }

@@ -1,0 +1,85 @@
+/**
+ * The worker's options, their defaults, and the bounds each is checked against when the worker
+ * is built (a typed `InvalidArgumentError` naming the option, before anything runs).
+ */
+import { assertBackoff, type BackoffOption, DEFAULT_BACKOFF } from "../backoff.js";
+import { MAX_TIMER_MS } from "../connector/connection.js";
+import { InvalidArgumentError } from "../errors.js";
+import { MAX_INTEGER } from "../jobs/common.js";
+
+/** Where errors go that no `error` listener hears. */
+export interface WorkerLogger {
+  warn(message: string, error: unknown): void;
+}
+
+export interface WorkerOptions {
+  /** Jobs run at once. Default 1, at most 10,000. */
+  concurrency?: number;
+  /** Lease per claim, renewed every third of it while the handler runs (ms). Default 30000. */
+  leaseMs?: number;
+  /** Attempts before a job is dead (a row's own `maxAttempts` wins). Default 3. */
+  attempts?: number;
+  /** Delay before a retry. Default exponential from 1 s, ±20% jitter, capped at 1 h. */
+  backoff?: BackoffOption;
+  /** Completed jobs kept for inspection; 0 deletes each at once. Default 1000. */
+  keepCompleted?: number;
+  /** Dead jobs kept; 0 deletes each at once. Default 10000. */
+  keepDead?: number;
+  /** How long `close()` waits for running handlers before handing their jobs back (ms). Default 5000. */
+  closeGraceMs?: number;
+  /** Promote due scheduled jobs every … ms. Default 1000. */
+  promoteEveryMs?: number;
+  /** Reap expired leases every … ms. Default 5000. */
+  reapEveryMs?: number;
+  /** An idle worker re-checks the queue at most this often without a wake message (ms). Default 2000. */
+  idleCheckMs?: number;
+  /**
+   * Where errors go when nobody listens for `error`. Default: `console.warn`, one line per
+   * distinct error per minute (with a count of the repeats).
+   */
+  logger?: WorkerLogger;
+}
+
+/** The most slots one worker runs; past this, run more workers (each slot is a promise chain). */
+export const MAX_CONCURRENCY = 10_000;
+/** The shortest lease (ms): renewals run every third of it. */
+export const MIN_LEASE_MS = 10;
+
+export type ResolvedOptions = Required<Omit<WorkerOptions, "backoff" | "logger">> & {
+  backoff: BackoffOption;
+  logger: WorkerLogger | undefined;
+};
+
+function integer(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  const v = value ?? fallback;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) {
+    throw new InvalidArgumentError(name, `must be an integer from ${min} to ${max}, got ${String(value)}`);
+  }
+  return v;
+}
+
+/** Every option checked and defaulted. Timer periods are bounded by Node's longest timer. */
+export function resolveOptions(options: WorkerOptions): ResolvedOptions {
+  if (typeof options !== "object" || options === null) {
+    throw new InvalidArgumentError("options", `must be an object, got ${String(options)}`);
+  }
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  assertBackoff(backoff);
+  const logger = options.logger;
+  if (logger !== undefined && typeof logger?.warn !== "function") {
+    throw new InvalidArgumentError("logger", "must have a warn(message, error) function");
+  }
+  return {
+    concurrency: integer("concurrency", options.concurrency, 1, 1, MAX_CONCURRENCY),
+    leaseMs: integer("leaseMs", options.leaseMs, 30_000, MIN_LEASE_MS, MAX_TIMER_MS),
+    attempts: integer("attempts", options.attempts, 3, 1, MAX_INTEGER),
+    backoff,
+    keepCompleted: integer("keepCompleted", options.keepCompleted, 1000, 0, MAX_INTEGER),
+    keepDead: integer("keepDead", options.keepDead, 10_000, 0, MAX_INTEGER),
+    closeGraceMs: integer("closeGraceMs", options.closeGraceMs, 5000, 0, MAX_TIMER_MS),
+    promoteEveryMs: integer("promoteEveryMs", options.promoteEveryMs, 1000, 1, MAX_TIMER_MS),
+    reapEveryMs: integer("reapEveryMs", options.reapEveryMs, 5000, 1, MAX_TIMER_MS),
+    idleCheckMs: integer("idleCheckMs", options.idleCheckMs, 2000, 1, MAX_TIMER_MS),
+    logger,
+  };
+}

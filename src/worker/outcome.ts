@@ -1,0 +1,76 @@
+/**
+ * What the worker stores when a handler returns or throws: the result as bytes, the error as
+ * text, the retry delay. Pure functions; a value the protocol cannot carry is reported, never
+ * left to lease expiry.
+ */
+import { type BackoffOption, backoffDelay } from "../backoff.js";
+import { EchoMQError } from "../errors.js";
+import { MAX_INTEGER } from "../jobs/common.js";
+
+/** A handler returned a value that cannot be stored as a job's result; the attempt fails with it. */
+export class InvalidResultError extends EchoMQError {
+  constructor(reason: string, cause?: unknown) {
+    super(
+      "EMQ_INVALID_RESULT",
+      `the handler's result cannot be stored: ${reason}. Return a string, bytes, or a JSON-serializable value.`,
+      { cause },
+    );
+  }
+}
+
+/** The backoff (option or function) gave no usable delay; the attempt was retried without one. */
+export class InvalidBackoffError extends EchoMQError {
+  constructor(reason: string, cause?: unknown) {
+    super(
+      "EMQ_INVALID_BACKOFF",
+      `the backoff gave no usable delay (${reason}): the job was failed with no delay. A backoff must give 0 to ${MAX_INTEGER} ms.`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * The result as stored: `undefined`/`null` → empty, strings and bytes as they are, anything else
+ * as JSON. Throws `InvalidResultError` when JSON cannot carry it (a BigInt, a cycle, a symbol or
+ * a function at the top).
+ */
+export function encodeResult(result: unknown): string | Uint8Array {
+  if (result === undefined || result === null) return "";
+  if (typeof result === "string" || result instanceof Uint8Array) return result;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(result);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new InvalidResultError(reason.replace(/\s+/g, " "), err);
+  }
+  if (json === undefined) throw new InvalidResultError(`JSON has no form for a ${typeof result}`);
+  return json;
+}
+
+/** An error as the text stored on the job: `Name: message`, or `String(error)`. */
+export function errorText(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  try {
+    return String(error);
+  } catch {
+    return Object.prototype.toString.call(error);
+  }
+}
+
+/** The retry delay after a failed attempt, or the reason none could be had (then 0 is used). */
+export function retryDelay(
+  backoff: BackoffOption,
+  attempt: number,
+  error: unknown,
+): { delayMs: number; problem?: InvalidBackoffError } {
+  let ms: number;
+  try {
+    ms = backoffDelay(backoff, attempt, error);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    return { delayMs: 0, problem: new InvalidBackoffError(`it threw: ${reason}`, err) };
+  }
+  if (ms > MAX_INTEGER) return { delayMs: 0, problem: new InvalidBackoffError(`it gave ${ms} ms`) };
+  return { delayMs: ms };
+}
