@@ -1,6 +1,6 @@
 /** Medians over rounds, the Markdown table (ratios against BullMQ), and the JSON's shape. */
 import type { MeasureResult } from "./measure.js";
-import type { ModeConfig } from "./run.js";
+import type { ModeConfig } from "./modes.js";
 import { median, round } from "./stats.js";
 import { LABELS, type SystemId } from "./systems/types.js";
 

@@ -17,7 +17,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { modulePath } from "../src/cli/module-path.js";
 import { renderChart } from "./chart.js";
-import type { LatencyPlan, MeasurePlan, MeasureResult } from "./measure.js";
+import type { MeasurePlan, MeasureResult } from "./measure.js";
+import { fullModes, type ModeConfig, smokeModes } from "./modes.js";
 import { type BenchReport, type ModeReport, renderMarkdown, summarize } from "./report.js";
 import { Admin, type BenchServer, startServer, valkeyBenchmark, valkeyVersion } from "./server.js";
 import { round } from "./stats.js";
@@ -25,24 +26,6 @@ import { SYSTEM_IDS, type SystemId } from "./systems/types.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..");
-
-export interface ModeConfig {
-  name: "none" | "aof";
-  aof: boolean;
-  rounds: number;
-  addSeqJobs: number;
-  addParallelJobs: number;
-  addParallelProducers: number;
-  bulkJobs: number;
-  bulkBatch: number;
-  /** How many times each add phase runs in a round (fresh database each time); the median counts. */
-  addRepeats: number;
-  processJobs: number;
-  concurrencies: number[];
-  processCapMs: number | null;
-  latency: LatencyPlan | null;
-  ceilingRequests: number;
-}
 
 interface Flags {
   smoke: boolean;
@@ -95,49 +78,6 @@ function parseFlags(argv: string[]): Flags {
   }
   if (flags.only.length === 0) throw new UsageError("--only names no system");
   return flags;
-}
-
-/** The full bench: sized to finish in < 20 minutes on 2 cores. */
-function fullModes(): ModeConfig[] {
-  const none: ModeConfig = {
-    name: "none",
-    aof: false,
-    rounds: 3,
-    addSeqJobs: 5_000,
-    addParallelJobs: 30_000,
-    addParallelProducers: 50,
-    bulkJobs: 30_000,
-    bulkBatch: 50,
-    // An add phase lasts under a second: three in a row per round keep one burst of noise on
-    // the shared machine from deciding a round's figure.
-    addRepeats: 3,
-    processJobs: 100_000,
-    concurrencies: [1, 10, 100],
-    // Binds only below 100k / 30 s = 3.3k jobs/s, i.e. at concurrency 1 on a slow day.
-    processCapMs: 30_000,
-    latency: { rate: 2000, durationMs: 5000, warmupMs: 1000, concurrency: 10 },
-    ceilingRequests: 200_000,
-  };
-  // With AOF: the adds and the processing at concurrency 100, where the AOF writes and the fsync
-  // thread show most; the rest has the same shape as without persistence.
-  const aof: ModeConfig = { ...none, name: "aof", aof: true, concurrencies: [100], latency: null };
-  return [none, aof];
-}
-
-/** The same shapes with a few hundred jobs, one round: a check that every system still runs. */
-function smokeModes(): ModeConfig[] {
-  return fullModes().map((m) => ({
-    ...m,
-    rounds: 1,
-    addSeqJobs: 200,
-    addParallelJobs: 300,
-    bulkJobs: 300,
-    addRepeats: 1,
-    processJobs: 300,
-    processCapMs: null,
-    latency: m.latency && { ...m.latency, durationMs: 600, warmupMs: 100 },
-    ceilingRequests: 20_000,
-  }));
 }
 
 function packageVersion(name: string, from = root): string {
