@@ -69,19 +69,26 @@ export async function addOnePerCall(producer: Producer, jobs: number, producers:
   return rate(jobs, (performance.now() - t0) / 1000);
 }
 
-/** Batches of `batch`, `inFlight` batches at a time (1 for the bulk-add measure). */
+/**
+ * Batches of `batch`, `inFlight` batches at a time (1 for the bulk-add measure). With `dueAt`
+ * (epoch ms) every job is delayed to fall due at that instant.
+ */
 export async function addBatches(
   producer: Producer,
   jobs: number,
   batch: number,
   inFlight: number,
+  dueAt?: number,
 ): Promise<Rate> {
   let next = 0;
   const loop = async () => {
     while (next < jobs) {
       const n = Math.min(batch, jobs - next);
       next += n;
-      await producer.addBulk(Array.from({ length: n }, () => jobData()));
+      await producer.addBulk(
+        Array.from({ length: n }, () => jobData()),
+        dueAt,
+      );
     }
   };
   const t0 = performance.now();

@@ -17,6 +17,15 @@ import {
 import { Admin, delta, type ServerDelta, sleep } from "./server.js";
 import { percentile, round } from "./stats.js";
 import type { Endpoint, Producer, SystemAdapter, SystemId } from "./systems/types.js";
+import {
+  type BurstPlan,
+  type BurstResult,
+  delayedBurst,
+  type RampResult,
+  resumeRamp,
+  type TrafficContext,
+  type TrafficPlan,
+} from "./traffic.js";
 
 export interface LatencyPlan {
   /** Jobs per second the producer adds, steadily. */
@@ -51,6 +60,10 @@ export interface MeasurePlan {
    */
   processCapMs: number | null;
   latency: LatencyPlan | null;
+  /** The resume ramp (bench/traffic.ts); null skips. */
+  ramp: TrafficPlan | null;
+  /** The delayed burst (bench/traffic.ts); null skips. */
+  burst: BurstPlan | null;
   /** Bound of any one phase (ms). */
   phaseTimeoutMs: number;
 }
@@ -96,6 +109,8 @@ export interface MeasureResult {
   bulk: Rate | null;
   process: ProcessResult[];
   latency: LatencyResult | null;
+  ramp: RampResult | null;
+  burst: BurstResult | null;
   errors: string[];
   warnings: string[];
   /** Wall time of the whole child run, s. */
@@ -130,6 +145,8 @@ export class Measurer {
       bulk: null,
       process: [],
       latency: null,
+      ramp: null,
+      burst: null,
       errors: this.errors,
       warnings: this.warnings,
       wallSeconds: 0,
@@ -151,12 +168,27 @@ export class Measurer {
         const plan = p.latency;
         result.latency = await this.guard("latency", () => this.latencyRun(plan));
       }
+      const ramp = p.ramp;
+      if (ramp) result.ramp = await this.guard("resume ramp", () => resumeRamp(this.traffic(), ramp));
+      const burst = p.burst;
+      if (burst) result.burst = await this.guard("delayed burst", () => delayedBurst(this.traffic(), burst));
     } finally {
       await this.admin.flush().catch(() => {});
       await this.admin.close();
     }
     result.wallSeconds = round((performance.now() - t0) / 1000, 2);
     return result;
+  }
+
+  /** What the traffic phases (bench/traffic.ts) use of this Measurer. */
+  private traffic(): TrafficContext {
+    return {
+      adapter: this.adapter,
+      // The delayed burst adds its lead; a backstop bounds the whole phase in guard().
+      phaseTimeoutMs: this.plan.phaseTimeoutMs,
+      fresh: () => this.fresh(),
+      close: (what, closable) => this.close(what, closable),
+    };
   }
 
   private async guard<T>(what: string, fn: () => Promise<T>): Promise<T | null> {
@@ -307,7 +339,7 @@ export class Measurer {
     let failed = 0;
     const consumer = await this.adapter.consumer({
       concurrency: plan.concurrency,
-      onStart: (data) => {
+      handler: (data) => {
         samples.push({ t: data.t, latency: performance.now() - data.t });
         if (samples.length === total) resolveAll();
       },

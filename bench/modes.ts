@@ -4,6 +4,7 @@
  * read the type without importing each other.
  */
 import type { LatencyPlan } from "./measure.js";
+import type { BurstPlan, TrafficPlan } from "./traffic.js";
 
 export interface ModeConfig {
   name: "none" | "aof";
@@ -20,7 +21,30 @@ export interface ModeConfig {
   concurrencies: number[];
   processCapMs: number | null;
   latency: LatencyPlan | null;
+  /** Resume ramp (bench/traffic.ts): jobs held by a pause, then released to an idle worker. */
+  ramp: TrafficPlan | null;
+  /** Delayed burst (bench/traffic.ts): jobs all due at one instant, an idle worker. */
+  burst: BurstPlan | null;
   ceilingRequests: number;
+}
+
+/** The measures a run can be narrowed to (`--measures=`). */
+export const MEASURES = ["add", "process", "latency", "ramp", "burst"] as const;
+export type Measure = (typeof MEASURES)[number];
+
+/** The mode with only the given measures (the others sized 0 or null). */
+export function narrow(mode: ModeConfig, measures: readonly Measure[]): ModeConfig {
+  const on = (m: Measure) => measures.includes(m);
+  return {
+    ...mode,
+    addSeqJobs: on("add") ? mode.addSeqJobs : 0,
+    addParallelJobs: on("add") ? mode.addParallelJobs : 0,
+    bulkJobs: on("add") ? mode.bulkJobs : 0,
+    concurrencies: on("process") ? mode.concurrencies : [],
+    latency: on("latency") ? mode.latency : null,
+    ramp: on("ramp") ? mode.ramp : null,
+    burst: on("burst") ? mode.burst : null,
+  };
 }
 
 /** The full bench: sized to finish in < 20 minutes on 2 cores. */
@@ -42,11 +66,23 @@ export function fullModes(): ModeConfig[] {
     // Binds only below 100k / 30 s = 3.3k jobs/s, i.e. at concurrency 1 on a slow day.
     processCapMs: 30_000,
     latency: { rate: 2000, durationMs: 5000, warmupMs: 1000, concurrency: 10 },
+    // Ideal drain 2,000 × 20 ms ÷ 50 = 800 ms; the worker idles 250 ms before the release.
+    ramp: { jobs: 2000, concurrency: 50, handlerMs: 20, settleMs: 250 },
+    // Every job due 1.5 s after the adds start (they take ~0.1 s).
+    burst: { jobs: 2000, concurrency: 50, handlerMs: 20, settleMs: 250, leadMs: 1500 },
     ceilingRequests: 200_000,
   };
   // With AOF: the adds and the processing at concurrency 100, where the AOF writes and the fsync
   // thread show most; the rest has the same shape as without persistence.
-  const aof: ModeConfig = { ...none, name: "aof", aof: true, concurrencies: [100], latency: null };
+  const aof: ModeConfig = {
+    ...none,
+    name: "aof",
+    aof: true,
+    concurrencies: [100],
+    latency: null,
+    ramp: null,
+    burst: null,
+  };
   return [none, aof];
 }
 
@@ -62,6 +98,9 @@ export function smokeModes(): ModeConfig[] {
     processJobs: 300,
     processCapMs: null,
     latency: m.latency && { ...m.latency, durationMs: 600, warmupMs: 100 },
+    // Two jobs per slot: the same worker shape, every job must still complete.
+    ramp: m.ramp && { ...m.ramp, jobs: 100, settleMs: 100 },
+    burst: m.burst && { ...m.burst, jobs: 100, settleMs: 100, leadMs: 300 },
     ceilingRequests: 20_000,
   }));
 }

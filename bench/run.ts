@@ -7,7 +7,8 @@
  *
  * Flags: --smoke (tiny, 1 round, exit 1 unless every job of every system was processed),
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
- * (echomq-w4, echomq-w6, bullmq, beequeue), --persistence=none|aof|both, --out=<dir>,
+ * (echomq-w4, echomq-w6, bullmq, beequeue), --measures=<measure>[,<measure>…] (add, process,
+ * latency, ramp, burst), --persistence=none|aof|both, --out=<dir>,
  * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
 import { type ChildProcess, fork } from "node:child_process";
@@ -18,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import { modulePath } from "../src/cli/module-path.js";
 import { renderChart } from "./chart.js";
 import type { MeasurePlan, MeasureResult } from "./measure.js";
-import { fullModes, type ModeConfig, smokeModes } from "./modes.js";
+import { fullModes, MEASURES, type Measure, type ModeConfig, narrow, smokeModes } from "./modes.js";
 import { type BenchReport, type ModeReport, renderMarkdown, summarize } from "./report.js";
 import { Admin, type BenchServer, startServer, valkeyBenchmark, valkeyVersion } from "./server.js";
 import { round } from "./stats.js";
@@ -32,6 +33,7 @@ interface Flags {
   rounds: number | undefined;
   jobs: number | undefined;
   only: SystemId[];
+  measures: Measure[];
   persistence: "none" | "aof" | "both";
   out: string;
   /** Re-render the Markdown and the chart of a results JSON; runs nothing. */
@@ -44,6 +46,7 @@ function parseFlags(argv: string[]): Flags {
     rounds: undefined,
     jobs: undefined,
     only: [...SYSTEM_IDS],
+    measures: [...MEASURES],
     persistence: "both",
     out: join(here, "results"),
     render: undefined,
@@ -65,6 +68,13 @@ function parseFlags(argv: string[]): Flags {
         if (!(SYSTEM_IDS as readonly string[]).includes(id))
           throw new UsageError(`--only: unknown system ${id} (known: ${SYSTEM_IDS.join(", ")})`);
       flags.only = ids as SystemId[];
+    } else if (key === "--measures") {
+      const names = (value ?? "").split(",").filter(Boolean);
+      for (const m of names)
+        if (!(MEASURES as readonly string[]).includes(m))
+          throw new UsageError(`--measures: unknown measure ${m} (known: ${MEASURES.join(", ")})`);
+      if (names.length === 0) throw new UsageError("--measures names no measure");
+      flags.measures = names as Measure[];
     } else if (key === "--persistence") {
       if (value !== "none" && value !== "aof" && value !== "both")
         throw new UsageError("--persistence is none, aof or both");
@@ -204,6 +214,8 @@ async function runMode(
           concurrencies: mode.concurrencies,
           processCapMs: mode.processCapMs,
           latency: mode.latency,
+          ramp: mode.ramp,
+          burst: mode.burst,
           phaseTimeoutMs: flags.smoke ? 30_000 : 180_000,
         };
         const t0 = performance.now();
@@ -226,6 +238,19 @@ async function runMode(
               `[${mode.name}] round ${r} ${system}: c=${c} processed ${p?.completed ?? 0}/${mode.processJobs}`,
             );
         }
+        for (const [what, plan, got] of [
+          ["resume ramp", mode.ramp, res.ramp],
+          ["delayed burst", mode.burst, res.burst],
+        ] as const)
+          if (plan && (!got || got.completed !== plan.jobs || got.failed > 0))
+            failures.push(
+              `[${mode.name}] round ${r} ${system}: ${what} completed ${got?.completed ?? 0}/${plan.jobs}` +
+                (got?.failed ? `, ${got.failed} failed` : ""),
+            );
+        if (res.ramp && res.ramp.startedBeforeRelease > 0)
+          failures.push(
+            `[${mode.name}] round ${r} ${system}: resume ramp: ${res.ramp.startedBeforeRelease} handlers ran before the release (the hold did not hold)`,
+          );
         log(`[${mode.name}] round ${r}/${mode.rounds} ${system}: ${brief(res)} (${secs(t0)} s)`);
       }
     }
@@ -250,9 +275,22 @@ async function runMode(
 
 function brief(r: MeasureResult): string {
   const k = (x: number | undefined) => (x === undefined ? "-" : `${(x / 1000).toFixed(1)}k`);
-  const parts = [`add ${k(r.addSeq?.rate)}/${k(r.addParallel?.rate)}`, `bulk ${k(r.bulk?.rate)}`];
-  parts.push(`process ${r.process.map((p) => `c${p.concurrency} ${k(p.rate)}`).join(" ")}`);
+  const parts: string[] = [];
+  if (r.addSeq || r.addParallel || r.bulk)
+    parts.push(`add ${k(r.addSeq?.rate)}/${k(r.addParallel?.rate)}`, `bulk ${k(r.bulk?.rate)}`);
+  if (r.process.length > 0)
+    parts.push(`process ${r.process.map((p) => `c${p.concurrency} ${k(p.rate)}`).join(" ")}`);
   if (r.latency) parts.push(`latency p50/p99/max ${r.latency.p50}/${r.latency.p99}/${r.latency.max} ms`);
+  const full = (ms: number | null) => (ms === null ? "never" : `${ms} ms`);
+  if (r.ramp)
+    parts.push(
+      `resume ramp drain ${r.ramp.drainMs} ms (${r.ramp.drainRatio}× ideal), peak ${r.ramp.peak}, ${r.ramp.concurrency} running after ${full(r.ramp.fullMs)}`,
+    );
+  if (r.burst)
+    parts.push(
+      `delayed burst late p50/p99/max ${r.burst.lateness.p50}/${r.burst.lateness.p99}/${r.burst.lateness.max} ms, ` +
+        `drain ${r.burst.drainMs} ms (${r.burst.drainRatio}× ideal), peak ${r.burst.peak}, ${r.burst.concurrency} running after ${full(r.burst.fullMs)}`,
+    );
   if (r.errors.length) parts.push(`${r.errors.length} error(s)`);
   return parts.join(", ");
 }
@@ -288,8 +326,18 @@ async function main(): Promise<void> {
     return;
   }
   const t0 = performance.now();
-  let modes = flags.smoke ? smokeModes() : fullModes();
+  let modes = (flags.smoke ? smokeModes() : fullModes()).map((m) => narrow(m, flags.measures));
   if (flags.persistence !== "both") modes = modes.filter((m) => m.name === flags.persistence);
+  // A mode left with nothing to run by --measures (the AOF mode has no latency, ramp or burst) is skipped.
+  modes = modes.filter(
+    (m) =>
+      m.addSeqJobs + m.addParallelJobs + m.bulkJobs > 0 ||
+      m.concurrencies.length > 0 ||
+      m.latency ||
+      m.ramp ||
+      m.burst,
+  );
+  if (modes.length === 0) throw new UsageError("nothing to run: no mode has any of --measures");
   for (const m of modes) {
     if (flags.rounds) m.rounds = flags.rounds;
     if (flags.jobs) m.processJobs = flags.jobs;
@@ -338,6 +386,7 @@ async function main(): Promise<void> {
     flags.rounds !== undefined ||
     flags.jobs !== undefined ||
     flags.only.length !== SYSTEM_IDS.length ||
+    flags.measures.length !== MEASURES.length ||
     flags.persistence !== "both";
   const base = flags.smoke ? "smoke" : narrowed ? "partial" : "latest";
   writeFileSync(join(flags.out, `${base}.json`), `${JSON.stringify(report, null, 2)}\n`);
