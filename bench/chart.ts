@@ -173,6 +173,7 @@ export function renderSvg(report: BenchReport): string {
   const systems = (none ?? aof)?.summary ?? [];
   const list = panels(none, aof);
   const rounds = none?.config.rounds ?? aof?.config.rounds ?? 0;
+  const traffic = (none?.config.ramp ?? none?.config.burst)?.handlerMs;
   const cols = 2;
   const pw = 620;
   const ph = 300;
@@ -184,7 +185,7 @@ export function renderSvg(report: BenchReport): string {
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="16" y="28" font-size="20" font-weight="bold">EchoMQ vs BullMQ vs bee-queue${report.smoke ? " (smoke run)" : ""}</text>`,
     `<text x="16" y="50" font-size="12" fill="#444">${esc(
-      `${report.machine.cpu}, ${report.machine.cores} cores · Valkey ${report.versions.valkey} · Node ${report.versions.node} · ${rounds === 1 ? "1 round" : `medians of ${rounds} rounds`} · 100-byte payloads, no-op handlers (ramp and burst: 20 ms)`,
+      `${report.machine.cpu}, ${report.machine.cores} cores · Valkey ${report.versions.valkey} · Node ${report.versions.node} · ${rounds === 1 ? "1 round" : `medians of ${rounds} rounds`} · 100-byte payloads, no-op handlers${traffic ? ` (ramp and burst: ${traffic} ms)` : ""}`,
     )}</text>`,
   ];
   let lx = W - 16;

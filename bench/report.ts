@@ -227,6 +227,7 @@ export function renderMarkdown(report: BenchReport): string {
   const m = report.machine;
   const v = report.versions;
   const out: string[] = [];
+  const traffic = report.modes.map((m) => (m.config.ramp ?? m.config.burst)?.handlerMs).find((x) => x);
   out.push(`# EchoMQ bench${report.smoke ? " (smoke: tiny sizes, not a measurement)" : ""}`);
   out.push("");
   out.push(
@@ -237,7 +238,7 @@ export function renderMarkdown(report: BenchReport): string {
   out.push("");
   out.push(
     "Medians over the rounds (an add figure is first the median of the round's runs of that phase); in parentheses the ratio to BullMQ (↑ higher is better, ↓ lower is better). " +
-      "Payloads are 100 bytes, handlers are no-ops (the resume ramp's and the delayed burst's sleep 20 ms), client and server share the machine's cores over " +
+      `Payloads are 100 bytes, handlers are no-ops${traffic ? ` (the resume ramp's and the delayed burst's sleep ${traffic} ms)` : ""}, client and server share the machine's cores over ` +
       "loopback. See bench/README.md for the method.",
   );
   for (const mode of report.modes) {
