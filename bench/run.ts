@@ -246,7 +246,7 @@ async function runMode(
           if (plan && (!got || got.completed !== plan.jobs || got.failed > 0))
             failures.push(
               `[${mode.name}] round ${r} ${system}: ${what} completed ${got?.completed ?? 0}/${plan.jobs}` +
-                (got?.failed ? `, ${got.failed} failed` : ""),
+                (got?.failed ? `, ${got.failed} failed, first: ${got.firstError}` : ""),
             );
         if (res.ramp && res.ramp.startedBeforeRelease > 0)
           failures.push(

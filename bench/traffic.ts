@@ -54,6 +54,8 @@ export interface TrafficResult {
   fullMs: number | null;
   /** The release → the first handler start (ms). */
   firstStartMs: number;
+  /** The first failure or worker error reported, if any (a failure fails the run). */
+  firstError: string | null;
   /** Most handlers running at once in each 50 ms after the release (the first 2 s), for the record. */
   peakPer50ms: number[];
 }
@@ -186,6 +188,7 @@ class Tally {
       fullMs: this.fullAt === null ? null : round(this.fullAt - release, 1),
       firstStartMs: round(Math.min(...this.starts) - release, 1),
       peakPer50ms: profile,
+      firstError: this.failed > 0 ? String(this.firstError) : null,
     };
   }
 }
