@@ -1,6 +1,6 @@
 /** The chart: an SVG of grouped bars drawn here, rendered to PNG by resvg. */
 import { Resvg } from "@resvg/resvg-js";
-import type { BenchReport, ModeReport, SystemSummary } from "./report.js";
+import type { BenchReport, ModeReport, SystemSummary } from "./summary.js";
 import type { SystemId } from "./systems/types.js";
 
 const COLORS: Record<SystemId, string> = {
@@ -89,24 +89,27 @@ function panels(none: ModeReport | undefined, aof: ModeReport | undefined): Pane
   if (none) {
     const systems = none.summary;
     const cs = none.config.concurrencies;
-    out.push({
-      title: "Add (jobs/s, higher is better)",
-      systems,
-      groups: [
-        "1 producer",
-        `${none.config.addParallelProducers} producers`,
-        `bulk ${none.config.bulkBatch}`,
-      ],
-      value: (s, g) => [s.addSeq, s.addParallel, s.bulk][g] ?? Number.NaN,
-      format: fmt,
-    });
-    out.push({
-      title: `Process ${kilo(none.config.processJobs)} waiting jobs (jobs/s)`,
-      systems,
-      groups: cs.map((c) => `concurrency ${c}`),
-      value: (s, g) => s.process[String(cs[g])] ?? Number.NaN,
-      format: fmt,
-    });
+    const added = none.config.addSeqJobs + none.config.addParallelJobs + none.config.bulkJobs > 0;
+    if (added)
+      out.push({
+        title: "Add (jobs/s, higher is better)",
+        systems,
+        groups: [
+          "1 producer",
+          `${none.config.addParallelProducers} producers`,
+          `bulk ${none.config.bulkBatch}`,
+        ],
+        value: (s, g) => [s.addSeq, s.addParallel, s.bulk][g] ?? Number.NaN,
+        format: fmt,
+      });
+    if (cs.length > 0)
+      out.push({
+        title: `Process ${kilo(none.config.processJobs)} waiting jobs (jobs/s)`,
+        systems,
+        groups: cs.map((c) => `concurrency ${c}`),
+        value: (s, g) => s.process[String(cs[g])] ?? Number.NaN,
+        format: fmt,
+      });
     if (none.config.latency)
       out.push({
         title: `Latency add→handler at ${kilo(none.config.latency.rate)}/s (ms, lower is better)`,
@@ -115,21 +118,33 @@ function panels(none: ModeReport | undefined, aof: ModeReport | undefined): Pane
         value: (s, g) => (s.latency ? [s.latency.p50, s.latency.p99, s.latency.max][g]! : Number.NaN),
         format: (x) => String(Math.round(x * 10) / 10),
       });
-    out.push({
-      title: `CPU per job at c=${Math.max(...cs)} (µs, lower is better)`,
-      systems,
-      groups: ["Valkey", "worker process"],
-      value: (s, g) => [s.serverCpuUsPerJob, s.workerCpuUsPerJob][g] ?? Number.NaN,
-      format: (x) => String(Math.round(x)),
-    });
-    out.push({
-      title: "Per job: commands, memory waiting (lower is better)",
-      systems,
-      groups: ["commands to process", "commands to add (bulk)", "bytes waiting / 10"],
-      value: (s, g) =>
-        [s.processCommandsPerJob, s.addCommandsPerJob, s.bytesPerWaitingJob / 10][g] ?? Number.NaN,
-      format: (x) => String(Math.round(x)),
-    });
+    const { ramp, burst } = none.config;
+    if (ramp || burst)
+      out.push({
+        title: `Drain ÷ ideal, ${kilo((ramp ?? burst)!.jobs)} jobs, c=${(ramp ?? burst)!.concurrency} (lower is better)`,
+        systems,
+        groups: [...(ramp ? ["resume ramp"] : []), ...(burst ? ["delayed burst"] : [])],
+        value: (s, g) =>
+          [...(ramp ? [s.ramp?.drainRatio] : []), ...(burst ? [s.burst?.drainRatio] : [])][g] ?? Number.NaN,
+        format: (x) => String(Math.round(x * 100) / 100),
+      });
+    if (cs.length > 0) {
+      out.push({
+        title: `CPU per job at c=${Math.max(...cs)} (µs, lower is better)`,
+        systems,
+        groups: ["Valkey", "worker process"],
+        value: (s, g) => [s.serverCpuUsPerJob, s.workerCpuUsPerJob][g] ?? Number.NaN,
+        format: (x) => String(Math.round(x)),
+      });
+      out.push({
+        title: "Per job: commands, memory waiting (lower is better)",
+        systems,
+        groups: ["commands to process", "commands to add (bulk)", "bytes waiting / 10"],
+        value: (s, g) =>
+          [s.processCommandsPerJob, s.addCommandsPerJob, s.bytesPerWaitingJob / 10][g] ?? Number.NaN,
+        format: (x) => String(Math.round(x)),
+      });
+    }
   }
   if (aof) {
     const systems = aof.summary;
@@ -158,6 +173,7 @@ export function renderSvg(report: BenchReport): string {
   const systems = (none ?? aof)?.summary ?? [];
   const list = panels(none, aof);
   const rounds = none?.config.rounds ?? aof?.config.rounds ?? 0;
+  const traffic = (none?.config.ramp ?? none?.config.burst)?.handlerMs;
   const cols = 2;
   const pw = 620;
   const ph = 300;
@@ -169,7 +185,7 @@ export function renderSvg(report: BenchReport): string {
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="16" y="28" font-size="20" font-weight="bold">EchoMQ vs BullMQ vs bee-queue${report.smoke ? " (smoke run)" : ""}</text>`,
     `<text x="16" y="50" font-size="12" fill="#444">${esc(
-      `${report.machine.cpu}, ${report.machine.cores} cores · Valkey ${report.versions.valkey} · Node ${report.versions.node} · ${rounds === 1 ? "1 round" : `medians of ${rounds} rounds`} · 100-byte payloads, no-op handlers`,
+      `${report.machine.cpu}, ${report.machine.cores} cores · Valkey ${report.versions.valkey} · Node ${report.versions.node} · ${rounds === 1 ? "1 round" : `medians of ${rounds} rounds`} · 100-byte payloads, no-op handlers${traffic ? ` (ramp and burst: ${traffic} ms)` : ""}`,
     )}</text>`,
   ];
   let lx = W - 16;

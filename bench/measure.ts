@@ -4,15 +4,28 @@
  * database (FLUSHALL SYNC, lazyfree drained), every loop is bounded in count and time, and every
  * queue, worker and connection is closed before the next phase.
  */
+import {
+  adapterFor,
+  addBatches,
+  addOnePerCall,
+  CLOSE_BOUND_MS,
+  jobData,
+  type Rate,
+  rate,
+  withTimeout,
+} from "./load.js";
 import { Admin, delta, type ServerDelta, sleep } from "./server.js";
 import { percentile, round } from "./stats.js";
-import { beequeueAdapter } from "./systems/beequeue.js";
-import { bullmqAdapter } from "./systems/bullmq.js";
-import { echomqAdapter } from "./systems/echomq.js";
-import type { Endpoint, JobData, Producer, SystemAdapter, SystemId } from "./systems/types.js";
-
-/** Payloads are 100 bytes as JSON: `{"t":<ms>,"pad":"…"}`. */
-export const PAYLOAD_BYTES = 100;
+import type { Endpoint, Producer, SystemAdapter, SystemId } from "./systems/types.js";
+import {
+  type BurstPlan,
+  type BurstResult,
+  delayedBurst,
+  type RampResult,
+  resumeRamp,
+  type TrafficContext,
+  type TrafficPlan,
+} from "./traffic.js";
 
 export interface LatencyPlan {
   /** Jobs per second the producer adds, steadily. */
@@ -47,16 +60,12 @@ export interface MeasurePlan {
    */
   processCapMs: number | null;
   latency: LatencyPlan | null;
+  /** The resume ramp (bench/traffic.ts); null skips. */
+  ramp: TrafficPlan | null;
+  /** The delayed burst (bench/traffic.ts); null skips. */
+  burst: BurstPlan | null;
   /** Bound of any one phase (ms). */
   phaseTimeoutMs: number;
-}
-
-export interface Rate {
-  jobs: number;
-  seconds: number;
-  rate: number;
-  /** An add phase run several times: every run's rate, in order (the fields above are the median run's). */
-  runs?: number[];
 }
 
 export interface ProcessResult extends Rate {
@@ -100,79 +109,16 @@ export interface MeasureResult {
   bulk: Rate | null;
   process: ProcessResult[];
   latency: LatencyResult | null;
+  ramp: RampResult | null;
+  burst: BurstResult | null;
   errors: string[];
   warnings: string[];
   /** Wall time of the whole child run, s. */
   wallSeconds: number;
 }
 
-export function adapterFor(system: SystemId, endpoint: Endpoint): SystemAdapter {
-  switch (system) {
-    case "echomq-w4":
-      return echomqAdapter(endpoint, 4);
-    case "echomq-w6":
-      return echomqAdapter(endpoint, 6);
-    case "bullmq":
-      return bullmqAdapter(endpoint);
-    case "beequeue":
-      return beequeueAdapter(endpoint);
-  }
-}
-
-const PAD_TEMPLATE = "x".repeat(PAYLOAD_BYTES);
-
-/** A job whose JSON is exactly PAYLOAD_BYTES long (t is a float of ms; the pad absorbs its length). */
-export function jobData(t = performance.now()): JobData {
-  const head = `{"t":${t},"pad":""}`.length;
-  return { t, pad: PAD_TEMPLATE.slice(0, Math.max(0, PAYLOAD_BYTES - head)) };
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
-
 /** How long a latency run's worker runs before the producer starts. */
 const LATENCY_SETTLE_MS = 250;
-
-/** How long one close (a producer, a worker) may take before the phase records it as hung. */
-const CLOSE_BOUND_MS = 30_000;
-
-function rate(jobs: number, seconds: number): Rate {
-  return { jobs, seconds: round(seconds, 4), rate: round(jobs / seconds, 0) };
-}
-
-/** `producers` concurrent loops on one producer, each awaiting one add per call, `jobs` in all. */
-async function addOnePerCall(producer: Producer, jobs: number, producers: number): Promise<Rate> {
-  let next = 0;
-  const loop = async () => {
-    while (next < jobs) {
-      next += 1;
-      await producer.add(jobData());
-    }
-  };
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: Math.min(producers, jobs) }, loop));
-  return rate(jobs, (performance.now() - t0) / 1000);
-}
-
-/** Batches of `batch`, `inFlight` batches at a time (1 for the bulk-add measure). */
-async function addBatches(producer: Producer, jobs: number, batch: number, inFlight: number): Promise<Rate> {
-  let next = 0;
-  const loop = async () => {
-    while (next < jobs) {
-      const n = Math.min(batch, jobs - next);
-      next += n;
-      await producer.addBulk(Array.from({ length: n }, () => jobData()));
-    }
-  };
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: inFlight }, loop));
-  return rate(jobs, (performance.now() - t0) / 1000);
-}
 
 export class Measurer {
   readonly errors: string[] = [];
@@ -199,6 +145,8 @@ export class Measurer {
       bulk: null,
       process: [],
       latency: null,
+      ramp: null,
+      burst: null,
       errors: this.errors,
       warnings: this.warnings,
       wallSeconds: 0,
@@ -220,12 +168,27 @@ export class Measurer {
         const plan = p.latency;
         result.latency = await this.guard("latency", () => this.latencyRun(plan));
       }
+      const ramp = p.ramp;
+      if (ramp) result.ramp = await this.guard("resume ramp", () => resumeRamp(this.traffic(), ramp));
+      const burst = p.burst;
+      if (burst) result.burst = await this.guard("delayed burst", () => delayedBurst(this.traffic(), burst));
     } finally {
       await this.admin.flush().catch(() => {});
       await this.admin.close();
     }
     result.wallSeconds = round((performance.now() - t0) / 1000, 2);
     return result;
+  }
+
+  /** What the traffic phases (bench/traffic.ts) use of this Measurer. */
+  private traffic(): TrafficContext {
+    return {
+      adapter: this.adapter,
+      // The delayed burst adds its lead; a backstop bounds the whole phase in guard().
+      phaseTimeoutMs: this.plan.phaseTimeoutMs,
+      fresh: () => this.fresh(),
+      close: (what, closable) => this.close(what, closable),
+    };
   }
 
   private async guard<T>(what: string, fn: () => Promise<T>): Promise<T | null> {
@@ -376,7 +339,7 @@ export class Measurer {
     let failed = 0;
     const consumer = await this.adapter.consumer({
       concurrency: plan.concurrency,
-      onStart: (data) => {
+      handler: (data) => {
         samples.push({ t: data.t, latency: performance.now() - data.t });
         if (samples.length === total) resolveAll();
       },

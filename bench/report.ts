@@ -1,110 +1,6 @@
-/** Medians over rounds, the Markdown table (ratios against BullMQ), and the JSON's shape. */
-import type { MeasureResult } from "./measure.js";
-import type { ModeConfig } from "./run.js";
-import { median, round } from "./stats.js";
-import { LABELS, type SystemId } from "./systems/types.js";
-
-export interface SystemSummary {
-  system: SystemId;
-  label: string;
-  rounds: number;
-  addSeq: number;
-  addParallel: number;
-  bulk: number;
-  /** Median processing rate by concurrency. */
-  process: Record<string, number>;
-  /** Concurrencies at which the time cap ended at least one round's run. */
-  capped: number[];
-  /** Cost, at the highest concurrency of the mode. */
-  costConcurrency: number;
-  serverCpuUsPerJob: number;
-  workerCpuUsPerJob: number;
-  addCommandsPerJob: number;
-  processCommandsPerJob: number;
-  bytesPerWaitingJob: number;
-  /** After the warm-up second. */
-  latency: { p50: number; p99: number; max: number } | null;
-  /** Over every job, warm-up included. */
-  latencyAll: { p50: number; p99: number; max: number } | null;
-  /** Raw command rate ÷ commands per processed job. */
-  ceilingJobsPerSec: number;
-  /** Processing rate at costConcurrency ÷ ceilingJobsPerSec. */
-  ceilingShare: number;
-}
-
-export interface ModeReport {
-  mode: "none" | "aof";
-  config: ModeConfig;
-  ceiling: { zadd: number; hset: number; combined: number };
-  moduleVersion: string | undefined;
-  rounds: MeasureResult[];
-  summary: SystemSummary[];
-  wallSeconds: number;
-}
-
-export interface BenchReport {
-  date: string;
-  command: string;
-  smoke: boolean;
-  machine: { cpu: string; cores: number; memoryBytes: number; os: string; loadAverageAtEnd: number[] };
-  versions: Record<string, string>;
-  modes: ModeReport[];
-  failures: string[];
-  warnings: string[];
-  wallSeconds: number;
-}
-
-export function summarize(systems: SystemId[], results: MeasureResult[], rawRate: number): SystemSummary[] {
-  return systems.map((system) => {
-    const rs = results.filter((r) => r.system === system);
-    const m = (f: (r: MeasureResult) => number | undefined) =>
-      median(rs.map(f).filter((x): x is number => x !== undefined));
-    const cs = [...new Set(rs.flatMap((r) => r.process.map((p) => p.concurrency)))].sort((a, b) => a - b);
-    const top = cs.at(-1) ?? 0;
-    const at = (r: MeasureResult) => r.process.find((p) => p.concurrency === top);
-    const process: Record<string, number> = {};
-    for (const c of cs) process[String(c)] = m((r) => r.process.find((p) => p.concurrency === c)?.rate);
-    const addCommandsPerJob = m((r) => at(r)?.addCommandsPerJob);
-    const processCommandsPerJob = m((r) => at(r)?.processCommandsPerJob);
-    const ceilingJobsPerSec = round(rawRate / processCommandsPerJob, 0);
-    const lat = rs.map((r) => r.latency).filter((l): l is NonNullable<typeof l> => l !== null);
-    return {
-      system,
-      label: LABELS[system],
-      rounds: rs.length,
-      addSeq: m((r) => r.addSeq?.rate),
-      addParallel: m((r) => r.addParallel?.rate),
-      bulk: m((r) => r.bulk?.rate),
-      process,
-      capped: cs.filter((c) => rs.some((r) => r.process.find((p) => p.concurrency === c)?.capped)),
-      costConcurrency: top,
-      serverCpuUsPerJob: m((r) => at(r)?.serverCpuUsPerJob),
-      workerCpuUsPerJob: m((r) => at(r)?.workerCpuUsPerJob),
-      addCommandsPerJob,
-      processCommandsPerJob,
-      // every fill of every round measured it
-      bytesPerWaitingJob: round(median(rs.flatMap((r) => r.process.map((p) => p.bytesPerWaitingJob))), 0),
-      latency:
-        lat.length === 0
-          ? null
-          : {
-              p50: median(lat.map((l) => l.p50)),
-              p99: median(lat.map((l) => l.p99)),
-              max: median(lat.map((l) => l.max)),
-            },
-      latencyAll:
-        lat.length === 0
-          ? null
-          : {
-              p50: median(lat.map((l) => l.all.p50)),
-              p99: median(lat.map((l) => l.all.p99)),
-              max: median(lat.map((l) => l.all.max)),
-            },
-      ceilingJobsPerSec,
-      ceilingShare: round((process[String(top)] ?? Number.NaN) / ceilingJobsPerSec, 3),
-    };
-  });
-}
+/** The Markdown report: one table per persistence mode (ratios against BullMQ), targets, notes. */
+import type { BenchReport, ModeReport, SystemSummary, TrafficSummary } from "./summary.js";
+import { TARGETS, type TrafficPlan } from "./traffic.js";
 
 function kilo(x: number): string {
   if (!Number.isFinite(x)) return "–";
@@ -129,15 +25,21 @@ interface Row {
 
 function rows(mode: ModeReport): Row[] {
   const cfg = mode.config;
-  const out: Row[] = [
-    { label: "add, 1 producer, one job per call (jobs/s ↑)", value: (s) => s.addSeq, format: kilo },
-    {
+  const out: Row[] = [];
+  if (cfg.addSeqJobs > 0)
+    out.push({ label: "add, 1 producer, one job per call (jobs/s ↑)", value: (s) => s.addSeq, format: kilo });
+  if (cfg.addParallelJobs > 0)
+    out.push({
       label: `add, ${cfg.addParallelProducers} concurrent producers (jobs/s ↑)`,
       value: (s) => s.addParallel,
       format: kilo,
-    },
-    { label: `bulk add, batches of ${cfg.bulkBatch} (jobs/s ↑)`, value: (s) => s.bulk, format: kilo },
-  ];
+    });
+  if (cfg.bulkJobs > 0)
+    out.push({
+      label: `bulk add, batches of ${cfg.bulkBatch} (jobs/s ↑)`,
+      value: (s) => s.bulk,
+      format: kilo,
+    });
   for (const c of cfg.concurrencies)
     out.push({
       label: `process ${kilo(cfg.processJobs)} waiting, concurrency ${c} (jobs/s ↑)`,
@@ -164,6 +66,40 @@ function rows(mode: ModeReport): Row[] {
       },
     );
   }
+  if (cfg.ramp) {
+    const r = cfg.ramp;
+    const head = `resume ramp, ${kilo(r.jobs)} jobs paused, c=${r.concurrency}, ${r.handlerMs} ms handler`;
+    const mark = (s: SystemSummary) => (s.ramp && !s.ramp.queuePause ? "‡" : "");
+    out.push(...trafficRows(`${head}:`, "resume", r, (s) => s.ramp, mark));
+  }
+  if (cfg.burst) {
+    const b = cfg.burst;
+    const head = `delayed burst, ${kilo(b.jobs)} jobs due at one instant, c=${b.concurrency}, ${b.handlerMs} ms handler`;
+    const late = (k: "p50" | "p99" | "max") => (s: SystemSummary) => s.burst?.lateness[k] ?? Number.NaN;
+    // A job waits for a free slot too: with every slot busy from `due`, job k starts at
+    // floor(k ÷ concurrency) × handler time, so lateness is not 0 even for the ideal worker.
+    const ideal = (p: number) =>
+      Math.floor((Math.ceil((p / 100) * b.jobs) - 1) / b.concurrency) * b.handlerMs;
+    out.push(
+      {
+        label: `${head}: handler start − due, p50 (ms ↓; ideal ${ideal(50)})`,
+        value: late("p50"),
+        format: plain(1),
+      },
+      {
+        label: `… handler start − due, p99 (ms ↓; ideal ${ideal(99)})`,
+        value: late("p99"),
+        format: plain(1),
+      },
+      {
+        label: `… handler start − due, max (ms ↓; ideal ${ideal(100)})`,
+        value: late("max"),
+        format: plain(1),
+      },
+      ...trafficRows("…", "due instant", b, (s) => s.burst),
+    );
+  }
+  if (cfg.concurrencies.length === 0) return out;
   const top = Math.max(...cfg.concurrencies);
   out.push(
     { label: `Valkey CPU per job, c=${top} (µs ↓)`, value: (s) => s.serverCpuUsPerJob, format: plain(1) },
@@ -189,6 +125,80 @@ function rows(mode: ModeReport): Row[] {
     },
   );
   return out;
+}
+
+/** Drain, drain ÷ ideal, time until every slot runs, peak: one traffic measure's rows. */
+function trafficRows(
+  head: string,
+  release: string,
+  plan: TrafficPlan,
+  pick: (s: SystemSummary) => TrafficSummary | null,
+  mark?: (s: SystemSummary) => string,
+): Row[] {
+  const idealMs = (plan.jobs * plan.handlerMs) / plan.concurrency;
+  const ms = (x: number) => (x === Number.POSITIVE_INFINITY ? "never" : plain(0)(x));
+  const opt = mark ? { mark } : {};
+  return [
+    {
+      label: `${head} drain from the ${release} (ms ↓)`,
+      value: (s) => pick(s)?.drainMs ?? Number.NaN,
+      format: plain(0),
+      ...opt,
+    },
+    {
+      label: `… drain ÷ ideal (${idealMs.toFixed(0)} ms = jobs × handler ÷ concurrency; target ≤ ${TARGETS.drainRatio})`,
+      value: (s) => pick(s)?.drainRatio ?? Number.NaN,
+      format: plain(2),
+      noRatio: true,
+    },
+    {
+      label: `… ${plan.concurrency} handlers running at once, after the ${release} (ms ↓; target ≤ ${TARGETS.fullMs})`,
+      value: (s) => {
+        const t = pick(s);
+        return t ? (t.fullMs ?? Number.POSITIVE_INFINITY) : Number.NaN;
+      },
+      format: ms,
+      mark: (s) => {
+        const t = pick(s);
+        const never =
+          t && t.fullMs !== null && t.neverFull > 0 ? ` (never in ${t.neverFull} of ${t.rounds} rounds)` : "";
+        return (mark?.(s) ?? "") + never;
+      },
+    },
+    {
+      label: `… most handlers running at once (of ${plan.concurrency})`,
+      value: (s) => pick(s)?.peak ?? Number.NaN,
+      format: plain(0),
+      noRatio: true,
+    },
+  ];
+}
+
+/** The targets line (README): EchoMQ's figures against them, met or missed. */
+function targetLine(mode: ModeReport): string | null {
+  const parts: string[] = [];
+  const echo = mode.summary.filter((s) => s.system.startsWith("echomq"));
+  for (const [name, pick] of [
+    ["Resume ramp", (s: SystemSummary) => s.ramp],
+    ["Delayed burst", (s: SystemSummary) => s.burst],
+  ] as const) {
+    const each = echo.flatMap((s) => {
+      const t = pick(s);
+      if (!t) return [];
+      const drain = t.drainRatio <= TARGETS.drainRatio ? "met" : "missed";
+      const full = t.fullMs !== null && t.fullMs <= TARGETS.fullMs ? "met" : "missed";
+      const when = t.fullMs === null ? "never" : `after ${t.fullMs.toFixed(0)} ms`;
+      return [
+        `${s.label} drain ${t.drainRatio.toFixed(2)}× ideal (${drain}), all slots busy ${when} (${full})`,
+      ];
+    });
+    if (each.length > 0) parts.push(`${name}: ${each.join("; ")}`);
+  }
+  if (parts.length === 0) return null;
+  return (
+    `Targets for EchoMQ (both wires): drain within ${TARGETS.drainRatio}× ideal and every slot busy within ` +
+    `${TARGETS.fullMs} ms of the release. ${parts.join(". ")}.`
+  );
 }
 
 export function renderTable(mode: ModeReport): string {
@@ -217,6 +227,7 @@ export function renderMarkdown(report: BenchReport): string {
   const m = report.machine;
   const v = report.versions;
   const out: string[] = [];
+  const traffic = report.modes.map((m) => (m.config.ramp ?? m.config.burst)?.handlerMs).find((x) => x);
   out.push(`# EchoMQ bench${report.smoke ? " (smoke: tiny sizes, not a measurement)" : ""}`);
   out.push("");
   out.push(
@@ -227,7 +238,7 @@ export function renderMarkdown(report: BenchReport): string {
   out.push("");
   out.push(
     "Medians over the rounds (an add figure is first the median of the round's runs of that phase); in parentheses the ratio to BullMQ (↑ higher is better, ↓ lower is better). " +
-      "Payloads are 100 bytes, handlers are no-ops, client and server share the machine's cores over " +
+      `Payloads are 100 bytes, handlers are no-ops${traffic ? ` (the resume ramp's and the delayed burst's sleep ${traffic} ms)` : ""}, client and server share the machine's cores over ` +
       "loopback. See bench/README.md for the method.",
   );
   for (const mode of report.modes) {
@@ -237,6 +248,10 @@ export function renderMarkdown(report: BenchReport): string {
     out.push("");
     out.push(renderTable(mode));
     out.push("");
+    const ramp = mode.summary.find((x) => x.ramp && !x.ramp.queuePause);
+    if (ramp?.ramp) out.push(`‡ ${ramp.label}, resume ramp: ${ramp.ramp.how}.`, "");
+    const targets = targetLine(mode);
+    if (targets) out.push(targets, "");
     if (mode.summary.some((s) => s.capped.length > 0))
       out.push(
         `† In at least one round the ${(mode.config.processCapMs ?? 0) / 1000} s cap ended this run: ` +

@@ -7,7 +7,8 @@
  *
  * Flags: --smoke (tiny, 1 round, exit 1 unless every job of every system was processed),
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
- * (echomq-w4, echomq-w6, bullmq, beequeue), --persistence=none|aof|both, --out=<dir>,
+ * (echomq-w4, echomq-w6, bullmq, beequeue), --measures=<measure>[,<measure>…] (add, process,
+ * latency, ramp, burst), --persistence=none|aof|both, --out=<dir>,
  * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
 import { type ChildProcess, fork } from "node:child_process";
@@ -17,8 +18,10 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { modulePath } from "../src/cli/module-path.js";
 import { renderChart } from "./chart.js";
-import type { LatencyPlan, MeasurePlan, MeasureResult } from "./measure.js";
-import { type BenchReport, type ModeReport, renderMarkdown, summarize } from "./report.js";
+import type { MeasurePlan, MeasureResult } from "./measure.js";
+import { fullModes, MEASURES, type Measure, type ModeConfig, narrow, smokeModes } from "./modes.js";
+import { renderMarkdown } from "./report.js";
+import { type BenchReport, type ModeReport, summarize } from "./summary.js";
 import { Admin, type BenchServer, startServer, valkeyBenchmark, valkeyVersion } from "./server.js";
 import { round } from "./stats.js";
 import { SYSTEM_IDS, type SystemId } from "./systems/types.js";
@@ -26,29 +29,12 @@ import { SYSTEM_IDS, type SystemId } from "./systems/types.js";
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..");
 
-export interface ModeConfig {
-  name: "none" | "aof";
-  aof: boolean;
-  rounds: number;
-  addSeqJobs: number;
-  addParallelJobs: number;
-  addParallelProducers: number;
-  bulkJobs: number;
-  bulkBatch: number;
-  /** How many times each add phase runs in a round (fresh database each time); the median counts. */
-  addRepeats: number;
-  processJobs: number;
-  concurrencies: number[];
-  processCapMs: number | null;
-  latency: LatencyPlan | null;
-  ceilingRequests: number;
-}
-
 interface Flags {
   smoke: boolean;
   rounds: number | undefined;
   jobs: number | undefined;
   only: SystemId[];
+  measures: Measure[];
   persistence: "none" | "aof" | "both";
   out: string;
   /** Re-render the Markdown and the chart of a results JSON; runs nothing. */
@@ -61,6 +47,7 @@ function parseFlags(argv: string[]): Flags {
     rounds: undefined,
     jobs: undefined,
     only: [...SYSTEM_IDS],
+    measures: [...MEASURES],
     persistence: "both",
     out: join(here, "results"),
     render: undefined,
@@ -82,6 +69,13 @@ function parseFlags(argv: string[]): Flags {
         if (!(SYSTEM_IDS as readonly string[]).includes(id))
           throw new UsageError(`--only: unknown system ${id} (known: ${SYSTEM_IDS.join(", ")})`);
       flags.only = ids as SystemId[];
+    } else if (key === "--measures") {
+      const names = (value ?? "").split(",").filter(Boolean);
+      for (const m of names)
+        if (!(MEASURES as readonly string[]).includes(m))
+          throw new UsageError(`--measures: unknown measure ${m} (known: ${MEASURES.join(", ")})`);
+      if (names.length === 0) throw new UsageError("--measures names no measure");
+      flags.measures = names as Measure[];
     } else if (key === "--persistence") {
       if (value !== "none" && value !== "aof" && value !== "both")
         throw new UsageError("--persistence is none, aof or both");
@@ -95,49 +89,6 @@ function parseFlags(argv: string[]): Flags {
   }
   if (flags.only.length === 0) throw new UsageError("--only names no system");
   return flags;
-}
-
-/** The full bench: sized to finish in < 20 minutes on 2 cores. */
-function fullModes(): ModeConfig[] {
-  const none: ModeConfig = {
-    name: "none",
-    aof: false,
-    rounds: 3,
-    addSeqJobs: 5_000,
-    addParallelJobs: 30_000,
-    addParallelProducers: 50,
-    bulkJobs: 30_000,
-    bulkBatch: 50,
-    // An add phase lasts under a second: three in a row per round keep one burst of noise on
-    // the shared machine from deciding a round's figure.
-    addRepeats: 3,
-    processJobs: 100_000,
-    concurrencies: [1, 10, 100],
-    // Binds only below 100k / 30 s = 3.3k jobs/s, i.e. at concurrency 1 on a slow day.
-    processCapMs: 30_000,
-    latency: { rate: 2000, durationMs: 5000, warmupMs: 1000, concurrency: 10 },
-    ceilingRequests: 200_000,
-  };
-  // With AOF: the adds and the processing at concurrency 100, where the AOF writes and the fsync
-  // thread show most; the rest has the same shape as without persistence.
-  const aof: ModeConfig = { ...none, name: "aof", aof: true, concurrencies: [100], latency: null };
-  return [none, aof];
-}
-
-/** The same shapes with a few hundred jobs, one round: a check that every system still runs. */
-function smokeModes(): ModeConfig[] {
-  return fullModes().map((m) => ({
-    ...m,
-    rounds: 1,
-    addSeqJobs: 200,
-    addParallelJobs: 300,
-    bulkJobs: 300,
-    addRepeats: 1,
-    processJobs: 300,
-    processCapMs: null,
-    latency: m.latency && { ...m.latency, durationMs: 600, warmupMs: 100 },
-    ceilingRequests: 20_000,
-  }));
 }
 
 function packageVersion(name: string, from = root): string {
@@ -264,6 +215,8 @@ async function runMode(
           concurrencies: mode.concurrencies,
           processCapMs: mode.processCapMs,
           latency: mode.latency,
+          ramp: mode.ramp,
+          burst: mode.burst,
           phaseTimeoutMs: flags.smoke ? 30_000 : 180_000,
         };
         const t0 = performance.now();
@@ -286,6 +239,19 @@ async function runMode(
               `[${mode.name}] round ${r} ${system}: c=${c} processed ${p?.completed ?? 0}/${mode.processJobs}`,
             );
         }
+        for (const [what, plan, got] of [
+          ["resume ramp", mode.ramp, res.ramp],
+          ["delayed burst", mode.burst, res.burst],
+        ] as const)
+          if (plan && (!got || got.completed !== plan.jobs || got.failed > 0))
+            failures.push(
+              `[${mode.name}] round ${r} ${system}: ${what} completed ${got?.completed ?? 0}/${plan.jobs}` +
+                (got?.failed ? `, ${got.failed} failed, first: ${got.firstError}` : ""),
+            );
+        if (res.ramp && res.ramp.startedBeforeRelease > 0)
+          failures.push(
+            `[${mode.name}] round ${r} ${system}: resume ramp: ${res.ramp.startedBeforeRelease} handlers ran before the release (the hold did not hold)`,
+          );
         log(`[${mode.name}] round ${r}/${mode.rounds} ${system}: ${brief(res)} (${secs(t0)} s)`);
       }
     }
@@ -310,9 +276,22 @@ async function runMode(
 
 function brief(r: MeasureResult): string {
   const k = (x: number | undefined) => (x === undefined ? "-" : `${(x / 1000).toFixed(1)}k`);
-  const parts = [`add ${k(r.addSeq?.rate)}/${k(r.addParallel?.rate)}`, `bulk ${k(r.bulk?.rate)}`];
-  parts.push(`process ${r.process.map((p) => `c${p.concurrency} ${k(p.rate)}`).join(" ")}`);
+  const parts: string[] = [];
+  if (r.addSeq || r.addParallel || r.bulk)
+    parts.push(`add ${k(r.addSeq?.rate)}/${k(r.addParallel?.rate)}`, `bulk ${k(r.bulk?.rate)}`);
+  if (r.process.length > 0)
+    parts.push(`process ${r.process.map((p) => `c${p.concurrency} ${k(p.rate)}`).join(" ")}`);
   if (r.latency) parts.push(`latency p50/p99/max ${r.latency.p50}/${r.latency.p99}/${r.latency.max} ms`);
+  const full = (ms: number | null) => (ms === null ? "never" : `${ms} ms`);
+  if (r.ramp)
+    parts.push(
+      `resume ramp drain ${r.ramp.drainMs} ms (${r.ramp.drainRatio}× ideal), peak ${r.ramp.peak}, ${r.ramp.concurrency} running after ${full(r.ramp.fullMs)}`,
+    );
+  if (r.burst)
+    parts.push(
+      `delayed burst late p50/p99/max ${r.burst.lateness.p50}/${r.burst.lateness.p99}/${r.burst.lateness.max} ms, ` +
+        `drain ${r.burst.drainMs} ms (${r.burst.drainRatio}× ideal), peak ${r.burst.peak}, ${r.burst.concurrency} running after ${full(r.burst.fullMs)}`,
+    );
   if (r.errors.length) parts.push(`${r.errors.length} error(s)`);
   return parts.join(", ");
 }
@@ -348,8 +327,18 @@ async function main(): Promise<void> {
     return;
   }
   const t0 = performance.now();
-  let modes = flags.smoke ? smokeModes() : fullModes();
+  let modes = (flags.smoke ? smokeModes() : fullModes()).map((m) => narrow(m, flags.measures));
   if (flags.persistence !== "both") modes = modes.filter((m) => m.name === flags.persistence);
+  // A mode left with nothing to run by --measures (the AOF mode has no latency, ramp or burst) is skipped.
+  modes = modes.filter(
+    (m) =>
+      m.addSeqJobs + m.addParallelJobs + m.bulkJobs > 0 ||
+      m.concurrencies.length > 0 ||
+      m.latency ||
+      m.ramp ||
+      m.burst,
+  );
+  if (modes.length === 0) throw new UsageError("nothing to run: no mode has any of --measures");
   for (const m of modes) {
     if (flags.rounds) m.rounds = flags.rounds;
     if (flags.jobs) m.processJobs = flags.jobs;
@@ -398,6 +387,7 @@ async function main(): Promise<void> {
     flags.rounds !== undefined ||
     flags.jobs !== undefined ||
     flags.only.length !== SYSTEM_IDS.length ||
+    flags.measures.length !== MEASURES.length ||
     flags.persistence !== "both";
   const base = flags.smoke ? "smoke" : narrowed ? "partial" : "latest";
   writeFileSync(join(flags.out, `${base}.json`), `${JSON.stringify(report, null, 2)}\n`);

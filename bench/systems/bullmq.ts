@@ -2,7 +2,8 @@
  * BullMQ 6 as its docs show: `Queue.add` / `Queue.addBulk` with auto-removal of finished jobs
  * (`defaultJobOptions: { removeOnComplete: true, removeOnFail: 1000 }`, as "Going to
  * production" recommends, so completed jobs do not pile up), a `Worker` with a concurrency and a
- * no-op processor.
+ * no-op processor. Delayed jobs: the `delay` option (the Worker itself moves due jobs to wait).
+ * The hold: `queue.pause()`, released by `queue.resume()`.
  *
  * BullMQ 6 loads the optional `ioredis` driver lazily; this repository has `iovalkey` (the
  * ioredis fork with the same API and code) instead, so the bench registers it as the client
@@ -12,7 +13,9 @@ import { Redis as IOValkey } from "iovalkey";
 import { Queue, RedisConnection, Worker, createIORedisClient } from "bullmq";
 import {
   type ConsumerOptions,
+  delayUntil,
   type Endpoint,
+  type Hold,
   type JobData,
   QUEUE_NAME,
   type SystemAdapter,
@@ -37,19 +40,24 @@ export function bullmqAdapter(endpoint: Endpoint): SystemAdapter {
         add: async (data) => {
           await queue.add("job", data);
         },
-        addBulk: async (batch) => {
-          await queue.addBulk(batch.map((data) => ({ name: "job", data })));
+        addBulk: async (batch, dueAt) => {
+          if (dueAt === undefined) {
+            await queue.addBulk(batch.map((data) => ({ name: "job", data })));
+            return;
+          }
+          const delay = delayUntil(dueAt);
+          await queue.addBulk(batch.map((data) => ({ name: "job", data, opts: { delay } })));
         },
         close: () => queue.close(),
       };
     },
     async consumer(opts: ConsumerOptions) {
-      const onStart = opts.onStart;
+      const body = opts.handler;
       const worker = new Worker<JobData>(
         QUEUE_NAME,
-        onStart
+        body
           ? async (job) => {
-              onStart(job.data);
+              await body(job.data);
             }
           : async () => {},
         { connection, concurrency: opts.concurrency },
@@ -59,6 +67,17 @@ export function bullmqAdapter(endpoint: Endpoint): SystemAdapter {
       worker.on("error", (err) => opts.onFailed(err));
       await worker.waitUntilReady();
       return { close: () => worker.close() };
+    },
+    async hold(): Promise<Hold> {
+      const queue = new Queue(QUEUE_NAME, { connection });
+      await queue.waitUntilReady();
+      await queue.pause();
+      return {
+        how: "queue.pause() before the fill; released by queue.resume()",
+        queuePause: true,
+        release: () => queue.resume(),
+        close: () => queue.close(),
+      };
     },
     async waiting() {
       const queue = new Queue(QUEUE_NAME, { connection });

@@ -9,11 +9,16 @@
  * builds it first.
  * Wire 4 runs on a plain node (the connector brands it `echomq:4.0.0`); wire 6 on a node with the
  * module, branded by `installModuleBrand` after every flush.
+ * Delayed jobs: `add(payload, { delay })` (ms from the server's now; the worker's own timer
+ * promotes due jobs, every `promoteEveryMs`, default 1 s). The hold: `queue.pause()`, released by
+ * `queue.resume()`.
  */
 import { connect, installModuleBrand, Queue, Worker } from "echomq";
 import {
   type ConsumerOptions,
+  delayUntil,
   type Endpoint,
+  type Hold,
   type JobData,
   QUEUE_NAME,
   type SystemAdapter,
@@ -34,8 +39,13 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6): SystemAdapter {
         add: async (data) => {
           await queue.add(JSON.stringify(data));
         },
-        addBulk: async (batch) => {
-          await queue.addBulk(batch.map((data) => ({ payload: JSON.stringify(data) })));
+        addBulk: async (batch, dueAt) => {
+          if (dueAt === undefined) {
+            await queue.addBulk(batch.map((data) => ({ payload: JSON.stringify(data) })));
+            return;
+          }
+          const delay = delayUntil(dueAt);
+          await queue.addBulk(batch.map((data) => ({ payload: JSON.stringify(data), opts: { delay } })));
         },
         close: () => conn.close(),
       };
@@ -43,16 +53,11 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6): SystemAdapter {
     async consumer(opts: ConsumerOptions) {
       const conn = await connect(target);
       const queue = new Queue(QUEUE_NAME, conn);
-      const onStart = opts.onStart;
-      const worker = new Worker(
-        queue,
-        onStart
-          ? (job) => {
-              onStart(job.json<JobData>());
-            }
-          : () => {},
-        { concurrency: opts.concurrency, keepCompleted: 0 },
-      );
+      const body = opts.handler;
+      const worker = new Worker(queue, body ? (job) => body(job.json<JobData>()) : () => {}, {
+        concurrency: opts.concurrency,
+        keepCompleted: 0,
+      });
       worker.on("completed", () => opts.onCompleted());
       worker.on("failed", (_job, err) => opts.onFailed(err));
       worker.on("error", (err) => opts.onFailed(err));
@@ -62,6 +67,19 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6): SystemAdapter {
           await worker.close();
           await conn.close();
         },
+      };
+    },
+    async hold(): Promise<Hold> {
+      const conn = await connect(target);
+      const queue = new Queue(QUEUE_NAME, conn);
+      await queue.pause();
+      return {
+        how: "queue.pause() before the fill; released by queue.resume()",
+        queuePause: true,
+        release: async () => {
+          await queue.resume();
+        },
+        close: () => conn.close(),
       };
     },
     async waiting() {
