@@ -67,6 +67,8 @@ function layoutCases(verb: Verb): Case[] {
     ["empty queue name", literalKeys(verb, "", id)],
     ["queue name with {", literalKeys(verb, "a{b", id)],
     ["queue name with NUL", literalKeys(verb, "a\0b", id)],
+    ["queue name with a control byte", literalKeys(verb, "a\x7fb", id)],
+    ["queue name of 256 bytes", literalKeys(verb, "q".repeat(256), id)],
   ];
   verb.keys.forEach((slot, i) => {
     if (i === verb.anchor) return;

@@ -264,9 +264,13 @@ export function splitQueueKey(key: Buffer): { name: Buffer; type: Buffer } | nul
   return { name: key.subarray(prefix.length, close), type: key.subarray(close + 2) };
 }
 
-/** A queue name the module accepts: not empty, no `{`, `}` or NUL. */
+/** A queue name the module accepts: 1 to 255 bytes, no `{`, `}` or control byte (0x00–0x1F, 0x7F). */
 export function validQueueName(name: Buffer): boolean {
-  return name.length > 0 && !name.includes(0x7b) && !name.includes(0x7d) && !name.includes(0);
+  return (
+    name.length > 0 &&
+    name.length <= 255 &&
+    !name.some((b) => b === 0x7b || b === 0x7d || b < 0x20 || b === 0x7f)
+  );
 }
 
 /** Layout: the queue name when every declared key is that queue's key of its slot, else null. */

@@ -327,7 +327,8 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
   describe("order of refusals: shape → layout → fence (exact texts, nothing written)", () => {
     // Every queue a refused call could touch holds a claimable job, so a refusal that let the call
     // through would change the dump.
-    const QUEUES = ["a", "b", "", "a{b", "a\u0000b", "a}b"];
+    const LONG = "q".repeat(256);
+    const QUEUES = ["a", "b", "", "a{b", "a\u0000b", "a}b", "a\tb", "a\u007fb", LONG];
     const seedAll = async () => {
       for (const q of QUEUES) await seedJob(server.port, q, ID_A);
     };
@@ -342,6 +343,12 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
       ["} in the name", ["EMQ.ENQUEUE", 2, row("a}b", ID_A), k("a}b", "pending"), ID_A, "p"]],
       ["NUL in the name", ["EMQ.ENQUEUE", 2, row("a\u0000b", ID_A), k("a\u0000b", "pending"), ID_A, "p"]],
       ["empty name", ["EMQ.ENQUEUE", 2, row("", ID_A), k("", "pending"), ID_A, "p"]],
+      ["TAB in the name", ["EMQ.ENQUEUE", 2, row("a\tb", ID_A), k("a\tb", "pending"), ID_A, "p"]],
+      [
+        "DEL (0x7F) in the name",
+        ["EMQ.ENQUEUE", 2, row("a\u007fb", ID_A), k("a\u007fb", "pending"), ID_A, "p"],
+      ],
+      ["a name of 256 bytes", ["EMQ.ENQUEUE", 2, row(LONG, ID_A), k(LONG, "pending"), ID_A, "p"]],
       ["anchor of another type (active)", ["EMQ.ENQUEUE", 2, row("a", ID_A), k("a", "active"), ID_A, "p"]],
       ["anchor with trailing bytes", ["EMQ.ENQUEUE", 2, row("a", ID_A), k("a", "pending "), ID_A, "p"]],
       ["row of another type (meta)", ["EMQ.ENQUEUE", 2, k("a", "meta"), k("a", "pending"), ID_A, "p"]],
@@ -357,6 +364,9 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
       ["} in the name", ["EMQ.CLAIM", 3, ...claimKeys("a}b"), 1000]],
       ["NUL in the name", ["EMQ.CLAIM", 3, ...claimKeys("a\u0000b"), 1000]],
       ["empty name", ["EMQ.CLAIM", 3, ...claimKeys(""), 1000]],
+      ["TAB in the name", ["EMQ.CLAIM", 3, ...claimKeys("a\tb"), 1000]],
+      ["DEL (0x7F) in the name", ["EMQ.CLAIM", 3, ...claimKeys("a\u007fb"), 1000]],
+      ["a name of 256 bytes", ["EMQ.CLAIM", 3, ...claimKeys(LONG), 1000]],
       [
         "anchor of another type (schedule)",
         ["EMQ.CLAIM", 3, k("a", "schedule"), k("a", "active"), k("a", ""), 1000],
@@ -430,7 +440,7 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
         });
 
         test("ENQUEUE layout refusals: exactly the layout error (not EMQWIRE)", async () => {
-          assert.equal(enqueueLayout.length, 15);
+          assert.equal(enqueueLayout.length, 18);
           for (const [label, args] of enqueueLayout) {
             await assertRefusedUnchanged(server.port, args, LAYOUT("ENQUEUE")).catch((err: Error) => {
               throw new Error(`${label}: ${err.message}`);
@@ -439,7 +449,7 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
         });
 
         test("CLAIM layout refusals: exactly the layout error (not EMQWIRE)", async () => {
-          assert.equal(claimLayout.length, 14);
+          assert.equal(claimLayout.length, 17);
           for (const [label, args] of claimLayout) {
             await assertRefusedUnchanged(server.port, args, LAYOUT("CLAIM")).catch((err: Error) => {
               throw new Error(`${label}: ${err.message}`);
@@ -473,6 +483,15 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
         "ERR EMQ.ENQUEUE id must start with JOB",
       );
       assert.equal(await call(server.port, enqueueArgs("a", ID_A)), 0);
+    });
+
+    test("the queue-name rule's edges pass the layout: 255 bytes, spaces, colons, bytes ≥ 0x80", async () => {
+      await resetTo(server, WIRE6);
+      for (const q of ["q".repeat(255), " a:b ~", "\u00e9\u00ff"]) {
+        assert.equal(await call(server.port, enqueueArgs(q, ID_A)), 1, JSON.stringify(q));
+        const job = (await call(server.port, claimArgs(q))) as RespReply[];
+        assert.equal(String(job[0]), ID_A, JSON.stringify(q));
+      }
     });
   });
 
