@@ -303,6 +303,10 @@ export const CASES: Case[] = [
   },
   { name: "PROMOTE: nothing due", actions: [addJob(J(1), "0", "100000"), promote()] },
   {
+    name: "PROMOTE: three due ids, one wake naming 3",
+    actions: [addJob(J(1), "0", "1"), addJob(J(2), "0", "1"), addJob(J(3), "4", "1"), wait(5), promote()],
+  },
+  {
     // Lease-exact: due times that tie on one side and not on the other would order differently.
     name: "PROMOTE: limit 1, oldest first (lease-exact)",
     actions: [
@@ -354,6 +358,19 @@ export const CASES: Case[] = [
     actions: [seed(["ZADD", key("active"), "1", J(9)], ["ZADD", key("active"), "1", "XYZ"]), reap()],
   },
   { name: "REAP: a live lease stays", actions: [...claimed(J(1)), reap()] },
+  {
+    name: "REAP: two back and one dead in one call, one wake naming 2",
+    actions: [
+      enq(J(1)),
+      enq(J(2)),
+      addJob(J(3), "0", "0", "1"),
+      claim("1"),
+      claim("1"),
+      claim("1"),
+      wait(5),
+      reap(),
+    ],
+  },
   ...(
     [
       ["limit", "0", "5", "10"],
@@ -382,6 +399,13 @@ export const CASES: Case[] = [
   { name: "PAUSE/RESUME: pause, again, resume, again", actions: [pause, pause, resume, resume] },
   { name: "PAUSE: meta not a hash", actions: [wrongType("meta"), pause] },
   { name: "RESUME: meta not a hash", actions: [wrongType("meta"), resume] },
+  {
+    name: "RESUME: the wake names the ids ready in pending",
+    actions: [pause, enq(J(1)), addJob(J(2), "3"), addJob(J(3), "0", "100000"), resume],
+  },
+  { name: "RESUME: nothing ready, no wake", actions: [pause, addJob(J(1), "0", "100000"), resume] },
+  { name: "RESUME: pending not a sorted set, paused", actions: [pause, wrongType("pending"), resume] },
+  { name: "RESUME: pending not a sorted set, not paused", actions: [wrongType("pending"), resume] },
   {
     name: "PAUSE/RESUME: a paused flag other than 1",
     actions: [

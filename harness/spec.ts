@@ -28,11 +28,11 @@ export interface Prediction {
   reply: Reply;
   /** Plain commands with the effect the verb must have (empty for a refusal). */
   writes: Command[];
-  /** Wake messages published on the queue's channel. */
-  wakes: number;
+  /** The wake messages published on the queue's channel, in order. */
+  wakes: string[];
 }
 
-const refuse = (text: string): Prediction => ({ reply: { t: "error", v: text }, writes: [], wakes: 0 });
+const refuse = (text: string): Prediction => ({ reply: { t: "error", v: text }, writes: [], wakes: [] });
 const int = (n: number | string): Reply => ({ t: "int", v: String(n) });
 const latin1 = (b: Buffer) => b.toString("latin1");
 
@@ -117,7 +117,7 @@ export function predictNative(
         ["HSET", row, "state", "scheduled"],
         ["ZADD", target, String(due), id],
       ],
-      wakes: 0,
+      wakes: [],
     };
   }
   const own = field(fields, "priority");
@@ -129,7 +129,7 @@ export function predictNative(
       ["HSET", row, "state", "pending"],
       ["ZADD", target, priority, id],
     ],
-    wakes: 1,
+    wakes: ["1"],
   };
 }
 
@@ -148,9 +148,9 @@ export function predictInstall(tail: readonly Buffer[], brand: RawValue | undefi
   const shape = nativeShape(verb, tail);
   if ("reply" in shape) return shape;
   if (latin1(shape.keys[0]!) !== VERSION_KEY) return refuse(layoutError("INSTALL"));
-  if (brand === undefined) return { reply: int(1), writes: [["SET", VERSION_KEY, BRAND]], wakes: 0 };
+  if (brand === undefined) return { reply: int(1), writes: [["SET", VERSION_KEY, BRAND]], wakes: [] };
   if (brand.type !== "string") return refuse(WRONGTYPE);
-  if (latin1(brand.value) === BRAND) return { reply: int(0), writes: [], wakes: 0 };
+  if (latin1(brand.value) === BRAND) return { reply: int(0), writes: [], wakes: [] };
   return refuse(emqwire(brand.value));
 }
 

@@ -233,7 +233,7 @@ export class CaseRun {
     call: Call,
     replies: { script: Reply; native: Reply },
     windows: { script: Window; native: Window },
-    wakesScript: number | null,
+    wakesScript: string[] | null,
   ): Promise<string[]> {
     const values = call.values.map((v) => Buffer.from(v));
     const offsets = offsetsOf(verb, values);
@@ -266,12 +266,15 @@ export class CaseRun {
     if (canon(rs) !== canon(rn)) problems.push(`reply: script ${showReply(rs)} vs native ${showReply(rn)}`);
     problems.push(...diffDumps(s.norm, n.norm));
     for (const q of this.queues) {
-      const count = (side: Side) =>
-        published.filter((p) => p.channel === `emq:{${side.name(q)}}:wake`).length;
-      const predicted = q === queueOf(call) ? wakesScript : 0;
-      const ws = wakesScript === null ? count(this.script) : predicted;
-      const wn = count(this.native);
-      if (ws !== wn) problems.push(`wake on queue ${q}: script published ${ws}, native ${wn}`);
+      const messages = (side: Side) =>
+        published.filter((p) => p.channel === `emq:{${side.name(q)}}:wake`).map((p) => p.message);
+      const predicted = q === queueOf(call) ? wakesScript : [];
+      const ws = wakesScript === null ? messages(this.script) : (predicted ?? []);
+      const wn = messages(this.native);
+      if (JSON.stringify(ws) !== JSON.stringify(wn))
+        problems.push(
+          `wake on queue ${q}: script published ${JSON.stringify(ws)}, native ${JSON.stringify(wn)}`,
+        );
     }
     this.last = {
       reply: replies.native,

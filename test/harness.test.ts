@@ -94,6 +94,15 @@ describe("the harness catches a wrong native reply or write", () => {
     assert.deepEqual(failure.problems, [`emq:{A}:job:${J1} field "extra": script absent vs native "1"`]);
   });
 
+  test("a wake naming the wrong count, and an extra wake, are caught with their payloads", async () => {
+    const channel = (side: { name(q: string): string }) => `emq:{${side.name("A")}}:wake`;
+    const extra: Fault = { verb: "PROMOTE", writes: (side) => [["PUBLISH", channel(side), "1"]] };
+    const result = await withFault(extra, /^PROMOTE: three due ids, one wake naming 3$/);
+    const failure = result.tally.failures.find((f) => f.verb === "PROMOTE");
+    assert.ok(failure, result.report);
+    assert.deepEqual(failure.problems, ['wake on queue A: script published ["3"], native ["3","1"]']);
+  });
+
   test("a claim that leaves no lease_epoch (D1) is caught", async () => {
     const fault: Fault = {
       verb: "CLAIM",
@@ -404,7 +413,7 @@ describe("comparison functions", () => {
     ];
     const p = predictNative("REQUEUE", tail, state, { type: "string", value: b("echomq:6.0.0") }, 5);
     assert.equal(canon(p.reply), ":1");
-    assert.equal(p.wakes, 1);
+    assert.deepEqual(p.wakes, ["1"]);
     const after = applyWrites(state, p.writes);
     assert.equal(after.has("emq:{q}:active"), false);
     assert.deepEqual(after.get("emq:{q}:pending"), zset([[J1, "-7"]]));

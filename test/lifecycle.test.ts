@@ -99,6 +99,7 @@ const keysOf = {
   reap: (q: string) => [k(q, "active"), k(q, "pending"), k(q, "dead"), k(q, "")],
   remove: (q: string) => [k(q, "pending"), k(q, "schedule"), k(q, "done"), k(q, "dead"), k(q, "")],
   meta: (q: string) => [k(q, "meta")],
+  resume: (q: string) => [k(q, "meta"), k(q, "pending")],
   reschedule: (q: string) => [k(q, "active"), k(q, "schedule"), k(q, "")],
   requeue: (q: string) => [k(q, "active"), k(q, "pending"), k(q, "")],
 };
@@ -170,28 +171,31 @@ forEachWire("job lifecycle", (ctx) => {
     return id;
   }
 
-  /** Subscribes to the queue's wake channel; `count(run)` is how many wakes `run` published. */
+  /** Subscribes to the queue's wake channel; `messages(run)` is what `run` published there. */
   async function wakeCounter(q: string) {
     const sub = new Redis({ port: ctx().server.port, lazyConnect: true, maxRetriesPerRequest: 0 });
     sub.on("error", () => {});
     await sub.connect();
-    const seen: string[] = [];
+    const seen: [channel: string, message: string][] = [];
     let sentinels = 0;
-    sub.on("message", (channel: string) => seen.push(channel));
+    sub.on("message", (channel: string, message: string) => seen.push([channel, message]));
     await sub.subscribe(`emq:{${q}}:wake`, `sentinel:${q}`);
     return {
-      async count(run: () => Promise<unknown>): Promise<number> {
+      async messages(run: () => Promise<unknown>): Promise<string[]> {
         const start = seen.length;
         await run();
         await cli("PUBLISH", `sentinel:${q}`, "x");
         sentinels += 1;
         const want = sentinels;
         const deadline = Date.now() + 5000;
-        while (seen.filter((c) => c.startsWith("sentinel:")).length < want) {
+        while (seen.filter(([c]) => c.startsWith("sentinel:")).length < want) {
           if (Date.now() > deadline) throw new Error("sentinel message not received");
           await sleep(2);
         }
-        return seen.slice(start).filter((c) => c === `emq:{${q}}:wake`).length;
+        return seen
+          .slice(start)
+          .filter(([c]) => c === `emq:{${q}}:wake`)
+          .map(([, m]) => m);
       },
       async close(): Promise<void> {
         await sub.quit().catch(() => sub.disconnect());
@@ -955,70 +959,93 @@ forEachWire("job lifecycle", (ctx) => {
 
   /* ------------------------------------------------------------------ wake */
 
-  test("wake: one message per call that put an id into pending, none otherwise", async () => {
+  test("wake: one message per call that put ids into pending, naming how many; none otherwise", async () => {
     const { conn } = ctx();
     const w = await wakeCounter("w");
+    const none: string[] = [];
     try {
-      assert.equal(await w.count(() => add(conn, "w", "a")), 1, "ADD delay 0");
-      assert.equal(await w.count(() => enqueue(conn, "w", "b")), 1, "ENQUEUE");
-      assert.equal(await w.count(() => add(conn, "w", "c", { delay: 60_000 })), 0, "ADD delay > 0");
+      assert.deepEqual(await w.messages(() => add(conn, "w", "a")), ["1"], "ADD delay 0");
+      assert.deepEqual(await w.messages(() => enqueue(conn, "w", "b")), ["1"], "ENQUEUE");
+      assert.deepEqual(await w.messages(() => add(conn, "w", "c", { delay: 60_000 })), none, "ADD delay > 0");
       const a = (await claim(conn, "w", 30_000))!;
-      assert.equal(await w.count(() => claim(conn, "w", 30_000)), 0, "CLAIM");
-      assert.equal(
-        await w.count(() =>
-          fail(conn, "w", a.id, a.attempts, "e", { backoffMs: 0, maxAttempts: 5, keep: 5 }),
-        ),
-        1,
+      assert.deepEqual(await w.messages(() => claim(conn, "w", 30_000)), none, "CLAIM");
+      const failNow = { backoffMs: 0, maxAttempts: 5, keep: 5 };
+      assert.deepEqual(
+        await w.messages(() => fail(conn, "w", a.id, a.attempts, "e", failNow)),
+        ["1"],
         "FAIL backoff 0",
       );
       const b = (await claim(conn, "w", 30_000))!;
-      assert.equal(
-        await w.count(() =>
-          fail(conn, "w", b.id, b.attempts, "e", { backoffMs: 1, maxAttempts: 5, keep: 5 }),
-        ),
-        0,
+      const failLater = { backoffMs: 1, maxAttempts: 5, keep: 5 };
+      assert.deepEqual(
+        await w.messages(() => fail(conn, "w", b.id, b.attempts, "e", failLater)),
+        none,
         "FAIL backoff > 0",
       );
       await sleep(5);
-      assert.equal(await w.count(() => promote(conn, "w", 10)), 1, "PROMOTE moving ids");
-      assert.equal(await w.count(() => promote(conn, "w", 10)), 0, "PROMOTE no-op");
+      assert.deepEqual(await w.messages(() => promote(conn, "w", 10)), ["1"], "PROMOTE moving one id");
+      assert.deepEqual(await w.messages(() => promote(conn, "w", 10)), none, "PROMOTE no-op");
       const c = (await claim(conn, "w", 30_000))!;
-      assert.equal(
-        await w.count(() =>
-          fail(conn, "w", c.id, c.attempts, "e", { backoffMs: 0, maxAttempts: 1, keep: 5 }),
-        ),
-        0,
+      const failDead = { backoffMs: 0, maxAttempts: 1, keep: 5 };
+      assert.deepEqual(
+        await w.messages(() => fail(conn, "w", c.id, c.attempts, "e", failDead)),
+        none,
         "FAIL dead",
       );
-      assert.equal(await w.count(() => retry(conn, "w", c.id, 3)), 1, "RETRY");
+      assert.deepEqual(await w.messages(() => retry(conn, "w", c.id, 3)), ["1"], "RETRY");
       const d = (await claim(conn, "w", 1))!;
       await sleep(5);
-      assert.equal(
-        await w.count(() => reap(conn, "w", { limit: 10, maxAttempts: 5, keep: 5 })),
-        1,
-        "REAP requeue",
-      );
-      assert.equal(
-        await w.count(() => reap(conn, "w", { limit: 10, maxAttempts: 5, keep: 5 })),
-        0,
-        "REAP no-op",
-      );
+      const reapOpts = { limit: 10, maxAttempts: 5, keep: 5 };
+      assert.deepEqual(await w.messages(() => reap(conn, "w", reapOpts)), ["1"], "REAP requeue");
+      assert.deepEqual(await w.messages(() => reap(conn, "w", reapOpts)), none, "REAP no-op");
       const e = (await claim(conn, "w", 30_000))!;
-      assert.equal(await w.count(() => extend(conn, "w", e.id, e.attempts, 60_000)), 0, "EXTEND");
-      assert.equal(await w.count(() => complete(conn, "w", e.id, e.attempts, "r", 5)), 0, "COMPLETE");
-      assert.equal(await w.count(() => pause(conn, "w")), 0, "PAUSE");
-      assert.equal(await w.count(() => resume(conn, "w")), 1, "RESUME");
-      assert.equal(await w.count(() => resume(conn, "w")), 0, "RESUME when not paused");
-      assert.equal(await w.count(() => remove(conn, "w", d.id)), 0, "REMOVE");
-      // Three ids due together: still one wake.
+      assert.deepEqual(await w.messages(() => extend(conn, "w", e.id, e.attempts, 60_000)), none, "EXTEND");
+      assert.deepEqual(
+        await w.messages(() => complete(conn, "w", e.id, e.attempts, "r", 5)),
+        none,
+        "COMPLETE",
+      );
+      assert.deepEqual(await w.messages(() => remove(conn, "w", d.id)), none, "REMOVE");
+      // Three ids due together: one message naming 3.
       for (let i = 0; i < 3; i++) await add(conn, "w", "z", { delay: 1 });
       await sleep(5);
-      assert.equal(await w.count(() => promote(conn, "w", 10)), 1, "PROMOTE of 3 ids");
+      assert.deepEqual(await w.messages(() => promote(conn, "w", 10)), ["3"], "PROMOTE of 3 ids");
+      // Two expired leases reaped in one call: one message naming 2 (the dead one is not counted).
+      const [r1, r2, r3] = [
+        (await claim(conn, "w", 1))!,
+        (await claim(conn, "w", 1))!,
+        (await claim(conn, "w", 1))!,
+      ];
+      await cli("HSET", jobKey("w", r3.id), "max_attempts", "1");
+      await sleep(5);
+      const reaped = await w.messages(() => reap(conn, "w", reapOpts));
+      assert.deepEqual(reaped, ["2"], `REAP of ${r1.id}, ${r2.id} back, ${r3.id} dead`);
+      // RESUME names the ids ready in pending (r1, r2 and one more), and nothing when none is ready.
+      assert.deepEqual(await w.messages(() => pause(conn, "w")), none, "PAUSE");
+      assert.deepEqual(await w.messages(() => add(conn, "w", "y")), ["1"], "ADD while paused");
+      assert.equal(await cli("ZCARD", k("w", "pending")), 3);
+      assert.deepEqual(await w.messages(() => resume(conn, "w")), ["3"], "RESUME with 3 ready");
+      assert.deepEqual(await w.messages(() => resume(conn, "w")), none, "RESUME when not paused");
+      await pause(conn, "w2");
+      assert.deepEqual(await w.messages(() => resume(conn, "w")), none, "RESUME of another queue");
+      const w2 = await wakeCounter("w2");
+      try {
+        assert.deepEqual(await w2.messages(() => resume(conn, "w2")), none, "RESUME with nothing ready");
+        assert.equal(await pause(conn, "w2"), true);
+        await add(conn, "w2", "later", { delay: 60_000 });
+        assert.deepEqual(await w2.messages(() => resume(conn, "w2")), none, "RESUME with only scheduled");
+      } finally {
+        await w2.close();
+      }
       if (ctx().wire === 6) {
         const f = (await claim(conn, "w", 30_000))!;
-        assert.equal(await w.count(() => requeue(conn, "w", f.id, f.attempts)), 1, "REQUEUE");
+        assert.deepEqual(await w.messages(() => requeue(conn, "w", f.id, f.attempts)), ["1"], "REQUEUE");
         const g = (await claim(conn, "w", 30_000))!;
-        assert.equal(await w.count(() => reschedule(conn, "w", g.id, g.attempts, 1000)), 0, "RESCHEDULE");
+        assert.deepEqual(
+          await w.messages(() => reschedule(conn, "w", g.id, g.attempts, 1000)),
+          none,
+          "RESCHEDULE",
+        );
       }
     } finally {
       await w.close();
@@ -1085,8 +1112,8 @@ forEachWire("job lifecycle", (ctx) => {
     assert.equal(await conn.eval(scripts.remove, keysOf.remove("rt1"), [id]), 0);
     assert.equal(await conn.eval(scripts.pause, keysOf.meta("rt1"), []), 1);
     assert.equal(await conn.eval(scripts.pause, keysOf.meta("rt1"), []), 0);
-    assert.equal(await conn.eval(scripts.resume, keysOf.meta("rt1"), []), 1);
-    assert.equal(await conn.eval(scripts.resume, keysOf.meta("rt1"), []), 0);
+    assert.equal(await conn.eval(scripts.resume, keysOf.resume("rt1"), []), 1);
+    assert.equal(await conn.eval(scripts.resume, keysOf.resume("rt1"), []), 0);
   });
 
   /* ------------------------------------------------------------------ host validation */
@@ -1363,13 +1390,13 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     {
       verb: "RESUME",
       script: scripts.resume,
-      form: "EMQ.RESUME 1 <meta>",
+      form: "EMQ.RESUME 2 <meta> <pending>",
       setup: async (q) => {
         await pause(ctx().conn, q);
-        return { keys: keysOf.meta(q), values: [] };
+        return { keys: keysOf.resume(q), values: [] };
       },
       values: [],
-      sets: [],
+      sets: [1],
       hash: 0,
     },
   ];

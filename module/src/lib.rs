@@ -63,7 +63,7 @@ pub(crate) static COMMANDS: [Command; 15] = [
     command(c"emq.remove", admin::remove, &admin::REMOVE),
     // `EMQ.PAUSE 1 <meta>` → `1` changed, `0` already paused
     command(c"emq.pause", admin::pause, &admin::PAUSE),
-    // `EMQ.RESUME 1 <meta>` → `1` changed, `0` not paused
+    // `EMQ.RESUME 2 <meta> <pending>` → `1` changed, `0` not paused
     command(c"emq.resume", admin::resume, &admin::RESUME),
     // `EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>` → the due time
     command(c"emq.reschedule", lease::reschedule, &lease::RESCHEDULE),

@@ -5,7 +5,7 @@
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
 -- ARGV[2]  <payload>          any bytes
 -- Reply:   1 enqueued | 0 duplicate id (nothing written)
--- Wake:    PUBLISH emq:{q}:wake 1 after the writes
+-- Wake:    PUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
 -- Errors:  shape, JOB prefix, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.ENQUEUE 2 <row> <pending> <id> <payload>'
 if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.ENQUEUE wrong number of keys: ' .. form) end

@@ -7,7 +7,7 @@
 -- ARGV[2]  <extra_attempts>   positive integer
 -- Reply:   1
 -- Writes:  the row's max_attempts becomes attempts + extra (attempts never decreases)
--- Wake:    PUBLISH emq:{q}:wake 1 after the writes
+-- Wake:    PUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
 -- Errors:  shape, extra attempts, JOB prefix, WRONGTYPE, job not found, job is not dead
 --          (see docs/protocol.md)
 local form = 'EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>'

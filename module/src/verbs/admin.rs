@@ -45,8 +45,8 @@ pub const PAUSE: Form = Form {
 
 pub const RESUME: Form = Form {
     verb: "RESUME",
-    syntax: "EMQ.RESUME 1 <meta>",
-    keys: &[Slot::Key(META)],
+    syntax: "EMQ.RESUME 2 <meta> <pending>",
+    keys: &[Slot::Key(META), Slot::Key(PENDING)],
     anchor: 0,
     values: 0,
 };
@@ -81,7 +81,7 @@ pub fn retry(ctx: &Context, args: Args) -> Reply {
     let hset: [(&[u8], &[u8]); 2] = [(b"state", b"pending"), (b"max_attempts", budget.as_bytes())];
     row.hset(&hset)?;
     moves::add(&mut pending, fields.priority(), id)?;
-    moves::wake(&db, &queue);
+    moves::wake(&db, &queue, 1);
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -149,20 +149,25 @@ pub fn pause(ctx: &Context, args: Args) -> Reply {
     Ok(ValkeyValue::Integer(1))
 }
 
-/// `EMQ.RESUME 1 <meta>` → `1` resumed now (the flag was there), `0` not paused.
+/// `EMQ.RESUME 2 <meta> <pending>` → `1` resumed now (the flag was there), `0` not paused. The
+/// wake names how many ids `pending` holds (none published when it holds none).
 pub fn resume(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RESUME, &argv)?;
     let guard = guard::writable(ctx);
     let db = Db::new(ctx, args, guard.is_ok());
     let mut meta = db.open(call.keys[0]);
+    gates::hash(&meta)?;
+    let ready = gates::sorted_sets(&db, [call.keys[1]])?[0].card()?;
 
     if flag(&meta)?.is_none() {
         return Ok(ValkeyValue::Integer(0));
     }
     guard?;
     meta.hdel(PAUSED)?;
-    moves::wake(&db, &queue);
+    if ready > 0 {
+        moves::wake(&db, &queue, ready);
+    }
     Ok(ValkeyValue::Integer(1))
 }
 

@@ -67,7 +67,7 @@ pub fn enqueue(ctx: &Context, args: Args) -> Reply {
     ];
     row.hset(&fields)?;
     moves::add(&mut pending, 0, id)?;
-    moves::wake(&db, &queue);
+    moves::wake(&db, &queue, 1);
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -108,7 +108,7 @@ pub fn add(ctx: &Context, args: Args) -> Reply {
     row.hset(&fields)?;
     if delay == 0 {
         moves::add(&mut pending, priority, id)?;
-        moves::wake(&db, &queue);
+        moves::wake(&db, &queue, 1);
     } else {
         moves::add(&mut schedule, clock::now_ms() + delay, id)?;
     }

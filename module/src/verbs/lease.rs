@@ -192,7 +192,7 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
     } else if backoff == 0 {
         moves::set_state_with(&mut row, b"pending", b"error", error)?;
         moves::add(&mut pending, fields.priority(), id)?;
-        moves::wake(&db, &queue);
+        moves::wake(&db, &queue, 1);
         b"pending"
     } else {
         moves::set_state_with(&mut row, b"scheduled", b"error", error)?;
@@ -248,6 +248,6 @@ pub fn requeue(ctx: &Context, args: Args) -> Reply {
 
     leave_active(&REQUEUE, guard, &mut active, id)?;
     moves::to_pending(&mut row, &mut pending, fields.priority(), id)?;
-    moves::wake(&db, &queue);
+    moves::wake(&db, &queue, 1);
     Ok(ValkeyValue::Integer(1))
 }

@@ -98,7 +98,7 @@ pub fn promote(ctx: &Context, args: Args) -> Reply {
         }
     }
     if moved > 0 {
-        moves::wake(&db, &queue);
+        moves::wake(&db, &queue, moved);
     }
     Ok(ValkeyValue::Integer(moved))
 }
@@ -147,7 +147,7 @@ pub fn reap(ctx: &Context, args: Args) -> Reply {
         moves::retain(&db, &queue, &mut dead, keep)?;
     }
     if !back.is_empty() {
-        moves::wake(&db, &queue);
+        moves::wake(&db, &queue, back.len() as i64);
     }
     Ok(reaped(back, buried))
 }
