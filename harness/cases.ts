@@ -6,6 +6,7 @@
  * numkeys EVAL refuses (P1) — are generated for all verbs in harness/refusals.ts.
  */
 import { addJob, C, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
+import { CLAIM_CASES } from "./claims.js";
 import type { Action } from "./steps.js";
 
 export interface Case {
@@ -96,74 +97,8 @@ export const CASES: Case[] = [
   { name: "ADD: schedule not a sorted set", actions: [wrongType("schedule"), addJob(J(1), "0", "10")] },
   { name: "ADD: pending not a sorted set", actions: [wrongType("pending"), addJob(J(1))] },
 
-  /* CLAIM */
-  { name: "CLAIM: empty queue", actions: [claim()] },
-  { name: "CLAIM: one job (window)", actions: claimed(J(1)) },
-  { name: "CLAIM: lease-exact", actions: [enq(J(1)), claim("30000", exact)] },
-  { name: "CLAIM: lease 1 ms", actions: claimed(J(1), "1") },
-  { name: "CLAIM: lease 1 ms, lease-exact", actions: [enq(J(1)), claim("1", exact)] },
-  { name: "CLAIM: largest lease", actions: claimed(J(1), BIG) },
-  { name: "CLAIM: second attempt after reap", actions: [...claimed(J(1), "1"), wait(5), reap(), claim()] },
-  ...["0", "-1", "01", "1000000000000000", "abc", "", "1e3"].map((l) => ({
-    name: `CLAIM: lease ${JSON.stringify(l)} refused`,
-    actions: [enq(J(1)), claim(l)],
-  })),
-  { name: "CLAIM: pending not a sorted set", actions: [wrongType("pending"), claim()] },
-  { name: "CLAIM: active not a sorted set", actions: [enq(J(1)), wrongType("active"), claim()] },
-  { name: "CLAIM: head not a JOB id", actions: [seed(["ZADD", key("pending"), "0", "XYZ1"]), claim()] },
-  { name: "CLAIM: head without a row", actions: [seed(["ZADD", key("pending"), "0", J(9)]), claim()] },
-  {
-    name: "CLAIM: head row not a hash",
-    actions: [seed(["ZADD", key("pending"), "0", J(9)], ["SET", row(J(9)), "x"]), claim()],
-  },
-  {
-    name: "CLAIM: head already active",
-    actions: [enq(J(1)), seed(["ZADD", key("active"), "5", J(1)]), claim()],
-  },
-  ...["x", "-1", "1.5", "1234567890123456", ""].map((a) => ({
-    name: `CLAIM: row attempts ${JSON.stringify(a)} refused`,
-    actions: [enq(J(1)), seed(["HSET", row(J(1)), "attempts", a]), claim()],
-  })),
-  {
-    name: "CLAIM: row attempts with leading zeros",
-    actions: [enq(J(1)), seed(["HSET", row(J(1)), "attempts", "007"]), claim()],
-  },
-  {
-    name: "CLAIM: row without attempts",
-    actions: [enq(J(1)), seed(["HDEL", row(J(1)), "attempts"]), claim()],
-  },
-  { name: "CLAIM: row without payload", actions: [enq(J(1)), seed(["HDEL", row(J(1)), "payload"]), claim()] },
-  {
-    name: "CLAIM: paused queue, host step (D2)",
-    actions: [pause, enq(J(1)), claim("30000", { expect: "D2" })],
-  },
-  {
-    name: "CLAIM: paused queue, raw EVAL (D2)",
-    actions: [pause, enq(J(1)), claim("30000", { host: false, expect: "D2" })],
-  },
-  { name: "CLAIM: paused queue, bad lease refused first", actions: [pause, enq(J(1)), claim("0")] },
-  { name: "CLAIM: resumed queue claims", actions: [pause, enq(J(1)), resume, claim()] },
-  { name: "CLAIM: meta not a hash, host step", actions: [enq(J(1)), wrongType("meta"), claim()] },
-  {
-    name: "CLAIM: meta not a hash, raw EVAL (D7)",
-    actions: [enq(J(1)), wrongType("meta"), claim("30000", { host: false, expect: "D7" })],
-  },
-  {
-    name: "CLAIM: paused flag other than 1",
-    actions: [enq(J(1)), seed(["HSET", key("meta"), "paused", "yes"]), claim()],
-  },
+  ...CLAIM_CASES,
 
-  {
-    name: "CLAIM: attempts at the 15-digit limit, then past it",
-    actions: [
-      enq(J(1)),
-      seed(["HSET", row(J(1)), "attempts", BIG]),
-      claim("1"),
-      wait(5),
-      reap("100", BIG),
-      claim(),
-    ],
-  },
   /* EXTEND */
   { name: "EXTEND: renews the lease (window)", actions: [...claimed(J(1)), extend(J(1))] },
   { name: "EXTEND: lease-exact", actions: [...claimed(J(1)), extend(J(1), "1", "60000", exact)] },
@@ -387,6 +322,29 @@ export const CASES: Case[] = [
   { name: "REMOVE: a dead job", actions: [...deadJob(J(1)), remove(J(1))] },
   { name: "REMOVE: an active job is refused", actions: [...claimed(J(1)), remove(J(1))] },
   { name: "REMOVE: no such job", actions: [remove(J(1))] },
+  {
+    name: "REMOVE: an orphan in pending, done and dead is removed from all three",
+    actions: [
+      seed(
+        ["ZADD", key("pending"), "0", J(9)],
+        ["ZADD", key("done"), "5", J(9)],
+        ["ZADD", key("dead"), "6", J(9)],
+      ),
+      remove(J(9)),
+    ],
+  },
+  {
+    name: "REMOVE: an orphan in schedule",
+    actions: [seed(["ZADD", key("schedule"), "5", J(9)]), remove(J(9)), remove(J(9))],
+  },
+  {
+    name: "REMOVE: an orphan only in active stays (REAP drops it): 0",
+    actions: [seed(["ZADD", key("active"), "5", J(9)]), remove(J(9))],
+  },
+  {
+    name: "REMOVE: a job whose row was deleted leaves no trace",
+    actions: [enq(J(1)), seed(["DEL", row(J(1))]), remove(J(1)), claim()],
+  },
   { name: "REMOVE: row not a hash", actions: [seed(["SET", row(J(1)), "x"]), remove(J(1))] },
   {
     name: "REMOVE: unknown state",

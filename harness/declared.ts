@@ -23,7 +23,7 @@ export const DECLARATIONS: Record<DeclaredId | "D1" | "D6" | "P2", string> = {
   D4: "fence: every native job-core verb refuses a node not branded echomq:6.0.0 with EMQWIRE, writing nothing; scripts read no brand",
   D5: "write guard: the native verb is refused with the server's own text before any write; the server refuses the script's first write",
   D6: "lease time: TIME in the script, the cached clock in the module; equal in one MULTI/EXEC",
-  D7: "CLAIM with a meta key that is not a hash: the native pause read answers WRONGTYPE; a raw EVAL of claim.lua claims",
+  D7: "CLAIM with a meta key that is not a hash: the native pause read answers WRONGTYPE; a raw EVAL of claim.lua claims (unless orphans ahead of the head are to be counted in meta: then both answer WRONGTYPE, compared)",
   D8: "RESCHEDULE, REQUEUE: native only, held to executable checks written from docs/protocol.md",
   P2: "(proposed correction to D5) over maxmemory the server refuses a script only at a first write that is deny-oom (HSET, ZADD: enqueue, add, claim, extend, pause); a script whose first write is ZREM or HDEL (complete, fail, retry, promote, reap, remove, resume) runs to its end, while the native verb is refused",
   P1: "(proposed) a numkeys EVAL itself refuses (absent, not an integer, negative, beyond the arguments): EVAL answers its own error, the native verb its shape error 'wrong number of keys'; neither writes",

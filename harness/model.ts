@@ -169,6 +169,9 @@ const corruption: fc.Arbitrary<SeedArg[]> = fc.oneof(
   fc
     .tuple(queue, fc.constantFrom("0", "1"))
     .map(([q, v]): SeedArg[] => ["HSET", { q, slot: "meta" }, "paused", v]),
+  fc
+    .tuple(queue, fc.constantFrom("0", "7", "x", "-1", "01", BIG))
+    .map(([q, v]): SeedArg[] => ["HSET", { q, slot: "meta" }, "orphans", v]),
 );
 
 /* ------------------------------------------------------------------ commands */

@@ -200,15 +200,35 @@ export class CaseRun {
       return { kind: "compare", hostPause: false };
     }
     if (host) return { kind: "compare", hostPause: true };
-    // A raw EVAL of claim.lua: the pause flag and meta's type are not the script's business.
+    // A raw EVAL of claim.lua: the pause flag and meta's type are not the script's business,
+    // unless an orphan ahead of the head is to be counted in meta (then both refuse WRONGTYPE).
     const meta = this.state.script.raw.get(queueKey(queue, "meta").toString("latin1"));
-    if (meta !== undefined && meta.type !== "hash")
+    if (meta !== undefined && meta.type !== "hash" && !this.orphanAhead(queue))
       return { kind: "judged", declared: "D7", runScript: true };
     const paused =
       meta?.type === "hash" && meta.fields.some(([f, v]) => `${f}` === "paused" && `${v}` === "1");
     return paused
       ? { kind: "judged", declared: "D2", runScript: true }
       : { kind: "compare", hostPause: false };
+  }
+
+  /**
+   * Whether the head of the script side's `pending` (lowest score, ties by id) is an orphan: no
+   * `JOB` prefix, or its row is not a hash.
+   */
+  private orphanAhead(queue: Buffer): boolean {
+    const state = this.state.script.raw;
+    const pending = state.get(queueKey(queue, "pending").toString("latin1"));
+    if (pending?.type !== "zset") return false;
+    const [head] = [...pending.members].sort(
+      ([a, x], [b, y]) => Number(x) - Number(y) || Buffer.compare(a, b),
+    );
+    if (head === undefined) return false;
+    const id = head[0];
+    return (
+      !id.subarray(0, 3).equals(Buffer.from("JOB")) ||
+      state.get(rowKey(queue, id).toString("latin1"))?.type !== "hash"
+    );
   }
 
   private async call(call: Call, mode: Mode, host: boolean, expect?: "equal" | DeclaredId): Promise<Outcome> {

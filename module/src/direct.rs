@@ -4,8 +4,8 @@
 //! only reads with [`Db::read`] (read-only), keys it also writes with [`Db::open`] (for writing
 //! when the node takes writes). Reads return owned values; a key is closed when its [`Key`]
 //! drops, and a key is never open twice at once. Each write ([`Key::zadd`], [`Key::zrem`],
-//! [`Key::hset`], [`Key::hdel`], [`Key::delete`], [`Db::publish`]) has exactly the effects of its
-//! plain command:
+//! [`Key::hset`], [`Key::hincrby`], [`Key::hdel`], [`Key::delete`], [`Db::publish`]) has exactly
+//! the effects of its plain command:
 //!
 //! * the same change to the value (an emptied sorted set or hash is deleted, as the commands do);
 //! * the same signals, only when the command would have sent them: `WATCH` invalidation and
@@ -207,12 +207,17 @@ pub fn get_as_caller<R>(
     // it is open, and it is closed once.
     unsafe {
         let k: *mut RKey =
-            raw::RedisModule_OpenKey.unwrap()(ctx.ctx, name.ptr, raw::REDISMODULE_READ as c_int).cast();
+            raw::RedisModule_OpenKey.unwrap()(ctx.ctx, name.ptr, raw::REDISMODULE_READ as c_int)
+                .cast();
         let answer = match kind_of(k) {
             Kind::None => Ok(read(None)),
             Kind::String => {
                 let mut len = 0usize;
-                let p = raw::RedisModule_StringDMA.unwrap()(k, &mut len, raw::REDISMODULE_READ as c_int);
+                let p = raw::RedisModule_StringDMA.unwrap()(
+                    k,
+                    &mut len,
+                    raw::REDISMODULE_READ as c_int,
+                );
                 let bytes = if p.is_null() || len == 0 {
                     &[][..]
                 } else {
@@ -909,6 +914,53 @@ impl Key<'_> {
             }
         };
         Ok(())
+    }
+
+    /// `HINCRBY <key> <field> <by>` → the new value. The field must be absent (counts as 0) or
+    /// hold an integer whose sum with `by` fits an `i64`, else the server's own texts
+    /// (`ERR hash value is not an integer`, `ERR increment or decrement would overflow`), nothing
+    /// written. Replicated as the plain `HINCRBY`.
+    pub fn hincrby(&mut self, field: &[u8], by: i64) -> Result<i64, Refusal> {
+        self.writing()?;
+        let [current] = self.hash_get([field])?;
+        let current = match current {
+            None => 0,
+            // An integer as the server writes one: no sign but `-`, no leading zero.
+            Some(text) => std::str::from_utf8(&text)
+                .ok()
+                .and_then(|t| t.parse::<i64>().ok().filter(|n| n.to_string() == t))
+                .ok_or_else(errors::not_an_integer)?,
+        };
+        let value = current.checked_add(by).ok_or_else(errors::overflow)?;
+        let db = self.db;
+        let (name, text) = (db.string(field), value.to_string());
+        let text = db.string(text.as_bytes());
+        // SAFETY: a hash key open for writing (or absent); live field and value; NULL ends the
+        // list.
+        unsafe {
+            raw::RedisModule_HashSet.unwrap()(
+                self.ptr,
+                raw::REDISMODULE_HASH_NONE as c_int,
+                name.ptr,
+                text.ptr,
+                ptr::null_mut::<RString>(),
+            )
+        };
+        db.signal(&self.name);
+        db.notify(raw::REDISMODULE_NOTIFY_HASH, c"hincrby", &self.name);
+        // SAFETY: `s` takes a live string object, `l` a long long; the server takes its own
+        // references.
+        unsafe {
+            raw::RedisModule_Replicate.unwrap()(
+                db.ctx,
+                c"HINCRBY".as_ptr(),
+                c"ssl".as_ptr(),
+                self.name.ptr,
+                name.ptr,
+                by as std::ffi::c_longlong,
+            )
+        };
+        Ok(value)
     }
 
     /// `HDEL <key> <field>` → whether the field was there. An emptied hash is deleted.

@@ -219,7 +219,11 @@ mod tests {
         for byte in 0u8..=0xff {
             let control = byte < 0x20 || byte == 0x7f;
             let brace = byte == b'{' || byte == b'}';
-            assert_eq!(valid_queue(&[b'q', byte]), !control && !brace, "byte {byte:#04x}");
+            assert_eq!(
+                valid_queue(&[b'q', byte]),
+                !control && !brace,
+                "byte {byte:#04x}"
+            );
         }
     }
 

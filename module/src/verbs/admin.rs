@@ -97,6 +97,7 @@ pub fn home(state: Option<&[u8]>) -> Option<usize> {
 }
 
 /// `EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>` → `1` removed, `0` no such job.
+/// An id without a row is removed from the sets that hold it.
 pub fn remove(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REMOVE, &argv)?;
@@ -109,7 +110,7 @@ pub fn remove(ctx: &Context, args: Args) -> Reply {
     let mut sets = gates::sorted_sets(&db, sets)?;
     let mut row = db.open(&queue.job(id));
     match row.kind() {
-        Kind::None => return Ok(ValkeyValue::Integer(0)),
+        Kind::None => return forget(guard, &mut sets, id),
         Kind::Hash => {}
         _ => return Err(errors::wrongtype()),
     }
@@ -123,6 +124,23 @@ pub fn remove(ctx: &Context, args: Args) -> Reply {
         moves::remove(&mut sets[set], id)?;
     }
     row.delete()?;
+    Ok(ValkeyValue::Integer(1))
+}
+
+/// `REMOVE` of an id without a row (an orphan): `ZREM` from each of the open `[pending, schedule,
+/// done, dead]` that holds it → `1`; none holds it → `0`, nothing written.
+fn forget(guard: Result<(), Refusal>, sets: &mut [Key; 4], id: &[u8]) -> Reply {
+    let mut held = [false; 4];
+    for (set, held) in sets.iter().zip(held.iter_mut()) {
+        *held = gates::member(set, id)?;
+    }
+    if !held.contains(&true) {
+        return Ok(ValkeyValue::Integer(0));
+    }
+    guard?;
+    for (set, _) in sets.iter_mut().zip(held).filter(|(_, held)| *held) {
+        moves::remove(set, id)?;
+    }
     Ok(ValkeyValue::Integer(1))
 }
 

@@ -225,7 +225,15 @@ mod tests {
                 assert_eq!(try_layout(&form, &keys, b"JOB0123456789a"), refusal);
             }
             let too_long = "x".repeat(256);
-            for q in ["", "a{b", "a}b", "a\0b", "a\tb", "a\x7fb", too_long.as_str()] {
+            for q in [
+                "",
+                "a{b",
+                "a}b",
+                "a\0b",
+                "a\tb",
+                "a\x7fb",
+                too_long.as_str(),
+            ] {
                 let keys = keys_for(&form, q, "JOB0123456789a");
                 assert_eq!(
                     try_layout(&form, &keys, b"JOB0123456789a"),
