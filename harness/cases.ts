@@ -1,7 +1,7 @@
 /**
  * The listed cases: every verb's success paths, its domain refusals (gates, wrong types, stale
  * lease tokens), edge values (empty, binary and 1 MiB payloads, priority extremes, a 1 ms lease),
- * lease-exact variants (one MULTI/EXEC), the paused claim (D2, D7) and the native-only verbs
+ * lease-exact variants (one MULTI/EXEC), the paused claim (D2, D7) and the native-only verb
  * (D8). The refusals every verb shares — shape, layout (D3), fence (D4), write guard (D5), a
  * numkeys EVAL refuses (P1) — are generated for all verbs in harness/refusals.ts.
  */
@@ -49,7 +49,7 @@ const pause = C("PAUSE", []);
 const resume = C("RESUME", []);
 const reschedule = (id: string, token = "1", delay = "5000", o = {}) =>
   C("RESCHEDULE", [id, token, delay], o);
-const requeue = (id: string, token = "1") => C("REQUEUE", [id, token]);
+const requeue = (id: string, token = "1", max = "3") => C("REQUEUE", [id, token, max]);
 /** A job claimed then failed to dead (max attempts 1). */
 const deadJob = (id: string, keep = "10"): Action[] => [...claimed(id), fail(id, "1", "0", "1", keep)];
 const wrongType = (slot: Parameters<typeof key>[0]) => seed(["SET", key(slot), "not a set"]);
@@ -422,19 +422,63 @@ export const CASES: Case[] = [
     actions: [...claimed(J(1)), wrongType("schedule"), reschedule(J(1))],
   },
 
-  /* REQUEUE (native only, D8) */
+  /* REQUEUE */
   {
-    name: "REQUEUE: back to pending at the row's priority, wake",
+    name: "REQUEUE: back to pending at the row's priority, the limit raised, wake",
     actions: [addJob(J(1), "7"), claim(), requeue(J(1)), claim()],
   },
+  {
+    name: "REQUEUE: lease-exact, then claimed again",
+    actions: [...claimed(J(1)), C("REQUEUE", [J(1), "1", "3"], exact), claim("30000", exact)],
+  },
+  {
+    name: "REQUEUE: the row's max_attempts wins, and rises by one",
+    actions: [
+      addJob(J(1), "0", "0", "2"),
+      claim(),
+      requeue(J(1), "1", "9"),
+      claim(),
+      requeue(J(1), "2", "9"),
+    ],
+  },
+  {
+    name: "REQUEUE: at the last attempt, never dead (the limit rises)",
+    actions: [
+      addJob(J(1), "0", "0", "1"),
+      claim(),
+      requeue(J(1), "1", "1"),
+      claim(),
+      fail(J(1), "2", "0", "1"),
+    ],
+  },
+  ...["0", "-3", "01", "x", "1000000000000000"].map((m) => ({
+    name: `REQUEUE: a row max_attempts ${JSON.stringify(m)} is not a positive: the given one is used`,
+    actions: [...claimed(J(1)), seed(["HSET", row(J(1)), "max_attempts", m]), requeue(J(1), "1", "4")],
+  })),
+  {
+    name: "REQUEUE: max attempts at the 15-digit limit (the limit becomes 16 digits)",
+    actions: [...claimed(J(1)), requeue(J(1), "1", BIG), claim(), requeue(J(1), "2", "3")],
+  },
+  ...["0", "-1", "01", "x", "", "1000000000000000"].map((m) => ({
+    name: `REQUEUE: max attempts ${JSON.stringify(m)} refused`,
+    actions: [...claimed(J(1)), requeue(J(1), "1", m)],
+  })),
   { name: "REQUEUE: stale lease token", actions: [...claimed(J(1)), requeue(J(1), "9")] },
   { name: "REQUEUE: job not active", actions: [enq(J(1)), requeue(J(1))] },
+  {
+    name: "REQUEUE: state active but not in active",
+    actions: [...claimed(J(1)), seed(["ZREM", key("active"), J(1)]), requeue(J(1))],
+  },
   { name: "REQUEUE: job not found", actions: [requeue(J(1))] },
+  { name: "REQUEUE: row not a hash", actions: [seed(["SET", row(J(1)), "x"]), requeue(J(1))] },
   { name: "REQUEUE: token refused", actions: [...claimed(J(1)), requeue(J(1), "x")] },
+  { name: "REQUEUE: id without the JOB prefix", actions: [requeue("XYZ00000000001")] },
   {
     name: "REQUEUE: pending not a sorted set",
     actions: [...claimed(J(1)), wrongType("pending"), requeue(J(1))],
   },
+  { name: "REQUEUE: active not a sorted set", actions: [wrongType("active"), requeue(J(1))] },
+  { name: "REQUEUE: twice", actions: [...claimed(J(1)), requeue(J(1)), requeue(J(1))] },
 
   /* a worker's life, both queues */
   {

@@ -3,8 +3,8 @@
  * step that meets one is held to the declaration's own text, never to what the script did.
  *
  * D1 (lease_epoch) and D6 (lease time) are deltas inside ordinary comparisons (harness/compare.ts
- * checks and masks `lease_epoch`; exact cases share one clock). D8 (RESCHEDULE, REQUEUE) runs the
- * executable checks of harness/spec.ts. The rest are judged here.
+ * checks and masks `lease_epoch`; exact cases share one clock). D8 (RESCHEDULE) runs the
+ * executable check of harness/spec.ts. The rest are judged here.
  *
  * P1 is not (yet) in docs/protocol.md: the harness needs it and proposes it.
  */
@@ -24,7 +24,7 @@ export const DECLARATIONS: Record<DeclaredId | "D1" | "D6" | "P2", string> = {
   D5: "write guard: the native verb is refused with the server's own text before any write; the server refuses the script's first write",
   D6: "lease time: TIME in the script, the cached clock in the module; equal in one MULTI/EXEC",
   D7: "CLAIM with a meta key that is not a hash: the native pause read answers WRONGTYPE; a raw EVAL of claim.lua claims (unless orphans ahead of the head are to be counted in meta: then both answer WRONGTYPE, compared)",
-  D8: "RESCHEDULE, REQUEUE: native only, held to executable checks written from docs/protocol.md",
+  D8: "RESCHEDULE: native only, held to an executable check written from docs/protocol.md",
   P2: "(proposed correction to D5) over maxmemory the server refuses a script only at a first write that is deny-oom (HSET, ZADD: enqueue, add, claim, extend, pause); a script whose first write is ZREM or HDEL (complete, fail, retry, promote, reap, remove, resume) runs to its end, while the native verb is refused",
   P1: "(proposed) a numkeys EVAL itself refuses (absent, not an integer, negative, beyond the arguments): EVAL answers its own error, the native verb its shape error 'wrong number of keys'; neither writes",
 };

@@ -120,7 +120,7 @@ const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q
   PAUSE: fc.record({ values: fc.constant([] as string[]) }),
   RESUME: fc.record({ values: fc.constant([] as string[]) }),
   RESCHEDULE: fc.record({ id: idChoice("active"), token, values: fc.tuple(delay) }),
-  REQUEUE: fc.record({ id: idChoice("active"), token, values: fc.constant([] as string[]) }),
+  REQUEUE: fc.record({ id: idChoice("active"), token, values: fc.tuple(maxAttempts) }),
 };
 const WEIGHTS: Record<string, number> = {
   ENQUEUE: 7,

@@ -25,7 +25,7 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   PAUSE: { values: [], setup: [] },
   RESUME: { values: [], setup: [C("PAUSE", [])] },
   RESCHEDULE: { values: [J(1), "1", "100"], setup: claimed(J(1)) },
-  REQUEUE: { values: [J(1), "1"], setup: claimed(J(1)) },
+  REQUEUE: { values: [J(1), "1", "3"], setup: claimed(J(1)) },
 };
 
 /** The keys of `verb` for a literal queue name (the same bytes on both sides). */

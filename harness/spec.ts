@@ -1,6 +1,6 @@
 /**
- * Executable checks for the verbs that have no script twin (`RESCHEDULE`, `REQUEUE`; declared
- * difference D8) and for `EMQ.INSTALL`, written from docs/protocol.md and nothing else: given the
+ * Executable checks for the verb that has no script twin (`RESCHEDULE`; declared difference D8)
+ * and for `EMQ.INSTALL`, written from docs/protocol.md and nothing else: given the
  * keyspace before the call and the server time, each predicts the reply, the writes and the wake.
  * The harness holds the module to the prediction, and applies the same writes to the reference
  * side so both queues stay in step.
@@ -68,11 +68,11 @@ function member(value: RawValue | undefined, id: Buffer): boolean {
 }
 
 /**
- * `EMQ.RESCHEDULE` / `EMQ.REQUEUE`: shape → layout → fence → values → id gate → type gate → row
- * gate → lease gate → writes (docs/protocol.md, "RESCHEDULE", "REQUEUE", "Shared gates").
+ * `EMQ.RESCHEDULE`: shape → layout → fence → values → id gate → type gate → row gate → lease
+ * gate → writes (docs/protocol.md, "RESCHEDULE", "Shared gates").
  */
 export function predictNative(
-  verbName: "RESCHEDULE" | "REQUEUE",
+  verbName: "RESCHEDULE",
   tail: readonly Buffer[],
   state: RawDump,
   brand: RawValue | undefined,
@@ -95,7 +95,7 @@ export function predictNative(
   const token = latin1(values[1]!);
   if (!latin1(id).startsWith("JOB")) return refuse(`ERR EMQ.${verb.verb} id must start with JOB`);
   const active = queueKey(q, "active");
-  const target = queueKey(q, verbName === "RESCHEDULE" ? "schedule" : "pending");
+  const target = queueKey(q, "schedule");
   for (const set of [active, target]) {
     const t = state.get(latin1(set))?.type;
     if (t !== undefined && t !== "zset") return refuse(WRONGTYPE);
@@ -108,28 +108,15 @@ export function predictNative(
   }
   if (field(fields, "attempts") !== token) return refuse(`ERR EMQ.${verb.verb} stale lease token`);
 
-  if (verbName === "RESCHEDULE") {
-    const due = now + Number(latin1(values[2]!));
-    return {
-      reply: int(due),
-      writes: [
-        ["ZREM", active, id],
-        ["HSET", row, "state", "scheduled"],
-        ["ZADD", target, String(due), id],
-      ],
-      wakes: [],
-    };
-  }
-  const own = field(fields, "priority");
-  const priority = own !== undefined && accepts("priority", own) ? own : "0";
+  const due = now + Number(latin1(values[2]!));
   return {
-    reply: int(1),
+    reply: int(due),
     writes: [
       ["ZREM", active, id],
-      ["HSET", row, "state", "pending"],
-      ["ZADD", target, priority, id],
+      ["HSET", row, "state", "scheduled"],
+      ["ZADD", target, String(due), id],
     ],
-    wakes: ["1"],
+    wakes: [],
   };
 }
 

@@ -389,12 +389,12 @@ export class CaseRun {
   }
 
   /**
-   * D8: a native-only verb, held to the executable check (harness/spec.ts) computed from the
+   * D8: the native-only verb, held to the executable check (harness/spec.ts) computed from the
    * native queue's state before the call at a server time in the call's window; the same
    * prediction is applied to the script side's queue so both stay in step.
    */
   private async spec(verb: Verb, call: Call, mode: Mode): Promise<Outcome> {
-    const name = verb.verb as "RESCHEDULE" | "REQUEUE";
+    const name = verb.verb as "RESCHEDULE";
     const tN = tail(call, this.native);
     const before = this.state.native.raw;
     const pair = await this.ex.pair(null, this.ex.nativeCommand(verb, tN), mode);

@@ -194,11 +194,11 @@ export const VERBS: readonly Verb[] = [
   {
     verb: "REQUEUE",
     firstWrite: "ZREM",
-    script: null,
-    form: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>",
+    script: "requeue",
+    form: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>",
     keys: ["active", "pending", "base"],
     anchor: 0,
-    values: [id, token],
+    values: [id, token, maxAttempts],
     times: [],
   },
 ];

@@ -120,8 +120,8 @@ export class JobNotFoundError extends ServerError {
 }
 
 /**
- * A verb only the native module runs (`RESCHEDULE`, `REQUEUE`) was called on wire 4. The message
- * says what to do instead.
+ * A verb only the native module runs (`RESCHEDULE`) was called on wire 4. The message says what
+ * to do instead.
  */
 export class NativeOnlyVerbError extends WireRefusalError {
   override readonly code: string = "EMQ_NATIVE_ONLY";

@@ -375,7 +375,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async handBack(entry: Running): Promise<void> {
     const { id, attempts } = entry.job;
     try {
-      if (this.conn.wire === 6) await requeue(this.conn, this.name, id, attempts);
+      if (this.conn.wire === 6) await requeue(this.conn, this.name, id, attempts, this.opts.attempts);
       else await extend(this.conn, this.name, id, attempts, 1);
     } catch (err) {
       if (!(err instanceof LeaseLostError)) this.report(err);

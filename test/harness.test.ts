@@ -391,7 +391,7 @@ describe("comparison functions", () => {
     assert.equal(accepts("limit", "10001"), false);
   });
 
-  test("the REQUEUE executable check: back to pending at the row's priority, one wake", () => {
+  test("the RESCHEDULE executable check: to schedule at now + delay, no wake", () => {
     const state: RawDump = new Map([
       ["emq:{q}:active", zset([[J1, "99"]])],
       [
@@ -406,26 +406,22 @@ describe("comparison functions", () => {
     const tail = [
       b("3"),
       queueKey("q", "active"),
-      queueKey("q", "pending"),
+      queueKey("q", "schedule"),
       queueKey("q", "base"),
       b(J1),
       b("2"),
+      b("500"),
     ];
-    const p = predictNative("REQUEUE", tail, state, { type: "string", value: b("echomq:6.0.0") }, 5);
-    assert.equal(canon(p.reply), ":1");
-    assert.deepEqual(p.wakes, ["1"]);
+    const brand: RawValue = { type: "string", value: b("echomq:6.0.0") };
+    const p = predictNative("RESCHEDULE", tail, state, brand, 5);
+    assert.equal(canon(p.reply), ":505");
+    assert.deepEqual(p.wakes, []);
     const after = applyWrites(state, p.writes);
     assert.equal(after.has("emq:{q}:active"), false);
-    assert.deepEqual(after.get("emq:{q}:pending"), zset([[J1, "-7"]]));
-    const stale = predictNative(
-      "REQUEUE",
-      [...tail.slice(0, -1), b("1")],
-      state,
-      { type: "string", value: b("echomq:6.0.0") },
-      5,
-    );
-    assert.equal(canon(stale.reply), "-ERR EMQ.REQUEUE stale lease token");
-    const unbranded = predictNative("REQUEUE", tail, state, undefined, 5);
+    assert.deepEqual(after.get("emq:{q}:schedule"), zset([[J1, "505"]]));
+    const stale = predictNative("RESCHEDULE", [...tail.slice(0, -2), b("1"), b("500")], state, brand, 5);
+    assert.equal(canon(stale.reply), "-ERR EMQ.RESCHEDULE stale lease token");
+    const unbranded = predictNative("RESCHEDULE", tail, state, undefined, 5);
     assert.equal(canon(unbranded.reply), "-EMQWIRE expected echomq:6.0.0 found (nil)");
   });
 });

@@ -793,12 +793,13 @@ forEachWire("job lifecycle", (ctx) => {
     assert.equal(await cli("HGET", jobKey("lg", first.id), "state"), "completed");
   });
 
-  test("row and lease gates on EXTEND, COMPLETE, FAIL: not found, state or membership not active, stale token", async () => {
+  test("row and lease gates on EXTEND, COMPLETE, FAIL, REQUEUE: not found, state or membership not active, stale token", async () => {
     const { conn } = ctx();
     const lease = [
       { verb: "EXTEND", script: scripts.extend, keys: keysOf.extend, tail: ["1000"] },
       { verb: "COMPLETE", script: scripts.complete, keys: keysOf.complete, tail: ["r", "5"] },
       { verb: "FAIL", script: scripts.fail, keys: keysOf.fail, tail: ["e", "0", "3", "5"] },
+      { verb: "REQUEUE", script: scripts.requeue, keys: keysOf.requeue, tail: ["3"] },
     ];
     let n = 0;
     for (const { verb, script, keys, tail } of lease) {
@@ -907,9 +908,9 @@ forEachWire("job lifecycle", (ctx) => {
     assert.deepEqual(await dump("pm"), { "emq:{pm}:meta": { other: "v" } });
   });
 
-  /* ------------------------------------------------------------------ RESCHEDULE / REQUEUE */
+  /* ------------------------------------------------------------------ RESCHEDULE */
 
-  test("RESCHEDULE / REQUEUE: native only — wire 4 refuses on the host; wire 6 snoozes and requeues", async () => {
+  test("RESCHEDULE: native only — wire 4 refuses on the host; wire 6 snoozes, the attempt counts", async () => {
     const { conn, server, wire } = ctx();
     const job = await leased("ns", "x", { priority: 6 });
     if (wire === 4) {
@@ -918,12 +919,6 @@ forEachWire("job lifecycle", (ctx) => {
         assert.ok(e instanceof NativeOnlyVerbError && e instanceof WireRefusalError);
         assert.match(e.message, /^EMQ\.RESCHEDULE is native-only/);
         assert.match(e.message, /fail\(\)/);
-        return true;
-      });
-      await assert.rejects(requeue(conn, "ns", job.id, job.token), (e: unknown) => {
-        assert.ok(e instanceof NativeOnlyVerbError);
-        assert.match(e.message, /^EMQ\.REQUEUE is native-only/);
-        assert.match(e.message, /extend\(/);
         return true;
       });
       assert.deepEqual(names(await untilSentinel(mon, conn)), ["ECHO"]);
@@ -942,19 +937,70 @@ forEachWire("job lifecycle", (ctx) => {
       "ERR EMQ.RESCHEDULE job is not active",
       LeaseLostError,
     );
-    const other = await leased("nr", "y", { priority: -2 });
+  });
+
+  /* ------------------------------------------------------------------ REQUEUE */
+
+  test("REQUEUE: back to pending at the row's priority, the attempt given back (max_attempts = M + 1)", async () => {
+    const { conn } = ctx();
+    const e = await epoch();
+    const job = await leased("nr", "y", { priority: -2 });
+    await requeue(conn, "nr", job.id, job.token, 3);
+    assert.deepEqual(await dump("nr"), {
+      [jobKey("nr", job.id)]: {
+        state: "pending",
+        attempts: "1",
+        payload: "y",
+        priority: "-2",
+        max_attempts: "4",
+        ...e,
+      },
+      "emq:{nr}:pending": [job.id, "-2"],
+    });
+    // Claimed again: attempts (the lease token) rises; the row's own max_attempts now wins.
+    const again = (await claim(conn, "nr", 30_000))!;
+    assert.equal(again.attempts, 2);
+    await requeue(conn, "nr", again.id, again.attempts, 3);
+    assert.equal(await cli("HGET", jobKey("nr", job.id), "max_attempts"), "5");
+    // A row's max_attempts that is not a positive integer: the given one is used.
+    const third = (await claim(conn, "nr", 30_000))!;
+    await cli("HSET", jobKey("nr", job.id), "max_attempts", "0");
+    await requeue(conn, "nr", third.id, third.attempts, 7);
+    assert.equal(await cli("HGET", jobKey("nr", job.id), "max_attempts"), "8");
+  });
+
+  test("REQUEUE never kills a job: a job requeued at its last attempt is claimed again, then fails to dead only by its own attempts", async () => {
+    const { conn } = ctx();
+    const job = await leased("nk", "z", { maxAttempts: 1 });
+    await requeue(conn, "nk", job.id, job.token, 1);
+    const again = (await claim(conn, "nk", 30_000))!;
+    assert.equal(again.id, job.id);
+    assert.equal(again.attempts, 2);
+    const opts = { backoffMs: 0, maxAttempts: 1, keep: 10 };
+    assert.equal(await fail(conn, "nk", again.id, again.attempts, "boom", opts), "dead");
+  });
+
+  test("REQUEUE refusals: lease gate (stale token, not active), not found, values — exact texts, nothing written", async () => {
+    const { conn } = ctx();
+    const job = await leased("nq", "y");
     await refusedUnchanged(
-      "nr",
-      () => requeue(conn, "nr", other.id, 9),
+      "nq",
+      () => requeue(conn, "nq", job.id, 9, 3),
       "ERR EMQ.REQUEUE stale lease token",
       LeaseLostError,
     );
-    await requeue(conn, "nr", other.id, other.token);
-    assert.deepEqual(await dump("nr"), {
-      [jobKey("nr", other.id)]: { state: "pending", attempts: "1", payload: "y", priority: "-2", ...e },
-      "emq:{nr}:pending": [other.id, "-2"],
-    });
-    await refused(() => requeue(conn, "nr", newId(), 1), "ERR EMQ.REQUEUE job not found", JobNotFoundError);
+    await requeue(conn, "nq", job.id, job.token, 3);
+    await refusedUnchanged(
+      "nq",
+      () => requeue(conn, "nq", job.id, job.token, 3),
+      "ERR EMQ.REQUEUE job is not active",
+      LeaseLostError,
+    );
+    await refused(
+      () => requeue(conn, "nq", newId(), 1, 3),
+      "ERR EMQ.REQUEUE job not found",
+      JobNotFoundError,
+    );
   });
 
   /* ------------------------------------------------------------------ wake */
@@ -1037,9 +1083,9 @@ forEachWire("job lifecycle", (ctx) => {
       } finally {
         await w2.close();
       }
+      const f = (await claim(conn, "w", 30_000))!;
+      assert.deepEqual(await w.messages(() => requeue(conn, "w", f.id, f.attempts, 5)), ["1"], "REQUEUE");
       if (ctx().wire === 6) {
-        const f = (await claim(conn, "w", 30_000))!;
-        assert.deepEqual(await w.messages(() => requeue(conn, "w", f.id, f.attempts)), ["1"], "REQUEUE");
         const g = (await claim(conn, "w", 30_000))!;
         assert.deepEqual(
           await w.messages(() => reschedule(conn, "w", g.id, g.attempts, 1000)),
@@ -1139,7 +1185,7 @@ forEachWire("job lifecycle", (ctx) => {
         [() => pause(conn, q), InvalidQueueNameError],
         [() => resume(conn, q), InvalidQueueNameError],
         [() => reschedule(conn, q, id, 1, 10), InvalidQueueNameError],
-        [() => requeue(conn, q, id, 1), InvalidQueueNameError],
+        [() => requeue(conn, q, id, 1, 3), InvalidQueueNameError],
       );
     }
     const ids = [
@@ -1161,7 +1207,7 @@ forEachWire("job lifecycle", (ctx) => {
         [() => retry(conn, "q", badId), InvalidIdError],
         [() => remove(conn, "q", badId), InvalidIdError],
         [() => reschedule(conn, "q", badId, 1, 10), InvalidIdError],
-        [() => requeue(conn, "q", badId, 1), InvalidIdError],
+        [() => requeue(conn, "q", badId, 1, 3), InvalidIdError],
       );
     }
     const notInts = [
@@ -1184,7 +1230,8 @@ forEachWire("job lifecycle", (ctx) => {
       bad.push(arg(() => reap(conn, "q", { ...ro, limit: v })));
       bad.push(arg(() => reap(conn, "q", { ...ro, maxAttempts: v })));
       bad.push(arg(() => reschedule(conn, "q", id, v, 10)));
-      bad.push(arg(() => requeue(conn, "q", id, v)));
+      bad.push(arg(() => requeue(conn, "q", id, v, 3)));
+      bad.push(arg(() => requeue(conn, "q", id, 1, v)));
     }
     for (const v of [...notInts, -1, tooBig]) {
       bad.push(arg(() => add(conn, "q", "x", { delay: v })));
@@ -1284,6 +1331,18 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
       id: 0,
       row: 0,
       sets: [1, 2],
+    },
+    {
+      verb: "REQUEUE",
+      script: scripts.requeue,
+      form: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>",
+      setup: async (q) => {
+        const { id, token } = await job(q);
+        return { keys: keysOf.requeue(q), values: [id, token, "3"] };
+      },
+      values: [positive(1, "lease token"), positive(2, "max attempts")],
+      id: 0,
+      sets: [0, 1],
     },
     {
       verb: "EXTEND",

@@ -67,7 +67,7 @@ pub(crate) static COMMANDS: [Command; 15] = [
     command(c"emq.resume", admin::resume, &admin::RESUME),
     // `EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>` → the due time
     command(c"emq.reschedule", lease::reschedule, &lease::RESCHEDULE),
-    // `EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>` → `1`
+    // `EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>` → `1`
     command(c"emq.requeue", lease::requeue, &lease::REQUEUE),
 ];
 

@@ -57,10 +57,10 @@ pub const RESCHEDULE: Form = Form {
 
 pub const REQUEUE: Form = Form {
     verb: "REQUEUE",
-    syntax: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>",
+    syntax: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>",
     keys: &[Slot::Key(ACTIVE), Slot::Key(PENDING), Slot::Key(BASE)],
     anchor: 0,
-    values: 2,
+    values: 3,
 };
 
 /// This family's forms.
@@ -228,7 +228,9 @@ pub fn reschedule(ctx: &Context, args: Args) -> Reply {
     Ok(ValkeyValue::Integer(due))
 }
 
-/// `EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>` → `1`.
+/// `EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>` → `1`: back to
+/// `pending` now, the attempt given back by raising the row's `max_attempts` to M + 1 (M: the
+/// row's own when a *positive*, else the given one; `attempts`, the lease token, never decreases).
 pub fn requeue(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REQUEUE, &argv)?;
@@ -238,6 +240,7 @@ pub fn requeue(ctx: &Context, args: Args) -> Reply {
     let id = call.values[0];
 
     token(&REQUEUE, call.values[1])?;
+    let max_attempts = value(&REQUEUE, "max attempts", Grammar::Positive, call.values[2])?;
     let lease_token = (call.values[1], Fields::All);
     let sets = [active, pending];
     let Leased {
@@ -247,7 +250,10 @@ pub fn requeue(ctx: &Context, args: Args) -> Reply {
     } = leased(&db, &REQUEUE, &queue, sets, id, lease_token)?;
 
     leave_active(&REQUEUE, guard, &mut active, id)?;
-    moves::to_pending(&mut row, &mut pending, fields.priority(), id)?;
+    let budget = (fields.max_attempts(max_attempts) + 1).to_string();
+    let hset: [(&[u8], &[u8]); 2] = [(b"state", b"pending"), (b"max_attempts", budget.as_bytes())];
+    row.hset(&hset)?;
+    moves::add(&mut pending, fields.priority(), id)?;
     moves::wake(&db, &queue, 1);
     Ok(ValkeyValue::Integer(1))
 }
