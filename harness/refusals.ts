@@ -1,8 +1,8 @@
 /**
  * The refusals every verb shares, generated for all fourteen: shape (wrong count of keys, of
  * values), a numkeys EVAL itself refuses (P1), layout (D3), fence (D4, the node unbranded in
- * dedicated cases), the write guard (D5: over maxmemory, on a read-only replica), and the
- * checks of `EMQ.INSTALL`.
+ * dedicated cases), the write guard (over maxmemory and on a read-only replica: compared; on a
+ * writable replica: D5), and the checks of `EMQ.INSTALL`.
  */
 import { C, callOf, claimed, enq, J, key, keysFor, raw, row } from "./build.js";
 import type { Case } from "./cases.js";
@@ -125,17 +125,23 @@ function fenceCases(verb: Verb): Case[] {
 }
 
 function guardCases(): Case[] {
-  const guarded = (guard: "oom" | "replica", verb: string): Case => {
+  const guarded = (guard: "oom" | "replica" | "writable-replica", verb: string): Case => {
     const { values, setup } = SAMPLES[verb]!;
+    const what = {
+      oom: "over maxmemory",
+      replica: "read-only replica",
+      "writable-replica": "writable replica (D5)",
+    };
     return {
-      name: `${verb} write guard: ${guard} (D5)`,
+      name: `${verb} write guard: ${what[guard]}`,
       actions: [...setup, { kind: "guard", guard, call: callOf(verb, values) }],
     };
   };
   return [
-    // Every verb with a script twin (the native-only ones have no script side to hold them to).
+    // Every verb with a script twin (the native-only one has no script side to hold it to).
     ...VERBS.filter((v) => v.script !== null).map((v) => guarded("oom", v.verb)),
-    ...["ENQUEUE", "CLAIM", "COMPLETE", "PAUSE"].map((v) => guarded("replica", v)),
+    ...["ENQUEUE", "CLAIM", "COMPLETE", "PAUSE", "REQUEUE"].map((v) => guarded("replica", v)),
+    ...["ENQUEUE", "CLAIM", "COMPLETE"].map((v) => guarded("writable-replica", v)),
   ];
 }
 

@@ -130,7 +130,7 @@ export function predictInstall(tail: readonly Buffer[], brand: RawValue | undefi
     anchor: 0,
     values: [],
     times: [],
-    firstWrite: "SET",
+    admission: true,
   };
   const shape = nativeShape(verb, tail);
   if ("reply" in shape) return shape;

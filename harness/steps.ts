@@ -15,7 +15,7 @@ import {
   tokenizeReply,
   type Window,
 } from "./compare.js";
-import { type DeclaredId, judge } from "./declared.js";
+import { type DeclaredId, GUARD_TEXT, judge } from "./declared.js";
 import {
   type Call,
   type Executors,
@@ -41,7 +41,12 @@ export type Action =
   | { kind: "seed"; commands: SeedArg[][]; tolerant?: boolean }
   | { kind: "wait"; ms: number }
   | { kind: "brand"; value: string | null | "hash" }
-  | { kind: "guard"; guard: "oom" | "replica"; call: Call }
+  /**
+   * A call where the node is short of something: over `maxmemory` (compared as usual: admissions
+   * refused on both sides, drains run), on a fresh read-only replica (both refuse `READONLY`), or
+   * on a writable replica (D5).
+   */
+  | { kind: "guard"; guard: "oom" | "replica" | "writable-replica"; call: Call }
   | { kind: "check"; verb: string; what: string; fn: (last: LastStep) => string[]; declared?: DeclaredId }
   | { kind: "install"; brand: string | null | "hash"; tail?: string[] };
 
@@ -74,6 +79,8 @@ export class CaseRun {
   last: LastStep | null = null;
   /** The script side is not run for a layout refusal (D3) when false (generated sequences). */
   scriptOnLayout = true;
+  /** The step runs over `maxmemory`: an admission is refused before any step of its own. */
+  private full = false;
   private state: Record<SideTag, State> = {
     script: { raw: new Map(), norm: new Map() },
     native: { raw: new Map(), norm: new Map() },
@@ -192,6 +199,9 @@ export class CaseRun {
     if (verb.script === null) return { kind: "spec" };
     const shape = shapeOf(verb, tail(call, this.script));
     if (shape.kind === "eval-refuses") return { kind: "judged", declared: "P1", runScript: true };
+    // Over maxmemory the server refuses an admission before its handler or script runs: layout,
+    // fence and shape are never reached, on either side.
+    if (this.full && verb.admission) return { kind: "compare", hostPause: false };
     if (shape.kind !== "ok") return { kind: "compare", hostPause: false };
     const queue = layoutQueue(verb, shape.keys, shape.values);
     if (queue === null) return { kind: "judged", declared: "D3", runScript: this.scriptOnLayout };
@@ -375,6 +385,7 @@ export class CaseRun {
       nativeChanges: changes(nativeBefore, nativeAfter),
       nativeWakes: nativeWakes.length,
       hostAnswered: host !== null,
+      full: this.full && verb.admission,
     });
     this.last = {
       reply: native,
@@ -466,30 +477,73 @@ export class CaseRun {
     return this.record("INSTALL", problems, {});
   }
 
-  /** D5: the write guard, over maxmemory or on a read-only replica. */
-  private async guard(kind: "oom" | "replica", call: Call): Promise<Outcome> {
+  /**
+   * A call over `maxmemory` (window mode: the server refuses any command queued in MULTI while
+   * short of memory), compared like any other; the step also checks that the limit held: an
+   * admission is refused with the server's `OOM` text, a drain is not.
+   */
+  private async overMaxmemory(call: Call): Promise<Outcome> {
+    const verb = verbOf(call.verb);
+    this.full = true;
+    const outcome = await this.ex
+      .overMaxmemory(() => this.call(call, "window", true))
+      .finally(() => {
+        this.full = false;
+      });
+    const reply = this.last?.reply;
+    const refused = reply?.t === "error" && reply.v === GUARD_TEXT.oom;
+    if (verb.admission !== refused) {
+      outcome.verdict = "failed";
+      outcome.problems.push(
+        verb.admission
+          ? `over maxmemory: the admission ${verb.verb} was not refused (native ${reply ? showReply(reply) : "nothing"})`
+          : `over maxmemory: the drain ${verb.verb} was refused (${reply ? showReply(reply) : "nothing"})`,
+      );
+    }
+    return outcome;
+  }
+
+  /**
+   * On a fresh replica. Read-only: the server refuses both sides up front with its `READONLY`
+   * text, and neither writes (compared). Writable (`replica-read-only no`): the script runs and
+   * may write there, the native guard refuses (D5).
+   */
+  private async guard(kind: "oom" | "replica" | "writable-replica", call: Call): Promise<Outcome> {
+    if (kind === "oom") return this.overMaxmemory(call);
     this.step += 1;
     const verb = verbOf(call.verb);
-    const problems = await this.ex.underGuard(kind, async (keys) => {
+    const writable = kind === "writable-replica";
+    const problems = await this.ex.onReplica(writable, async (keys) => {
       const queues = (side: Side) => this.queues.map((q) => side.name(q));
       const beforeS = await keys.dumpQueues(queues(this.script));
       const beforeN = await keys.dumpQueues(queues(this.native));
       const script = await keys.client.one(...this.ex.evalCommand(verb, tail(call, this.script)));
       const native = await keys.client.one(...this.ex.nativeCommand(verb, tail(call, this.native)));
-      return judge("D5", {
-        verb,
-        brand: this.ex.brandValue,
-        guard: kind,
-        script,
-        scriptSent: true,
-        scriptChanges: changes(beforeS, await keys.dumpQueues(queues(this.script))),
-        native,
-        nativeChanges: changes(beforeN, await keys.dumpQueues(queues(this.native))),
-        nativeWakes: 0,
-        hostAnswered: false,
-      });
+      const scriptChanges = changes(beforeS, await keys.dumpQueues(queues(this.script)));
+      const nativeChanges = changes(beforeN, await keys.dumpQueues(queues(this.native)));
+      if (writable) {
+        return judge("D5", {
+          verb,
+          brand: this.ex.brandValue,
+          guard: "writable-replica",
+          script,
+          scriptSent: true,
+          scriptChanges,
+          native,
+          nativeChanges,
+          nativeWakes: 0,
+          hostAnswered: false,
+        });
+      }
+      const readonly: Reply = { t: "error", v: GUARD_TEXT.replica };
+      return [
+        ...(canon(script) === canon(readonly) ? [] : [`read-only replica: script ${showReply(script)}`]),
+        ...(canon(native) === canon(readonly) ? [] : [`read-only replica: native ${showReply(native)}`]),
+        ...scriptChanges.map((c) => `read-only replica: the script side wrote: ${c}`),
+        ...nativeChanges.map((c) => `read-only replica: the native side wrote: ${c}`),
+      ];
     });
-    return this.record(verb.verb, problems, { declared: "D5" });
+    return this.record(verb.verb, problems, writable ? { declared: "D5" } : {});
   }
 }
 

@@ -30,8 +30,11 @@ export interface Verb {
   times: readonly { set: TimeSet; offset: number | null }[];
   /** A time in the reply: the array index (null = the reply itself) and its offset's value index. */
   replyTime?: { index: number | null; offset: number };
-  /** The first write of its success path, as the protocol's "writes" row lists it. */
-  firstWrite: string;
+  /**
+   * An admission (`ENQUEUE`, `ADD`, `RETRY`): refused over `maxmemory` before it runs, writing
+   * nothing. Every other verb is a drain or control: it runs, and writes, over `maxmemory`.
+   */
+  admission: boolean;
 }
 
 const id: ValueSlot = { slot: "<id>" };
@@ -44,7 +47,7 @@ const maxAttempts: ValueSlot = { slot: "<max_attempts>", grammar: "positive", na
 export const VERBS: readonly Verb[] = [
   {
     verb: "ENQUEUE",
-    firstWrite: "HSET",
+    admission: true,
     script: "enqueue",
     form: "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>",
     keys: ["row", "pending"],
@@ -54,7 +57,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "ADD",
-    firstWrite: "HSET",
+    admission: true,
     script: "add",
     form: "EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>",
     keys: ["row", "pending", "schedule"],
@@ -70,7 +73,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "CLAIM",
-    firstWrite: "ZADD",
+    admission: false,
     script: "claim",
     form: "EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>",
     keys: ["pending", "active", "base"],
@@ -81,7 +84,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "EXTEND",
-    firstWrite: "ZADD",
+    admission: false,
     script: "extend",
     form: "EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>",
     keys: ["active", "base"],
@@ -92,7 +95,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "COMPLETE",
-    firstWrite: "ZREM",
+    admission: false,
     script: "complete",
     form: "EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>",
     keys: ["active", "done", "base"],
@@ -102,7 +105,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "FAIL",
-    firstWrite: "ZREM",
+    admission: false,
     script: "fail",
     form: "EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>",
     keys: ["active", "pending", "schedule", "dead", "base"],
@@ -122,7 +125,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "RETRY",
-    firstWrite: "ZREM",
+    admission: true,
     script: "retry",
     form: "EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>",
     keys: ["dead", "pending", "base"],
@@ -132,7 +135,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "PROMOTE",
-    firstWrite: "ZREM",
+    admission: false,
     script: "promote",
     form: "EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>",
     keys: ["schedule", "pending", "base"],
@@ -142,7 +145,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "REAP",
-    firstWrite: "ZREM",
+    admission: false,
     script: "reap",
     form: "EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>",
     keys: ["active", "pending", "dead", "base"],
@@ -152,7 +155,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "REMOVE",
-    firstWrite: "ZREM",
+    admission: false,
     script: "remove",
     form: "EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>",
     keys: ["pending", "schedule", "done", "dead", "base"],
@@ -162,7 +165,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "PAUSE",
-    firstWrite: "HSET",
+    admission: false,
     script: "pause",
     form: "EMQ.PAUSE 1 <meta>",
     keys: ["meta"],
@@ -172,7 +175,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "RESUME",
-    firstWrite: "HDEL",
+    admission: false,
     script: "resume",
     form: "EMQ.RESUME 2 <meta> <pending>",
     keys: ["meta", "pending"],
@@ -182,7 +185,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "RESCHEDULE",
-    firstWrite: "ZREM",
+    admission: false,
     script: null,
     form: "EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>",
     keys: ["active", "schedule", "base"],
@@ -193,7 +196,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "REQUEUE",
-    firstWrite: "ZREM",
+    admission: false,
     script: "requeue",
     form: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>",
     keys: ["active", "pending", "base"],

@@ -68,6 +68,7 @@ export {
   WireRefusalError,
   LeaseLostError,
   JobNotFoundError,
+  OutOfMemoryError,
   NativeOnlyVerbError,
   typedServerError,
 } from "./errors.js";

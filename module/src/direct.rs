@@ -324,11 +324,12 @@ impl<'a> Args<'a> {
 /// A verb as a command runs it: the reply, or one refusal.
 pub type Verb = fn(&Context, Args) -> Result<ValkeyValue, Refusal>;
 
-/// One command this module registers itself (every one but `EMQ.VERSION`): its name, its verb
-/// and its last key position (the first is argv 2, the step 1).
+/// One command this module registers itself (every one but `EMQ.VERSION`): its name, its verb,
+/// its flags and its last key position (the first is argv 2, the step 1).
 pub struct Command {
     pub name: &'static CStr,
     pub verb: Verb,
+    pub flags: &'static CStr,
     pub last_key: c_int,
 }
 
@@ -375,9 +376,9 @@ const HANDLERS: [Handler; 15] = [
     handler::<14>,
 ];
 
-/// Registers every command of `crate::COMMANDS` with `flags`, as the crate registers its own
+/// Registers every command of `crate::COMMANDS` with its flags, as the crate registers its own
 /// (`RedisModule_CreateCommand`, keys from argv `first_key` to the command's last, step 1).
-pub fn register(ctx: &Context, flags: &CStr, first_key: c_int) -> bool {
+pub fn register(ctx: &Context, first_key: c_int) -> bool {
     crate::COMMANDS
         .iter()
         .zip(HANDLERS)
@@ -389,7 +390,7 @@ pub fn register(ctx: &Context, flags: &CStr, first_key: c_int) -> bool {
                     ctx.ctx,
                     command.name.as_ptr(),
                     Some(handler),
-                    flags.as_ptr(),
+                    command.flags.as_ptr(),
                     first_key,
                     command.last_key,
                     1,

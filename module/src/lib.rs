@@ -71,14 +71,13 @@ pub(crate) static COMMANDS: [Command; 15] = [
     command(c"emq.requeue", lease::requeue, &lease::REQUEUE),
 ];
 
-/// The flags of every command in [`COMMANDS`].
-const WRITE_FLAGS: &CStr = c"write deny-oom";
-
-/// One entry of [`COMMANDS`]: its keys run from argv 2 to the form's last key.
+/// One entry of [`COMMANDS`]: flags by the form's class (an admission `write deny-oom`, a drain
+/// `write`); its keys run from argv 2 to the form's last key.
 const fn command(name: &'static CStr, verb: direct::Verb, form: &Form) -> Command {
     Command {
         name,
         verb,
+        flags: form.class.flags(),
         last_key: last_key(form),
     }
 }
@@ -127,7 +126,7 @@ fn init(ctx: &Context, _args: &[ValkeyString]) -> Status {
     match major {
         Some(major) if major >= MIN_VALKEY_MAJOR => {
             direct::init(ctx, &interned(clock::run_id(ctx)));
-            if direct::register(ctx, WRITE_FLAGS, FIRST_KEY) {
+            if direct::register(ctx, FIRST_KEY) {
                 Status::Ok
             } else {
                 Status::Err
@@ -195,6 +194,23 @@ mod tests {
         assert_eq!(COMMANDS[0].last_key, last_key(&install::INSTALL));
         for (command, form) in COMMANDS[1..].iter().zip(verbs::forms()) {
             assert_eq!(command.last_key, last_key(&form), "{}", form.verb);
+        }
+    }
+
+    #[test]
+    fn admissions_deny_oom_drains_do_not() {
+        for command in &COMMANDS {
+            let name = command.name.to_str().unwrap();
+            let admission = matches!(
+                name,
+                "emq.install" | "emq.enqueue" | "emq.add" | "emq.retry"
+            );
+            let want = if admission {
+                c"write deny-oom"
+            } else {
+                c"write"
+            };
+            assert_eq!(command.flags, want, "{name}");
         }
     }
 

@@ -1,4 +1,6 @@
+#!lua flags=allow-oom
 -- claim: lease the lowest pending id until now + lease, dropping the orphans ahead of it.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>
 -- KEYS[1]  emq:{q}:pending    the ready set
 -- KEYS[2]  emq:{q}:active     the leased set (score = deadline ms)

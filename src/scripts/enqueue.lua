@@ -1,4 +1,6 @@
+#!lua
 -- enqueue: a new job row and its id in the ready set.
+-- Memory:  an admission (no shebang flags): over maxmemory the server refuses it before it runs
 -- Form:    EMQ.ENQUEUE 2 <row> <pending> <id> <payload>
 -- KEYS[1]  emq:{q}:job:<id>   the job row
 -- KEYS[2]  emq:{q}:pending    the ready set

@@ -1,4 +1,6 @@
+#!lua flags=allow-oom
 -- promote: move due ids from schedule to pending, at most <limit> per call, oldest first.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>
 -- KEYS[1]  emq:{q}:schedule   the delayed set (score = due time ms)
 -- KEYS[2]  emq:{q}:pending    the ready set (score = the row's priority, absent = 0)

@@ -1,4 +1,6 @@
+#!lua flags=allow-oom
 -- reap: expired leases go back to pending, or to dead when their attempts are used up.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>
 -- KEYS[1]  emq:{q}:active     the leased set (score = deadline ms)
 -- KEYS[2]  emq:{q}:pending    the ready set (score = the row's priority, absent = 0)

@@ -1,4 +1,6 @@
+#!lua flags=allow-oom
 -- remove: delete a job that is not active, from whichever set its state names.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>
 -- KEYS[1]  emq:{q}:pending    the ready set
 -- KEYS[2]  emq:{q}:schedule   the delayed set

@@ -1,4 +1,6 @@
+#!lua flags=allow-oom
 -- requeue: an active job goes back to pending now without consuming its attempt.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>
 -- KEYS[1]  emq:{q}:active     the leased set
 -- KEYS[2]  emq:{q}:pending    the ready set (score = the row's priority, absent = 0)

@@ -1,4 +1,6 @@
+#!lua flags=allow-oom
 -- resume: clear the queue's paused flag and wake one idle slot per ready job.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.RESUME 2 <meta> <pending>
 -- KEYS[1]  emq:{q}:meta       the queue's flags (hash)
 -- KEYS[2]  emq:{q}:pending    the ready set (read: how many ids are ready)

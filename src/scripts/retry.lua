@@ -1,4 +1,6 @@
+#!lua
 -- retry: a dead job gets extra attempts on top of those it used and goes back to pending.
+-- Memory:  an admission (no shebang flags): over maxmemory the server refuses it before it runs
 -- Form:    EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>
 -- KEYS[1]  emq:{q}:dead       the exhausted set
 -- KEYS[2]  emq:{q}:pending    the ready set (score = the row's priority, absent = 0)

@@ -9,7 +9,7 @@ use crate::gates::{self, Fields, Row};
 use crate::guard;
 use crate::keyspace::{BASE, DEAD, DONE, META, PENDING, SCHEDULE};
 use crate::moves;
-use crate::shape::{Form, Slot};
+use crate::shape::{Class, Form, Slot};
 use crate::values::{value, Grammar};
 use crate::verbs::{argv, open};
 
@@ -19,6 +19,7 @@ pub const RETRY: Form = Form {
     keys: &[Slot::Key(DEAD), Slot::Key(PENDING), Slot::Key(BASE)],
     anchor: 0,
     values: 2,
+    class: Class::Admission,
 };
 
 pub const REMOVE: Form = Form {
@@ -33,6 +34,7 @@ pub const REMOVE: Form = Form {
     ],
     anchor: 0,
     values: 1,
+    class: Class::Drain,
 };
 
 pub const PAUSE: Form = Form {
@@ -41,6 +43,7 @@ pub const PAUSE: Form = Form {
     keys: &[Slot::Key(META)],
     anchor: 0,
     values: 0,
+    class: Class::Drain,
 };
 
 pub const RESUME: Form = Form {
@@ -49,6 +52,7 @@ pub const RESUME: Form = Form {
     keys: &[Slot::Key(META), Slot::Key(PENDING)],
     anchor: 0,
     values: 0,
+    class: Class::Drain,
 };
 
 /// This family's forms.
@@ -62,7 +66,7 @@ const ON: &[u8] = b"1";
 pub fn retry(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RETRY, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, RETRY.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (dead, pending) = (call.keys[0], call.keys[1]);
     let id = call.values[0];
@@ -101,7 +105,7 @@ pub fn home(state: Option<&[u8]>) -> Option<usize> {
 pub fn remove(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REMOVE, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, REMOVE.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let sets = [call.keys[0], call.keys[1], call.keys[2], call.keys[3]];
     let id = call.values[0];
@@ -155,7 +159,7 @@ fn flag(meta: &Key) -> Result<Option<Vec<u8>>, Refusal> {
 pub fn pause(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, _) = open(ctx, &PAUSE, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, PAUSE.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let mut meta = db.open(call.keys[0]);
 
@@ -172,7 +176,7 @@ pub fn pause(ctx: &Context, args: Args) -> Reply {
 pub fn resume(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RESUME, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, RESUME.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let mut meta = db.open(call.keys[0]);
     gates::hash(&meta)?;

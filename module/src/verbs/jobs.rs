@@ -12,7 +12,7 @@ use crate::gates;
 use crate::guard;
 use crate::keyspace::{is_job_id, Queue, ACTIVE, BASE, PENDING, SCHEDULE};
 use crate::moves;
-use crate::shape::{Form, Slot};
+use crate::shape::{Class, Form, Slot};
 use crate::values::{value, Grammar};
 use crate::verbs::{argv, open};
 
@@ -22,6 +22,7 @@ pub const ENQUEUE: Form = Form {
     keys: &[Slot::Row, Slot::Key(PENDING)],
     anchor: 1,
     values: 2,
+    class: Class::Admission,
 };
 
 pub const ADD: Form = Form {
@@ -30,6 +31,7 @@ pub const ADD: Form = Form {
     keys: &[Slot::Row, Slot::Key(PENDING), Slot::Key(SCHEDULE)],
     anchor: 1,
     values: 5,
+    class: Class::Admission,
 };
 
 pub const CLAIM: Form = Form {
@@ -38,6 +40,7 @@ pub const CLAIM: Form = Form {
     keys: &[Slot::Key(PENDING), Slot::Key(ACTIVE), Slot::Key(BASE)],
     anchor: 0,
     values: 1,
+    class: Class::Drain,
 };
 
 /// This family's forms.
@@ -47,7 +50,7 @@ pub const FORMS: [Form; 3] = [ENQUEUE, ADD, CLAIM];
 pub fn enqueue(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &ENQUEUE, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, ENQUEUE.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (row, pending) = (call.keys[0], call.keys[1]);
     let (id, payload) = (call.values[0], call.values[1]);
@@ -76,7 +79,7 @@ pub fn enqueue(ctx: &Context, args: Args) -> Reply {
 pub fn add(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &ADD, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, ADD.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (row, pending, schedule) = (call.keys[0], call.keys[1], call.keys[2]);
     let (id, payload) = (call.values[0], call.values[1]);
@@ -121,7 +124,7 @@ pub fn add(ctx: &Context, args: Args) -> Reply {
 pub fn claim(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &CLAIM, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, CLAIM.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (pending, active) = (call.keys[0], call.keys[1]);
 

@@ -13,7 +13,7 @@ use crate::gates::{self, Fields, Row};
 use crate::guard;
 use crate::keyspace::{Queue, ACTIVE, BASE, DEAD, DONE, PENDING, SCHEDULE};
 use crate::moves;
-use crate::shape::{Form, Slot};
+use crate::shape::{Class, Form, Slot};
 use crate::values::{value, Grammar};
 use crate::verbs::{argv, open};
 
@@ -23,6 +23,7 @@ pub const EXTEND: Form = Form {
     keys: &[Slot::Key(ACTIVE), Slot::Key(BASE)],
     anchor: 0,
     values: 3,
+    class: Class::Drain,
 };
 
 pub const COMPLETE: Form = Form {
@@ -31,6 +32,7 @@ pub const COMPLETE: Form = Form {
     keys: &[Slot::Key(ACTIVE), Slot::Key(DONE), Slot::Key(BASE)],
     anchor: 0,
     values: 4,
+    class: Class::Drain,
 };
 
 pub const FAIL: Form = Form {
@@ -45,6 +47,7 @@ pub const FAIL: Form = Form {
     ],
     anchor: 0,
     values: 6,
+    class: Class::Drain,
 };
 
 pub const RESCHEDULE: Form = Form {
@@ -53,6 +56,7 @@ pub const RESCHEDULE: Form = Form {
     keys: &[Slot::Key(ACTIVE), Slot::Key(SCHEDULE), Slot::Key(BASE)],
     anchor: 0,
     values: 3,
+    class: Class::Drain,
 };
 
 pub const REQUEUE: Form = Form {
@@ -61,6 +65,7 @@ pub const REQUEUE: Form = Form {
     keys: &[Slot::Key(ACTIVE), Slot::Key(PENDING), Slot::Key(BASE)],
     anchor: 0,
     values: 3,
+    class: Class::Drain,
 };
 
 /// This family's forms.
@@ -112,7 +117,7 @@ fn leave_active(
 pub fn extend(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &EXTEND, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, EXTEND.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let active = call.keys[0];
     let id = call.values[0];
@@ -135,7 +140,7 @@ pub fn extend(ctx: &Context, args: Args) -> Reply {
 pub fn complete(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &COMPLETE, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, COMPLETE.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (active, done) = (call.keys[0], call.keys[1]);
     let (id, result) = (call.values[0], call.values[2]);
@@ -163,7 +168,7 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
 pub fn fail(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &FAIL, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, FAIL.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (active, pending, schedule, dead) =
         (call.keys[0], call.keys[1], call.keys[2], call.keys[3]);
@@ -206,7 +211,7 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
 pub fn reschedule(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RESCHEDULE, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, RESCHEDULE.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (active, schedule) = (call.keys[0], call.keys[1]);
     let id = call.values[0];
@@ -234,7 +239,7 @@ pub fn reschedule(ctx: &Context, args: Args) -> Reply {
 pub fn requeue(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REQUEUE, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, REQUEUE.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (active, pending) = (call.keys[0], call.keys[1]);
     let id = call.values[0];
