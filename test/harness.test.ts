@@ -103,6 +103,21 @@ describe("the harness catches a wrong native reply or write", () => {
     assert.deepEqual(failure.problems, ['wake on queue A: script published ["3"], native ["3","1"]']);
   });
 
+  test("over maxmemory: a drain the native side refused is caught (its reply, and the limit's own check)", async () => {
+    const oom = "OOM command not allowed when used memory > 'maxmemory'.";
+    const refuse = (): Reply => ({ t: "error", v: oom });
+    const result = await withFault(
+      { verb: "COMPLETE", reply: refuse },
+      /^COMPLETE write guard: over maxmemory$/,
+    );
+    const failure = result.tally.failures.find((f) => f.verb === "COMPLETE");
+    assert.ok(failure, result.report);
+    assert.deepEqual(failure.problems, [
+      `reply: script :1 vs native -${oom}`,
+      `over maxmemory: the drain COMPLETE was refused (-${oom})`,
+    ]);
+  });
+
   test("a claim that leaves no lease_epoch (D1) is caught", async () => {
     const fault: Fault = {
       verb: "CLAIM",

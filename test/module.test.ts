@@ -31,6 +31,7 @@ const ENQUEUE_FORM = "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>";
 const CLAIM_FORM = "EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>";
 const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
 const READONLY = "READONLY You can't write against a read only replica.";
+const OOM = "OOM command not allowed when used memory > 'maxmemory'.";
 /** The verbs these tests drive; a wire-6 connector here requires just these. */
 const VERBS = ["ENQUEUE", "CLAIM"];
 /** The fourteen job-core verb tokens (SPEC §6). */
@@ -875,6 +876,71 @@ describe("write guard", () => {
     assert.deepEqual(await dumpAll(primary.port), onPrimary);
     // The server itself takes writes on this replica: the refusal was the module's guard.
     assert.equal(await replica.cli("SET", "scratch", "1"), "OK");
+  });
+
+  test("registration: the admissions (and EMQ.INSTALL) are write deny-oom, the drains and controls write only", async () => {
+    const admissions = ["emq.install", "emq.enqueue", "emq.add", "emq.retry"];
+    for (const verb of ["INSTALL", ...JOB_CORE]) {
+      const name = `emq.${verb.toLowerCase()}`;
+      const [info] = (await primary.cli("COMMAND", "INFO", name)) as RespReply[][];
+      const flags = (info![2] as RespReply[]).map(String).sort();
+      const want = admissions.includes(name) ? ["denyoom", "module", "write"] : ["module", "write"];
+      assert.deepEqual(flags, want, name);
+    }
+  });
+
+  test("over maxmemory: admissions answer the OOM text before shape, layout and fence; drains run", async () => {
+    await resetTo(primary, WIRE6);
+    await seedJob(primary.port, "m", ID_A);
+    await seedJob(primary.port, "m", ID_B);
+    const info = String(await primary.cli("INFO", "memory"));
+    const counted = infoNumber(info, "used_memory") - infoNumber(info, "mem_not_counted_for_evict");
+    await primary.cli("CONFIG", "SET", "maxmemory-policy", "noeviction");
+    await primary.cli("CONFIG", "SET", "maxmemory", String(counted - 64 * 1024));
+    try {
+      for (const args of [
+        enqueueArgs("m", "JOB0000000000C"),
+        enqueueArgs("m", ID_A), // a duplicate
+        ["EMQ.ENQUEUE", 1, k("m", "pending")], // a wrong shape
+        enqueueArgs("", "JOB0000000000C"), // a wrong layout
+        [
+          "EMQ.ADD",
+          3,
+          row("m", "JOB0000000000C"),
+          k("m", "pending"),
+          k("m", "schedule"),
+          "JOB0000000000C",
+          "p",
+          "0",
+          "9",
+          "0",
+        ],
+        ["EMQ.RETRY", 3, k("m", "dead"), k("m", "pending"), k("m", ""), ID_A, 1],
+      ]) {
+        await assertRefusedUnchanged(primary.port, args, OOM);
+      }
+      const job = (await call(primary.port, claimArgs("m"))) as RespReply[];
+      assert.equal(String(job[0]), ID_A);
+      const active = [k("m", "active"), k("m", "schedule"), k("m", "")];
+      assert.ok(Number(await call(primary.port, ["EMQ.RESCHEDULE", 3, ...active, ID_A, 1, 0])) > 0);
+      const resume = ["EMQ.RESUME", 2, k("m", "meta"), k("m", "pending")];
+      assert.equal(await call(primary.port, ["EMQ.PAUSE", 1, k("m", "meta")]), 1);
+      assert.equal(await call(primary.port, resume), 1);
+      assert.equal(
+        await call(primary.port, ["EMQ.PROMOTE", 3, k("m", "schedule"), k("m", "pending"), k("m", ""), 10]),
+        1,
+      );
+      const removed = [
+        "EMQ.REMOVE",
+        5,
+        ...["pending", "schedule", "done", "dead", ""].map((t) => k("m", t)),
+        ID_B,
+      ];
+      assert.equal(await call(primary.port, removed), 1);
+    } finally {
+      await primary.cli("CONFIG", "SET", "maxmemory", "0");
+    }
+    assert.deepEqual(await call(primary.port, ["ZRANGE", k("m", "pending"), 0, -1]), [ID_A]);
   });
 });
 
