@@ -57,6 +57,12 @@ export function resolveKey(ref: KeyRef, side: Side): Buffer {
   return queueKey(side.name(ref.q), ref.slot);
 }
 
+/** The logical queue of a call (its first queue key); null when it names none. */
+export function queueOf(call: Call): string | null {
+  for (const k of call.keys) if ("q" in k) return k.q;
+  return null;
+}
+
 /** `<numkeys> <keys…> <values…>` for one side. */
 export function tail(call: Call, side: Side): Buffer[] {
   if (call.numkeys === null) return [];

@@ -5,7 +5,8 @@
  * The harness holds the module to the prediction, and applies the same writes to the reference
  * side so both queues stay in step.
  */
-import type { RawDump, RawValue } from "./compare.js";
+import { canon, changes, type RawDump, type RawValue, showReply } from "./compare.js";
+import type { Executors } from "./executors.js";
 import type { Command, Reply } from "./resp.js";
 import {
   accepts,
@@ -139,6 +140,36 @@ export function predictInstall(tail: readonly Buffer[], brand: RawValue | undefi
   if (brand.type !== "string") return refuse(WRONGTYPE);
   if (latin1(brand.value) === BRAND) return { reply: int(0), writes: [], wakes: [] };
   return refuse(emqwire(brand.value));
+}
+
+/**
+ * `EMQ.INSTALL` with the tail `t` on the scratch server branded `brand`, held to
+ * {@link predictInstall}: the problems found (empty when it holds). The harness's brand is read
+ * back afterwards.
+ */
+export async function checkInstall(
+  ex: Executors,
+  brand: string | null | "hash",
+  t: string[],
+): Promise<string[]> {
+  await ex.setBrand(brand);
+  const key = [Buffer.from(VERSION_KEY)];
+  const before = await ex.scratch.keys.dumpQueues([], key);
+  const { reply } = await ex.alone(["EMQ.INSTALL", ...t]);
+  const after = await ex.scratch.keys.dumpQueues([], key);
+  await ex.readBrand();
+  const p = predictInstall(
+    t.map((x) => Buffer.from(x)),
+    before.get(VERSION_KEY),
+  );
+  return [
+    ...(canon(p.reply) === canon(reply)
+      ? []
+      : [`reply: expected ${showReply(p.reply)}, got ${showReply(reply)}`]),
+    ...changes(applyWrites(before, p.writes), after, ["predicted", "native"]).map(
+      (d) => `brand vs the executable check: ${d}`,
+    ),
+  ];
 }
 
 /* ------------------------------------------------------------------ applying writes to a dump */

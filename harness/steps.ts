@@ -22,6 +22,7 @@ import {
   type KeyRef,
   type Mode,
   offsetsOf,
+  queueOf,
   rawKeys,
   resolveKey,
   type Side,
@@ -30,8 +31,19 @@ import {
 } from "./executors.js";
 import type { Outcome } from "./report.js";
 import type { Command, Reply } from "./resp.js";
-import { applyWrites, predictInstall, predictNative } from "./spec.js";
-import { accepts, layoutQueue, queueKey, rowKey, shapeOf, type Verb, VERSION_KEY, verbOf } from "./verbs.js";
+import { onReplica } from "./guards.js";
+import { applyWrites, checkInstall, predictNative } from "./spec.js";
+import {
+  accepts,
+  layoutQueue,
+  orphanAhead,
+  queueKey,
+  rowKey,
+  shapeOf,
+  type Verb,
+  VERSION_KEY,
+  verbOf,
+} from "./verbs.js";
 
 export type SeedArg = string | Buffer | number | KeyRef;
 
@@ -213,32 +225,13 @@ export class CaseRun {
     // A raw EVAL of claim.lua: the pause flag and meta's type are not the script's business,
     // unless an orphan ahead of the head is to be counted in meta (then both refuse WRONGTYPE).
     const meta = this.state.script.raw.get(queueKey(queue, "meta").toString("latin1"));
-    if (meta !== undefined && meta.type !== "hash" && !this.orphanAhead(queue))
+    if (meta !== undefined && meta.type !== "hash" && !orphanAhead(this.state.script.raw, queue))
       return { kind: "judged", declared: "D7", runScript: true };
     const paused =
       meta?.type === "hash" && meta.fields.some(([f, v]) => `${f}` === "paused" && `${v}` === "1");
     return paused
       ? { kind: "judged", declared: "D2", runScript: true }
       : { kind: "compare", hostPause: false };
-  }
-
-  /**
-   * Whether the head of the script side's `pending` (lowest score, ties by id) is an orphan: no
-   * `JOB` prefix, or its row is not a hash.
-   */
-  private orphanAhead(queue: Buffer): boolean {
-    const state = this.state.script.raw;
-    const pending = state.get(queueKey(queue, "pending").toString("latin1"));
-    if (pending?.type !== "zset") return false;
-    const [head] = [...pending.members].sort(
-      ([a, x], [b, y]) => Number(x) - Number(y) || Buffer.compare(a, b),
-    );
-    if (head === undefined) return false;
-    const id = head[0];
-    return (
-      !id.subarray(0, 3).equals(Buffer.from("JOB")) ||
-      state.get(rowKey(queue, id).toString("latin1"))?.type !== "hash"
-    );
   }
 
   private async call(call: Call, mode: Mode, host: boolean, expect?: "equal" | DeclaredId): Promise<Outcome> {
@@ -456,25 +449,7 @@ export class CaseRun {
   /** `EMQ.INSTALL` on a node whose brand is `brand`, held to its executable check. */
   private async install(brand: string | null | "hash", t: string[]): Promise<Outcome> {
     this.step += 1;
-    await this.ex.setBrand(brand);
-    const key = [Buffer.from(VERSION_KEY)];
-    const before = await this.ex.scratch.keys.dumpQueues([], key);
-    const { reply } = await this.ex.alone(["EMQ.INSTALL", ...t]);
-    const after = await this.ex.scratch.keys.dumpQueues([], key);
-    await this.ex.readBrand();
-    const p = predictInstall(
-      t.map((x) => Buffer.from(x)),
-      before.get(VERSION_KEY),
-    );
-    const problems = [
-      ...(canon(p.reply) === canon(reply)
-        ? []
-        : [`reply: expected ${showReply(p.reply)}, got ${showReply(reply)}`]),
-      ...changes(applyWrites(before, p.writes), after, ["predicted", "native"]).map(
-        (d) => `brand vs the executable check: ${d}`,
-      ),
-    ];
-    return this.record("INSTALL", problems, {});
+    return this.record("INSTALL", await checkInstall(this.ex, brand, t), {});
   }
 
   /**
@@ -513,44 +488,10 @@ export class CaseRun {
     this.step += 1;
     const verb = verbOf(call.verb);
     const writable = kind === "writable-replica";
-    const problems = await this.ex.onReplica(writable, async (keys) => {
-      const queues = (side: Side) => this.queues.map((q) => side.name(q));
-      const beforeS = await keys.dumpQueues(queues(this.script));
-      const beforeN = await keys.dumpQueues(queues(this.native));
-      const script = await keys.client.one(...this.ex.evalCommand(verb, tail(call, this.script)));
-      const native = await keys.client.one(...this.ex.nativeCommand(verb, tail(call, this.native)));
-      const scriptChanges = changes(beforeS, await keys.dumpQueues(queues(this.script)));
-      const nativeChanges = changes(beforeN, await keys.dumpQueues(queues(this.native)));
-      if (writable) {
-        return judge("D5", {
-          verb,
-          brand: this.ex.brandValue,
-          guard: "writable-replica",
-          script,
-          scriptSent: true,
-          scriptChanges,
-          native,
-          nativeChanges,
-          nativeWakes: 0,
-          hostAnswered: false,
-        });
-      }
-      const readonly: Reply = { t: "error", v: GUARD_TEXT.replica };
-      return [
-        ...(canon(script) === canon(readonly) ? [] : [`read-only replica: script ${showReply(script)}`]),
-        ...(canon(native) === canon(readonly) ? [] : [`read-only replica: native ${showReply(native)}`]),
-        ...scriptChanges.map((c) => `read-only replica: the script side wrote: ${c}`),
-        ...nativeChanges.map((c) => `read-only replica: the native side wrote: ${c}`),
-      ];
-    });
+    const sides = { script: this.script, native: this.native, queues: this.queues };
+    const problems = await onReplica(this.ex, verb, call, sides, writable);
     return this.record(verb.verb, problems, writable ? { declared: "D5" } : {});
   }
-}
-
-/** The logical queue of a call (its first queue key); null when it names none. */
-function queueOf(call: Call): string | null {
-  for (const k of call.keys) if ("q" in k) return k.q;
-  return null;
 }
 
 /** The rows a native claim leased: the row of the id its reply names. */

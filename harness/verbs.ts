@@ -1,8 +1,9 @@
 /**
  * The protocol as data, written from docs/protocol.md: each verb's form, declared keys, values
  * (with their grammars and refusal names), the time scores it writes, and the pure checks the
- * harness needs to classify a call before it runs (shape, layout, value grammars).
+ * harness needs to classify a call before it runs (shape, layout, value grammars, orphans).
  */
+import type { RawDump } from "./compare.js";
 
 export type KeySlot = "row" | "pending" | "active" | "schedule" | "done" | "dead" | "meta" | "base";
 export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit";
@@ -292,6 +293,20 @@ export function layoutQueue(verb: Verb, keys: readonly Buffer[], values: readonl
     return key.equals(queueKey(name, s));
   });
   return all ? name : null;
+}
+
+/**
+ * Whether the head of `pending` (lowest score, ties by id) in `state` is an orphan, as a claim
+ * sees it: no `JOB` prefix, or its row is not a hash.
+ */
+export function orphanAhead(state: RawDump, queue: Buffer): boolean {
+  const pending = state.get(queueKey(queue, "pending").toString("latin1"));
+  if (pending?.type !== "zset") return false;
+  const [head] = [...pending.members].sort(([a, x], [b, y]) => Number(x) - Number(y) || Buffer.compare(a, b));
+  if (head === undefined) return false;
+  const id = head[0];
+  const row = state.get(rowKey(queue, id).toString("latin1"));
+  return !id.subarray(0, 3).equals(Buffer.from("JOB")) || row?.type !== "hash";
 }
 
 /* ------------------------------------------------------------------ shape */
