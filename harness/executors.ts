@@ -92,6 +92,8 @@ export function offsetsOf(verb: Verb, values: readonly Buffer[]): Partial<Record
 
 /** How far below the memory the server counts the over-`maxmemory` cases set the limit (bytes). */
 export const OOM_MARGIN = 64 * 1024;
+/** The key a probe writes to prove the scratch server is over its `maxmemory` (refused there). */
+const OOM_PROBE = "{emq-harness}:oom-probe";
 
 export interface PairResult {
   /** The script side's reply; undefined when nothing was sent (the host answered itself). */
@@ -200,17 +202,26 @@ export class Executors {
   /**
    * Runs `body` with the scratch server over its `maxmemory`: the limit is set just below the
    * memory the server counts against it (`used_memory` − `mem_not_counted_for_evict`, less
-   * {@link OOM_MARGIN}), policy `noeviction`; no limit again afterwards.
+   * {@link OOM_MARGIN}), policy `noeviction`, and proven by a probe (`SET` is refused with the
+   * `OOM` text; a probe that got through is deleted and the limit lowered); no limit afterwards.
    */
   async overMaxmemory<T>(body: () => Promise<T>): Promise<T> {
     const client = this.scratch.client;
-    const info = text(ok(await client.one("INFO", "memory"), "INFO memory"));
-    const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, "m").exec(info)?.[1] ?? Number.NaN);
-    const counted = field("used_memory") - field("mem_not_counted_for_evict");
-    if (!Number.isFinite(counted)) throw new Error("INFO memory: no used_memory");
     ok(await client.one("CONFIG", "SET", "maxmemory-policy", "noeviction"), "CONFIG SET");
-    ok(await client.one("CONFIG", "SET", "maxmemory", Math.max(1, counted - OOM_MARGIN)), "CONFIG SET");
     try {
+      for (let margin = OOM_MARGIN; ; margin *= 4) {
+        const info = text(ok(await client.one("INFO", "memory"), "INFO memory"));
+        const field = (name: string) =>
+          Number(new RegExp(`^${name}:(\\d+)`, "m").exec(info)?.[1] ?? Number.NaN);
+        const counted = field("used_memory") - field("mem_not_counted_for_evict");
+        if (!Number.isFinite(counted)) throw new Error("INFO memory: no used_memory");
+        ok(await client.one("CONFIG", "SET", "maxmemory", Math.max(1, counted - margin)), "CONFIG SET");
+        const probe = await client.one("SET", OOM_PROBE, "x");
+        if (probe.t === "error" && probe.v.startsWith("OOM ")) break;
+        ok(await client.one("DEL", OOM_PROBE), "DEL");
+        if (margin > counted)
+          throw new Error(`cannot bring the scratch server over maxmemory: ${JSON.stringify(probe)}`);
+      }
       return await body();
     } finally {
       ok(await client.one("CONFIG", "SET", "maxmemory", "0"), "CONFIG SET");
