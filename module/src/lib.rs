@@ -25,13 +25,13 @@ use crate::errors::answer;
 use crate::shape::Form;
 use crate::verbs::{admin, install, jobs, lease, timers, version};
 
-/// The module's version as the server lists it: major * 10000 + minor * 100 + patch (0.1.0).
-const MODULE_VERSION_NUMBER: i32 = 100;
+/// The module's version as the server lists it: major * 10000 + minor * 100 + patch (0.2.0).
+const MODULE_VERSION_NUMBER: i32 = 200;
 
 /// The oldest server this module runs on.
 const MIN_VALKEY_MAJOR: u32 = 8;
 
-/// `EMQ.VERSION` → `["wire", "echomq:6.0.0", "module", "0.1.0", "verbs", [<token>…]]`
+/// `EMQ.VERSION` → `["wire", "echomq:6.0.0", "module", "0.2.0", "verbs", [<token>…]]`
 fn emq_version(ctx: &Context, args: Vec<ValkeyString>) -> ValkeyResult {
     answer(ctx, version::version(&args))
 }
