@@ -36,6 +36,8 @@ import { applyWrites, predictNative } from "../harness/spec.js";
 import { accepts, layoutQueue, queueKey, rowKey, shapeOf, verbOf } from "../harness/verbs.js";
 
 const SEED = Number(process.env.HARNESS_SEED ?? 20261129);
+/** Every job-core verb but RESCHEDULE (native only) has a script twin. */
+const SCRIPTS = 13;
 const J1 = "JOB00000000001";
 const b = (s: string) => Buffer.from(s, "latin1");
 
@@ -193,12 +195,12 @@ describe("pinned bodies", () => {
 
   test("this repository's pins verify against the working tree's scripts", () => {
     const bodies = loadBodies();
-    assert.equal(bodies.byVerb.size, 12);
+    assert.equal(bodies.byVerb.size, SCRIPTS);
     assert.equal(bodies.commit, readPins(PINS_FILE).commit);
   });
 
   test("pins verify in a fresh repository", () => {
-    assert.equal(verifyPins(repo, readPins(join(repo, "pins.json"))).size, 12);
+    assert.equal(verifyPins(repo, readPins(join(repo, "pins.json"))).size, SCRIPTS);
   });
 
   test("one digest changed in the pin file: the harness refuses, naming the script and both digests", async () => {
@@ -254,7 +256,7 @@ describe("pinned bodies", () => {
     );
     // Re-pinning (the documented command's function) accepts it again.
     writePins(join(repo, "pins.json"), pinHead(repo));
-    assert.equal(verifyPins(repo, readPins(join(repo, "pins.json"))).size, 12);
+    assert.equal(verifyPins(repo, readPins(join(repo, "pins.json"))).size, SCRIPTS);
   });
 
   test("a script without a pin is refused", () => {
