@@ -1,11 +1,12 @@
 /**
  * The listed cases: every verb's success paths, its domain refusals (gates, wrong types, stale
  * lease tokens), edge values (empty, binary and 1 MiB payloads, priority extremes, a 1 ms lease),
- * lease-exact variants (one MULTI/EXEC), the paused claim (D2, D7) and the native-only verbs
+ * lease-exact variants (one MULTI/EXEC), the paused claim (D2, D7) and the native-only verb
  * (D8). The refusals every verb shares — shape, layout (D3), fence (D4), write guard (D5), a
  * numkeys EVAL refuses (P1) — are generated for all verbs in harness/refusals.ts.
  */
 import { addJob, C, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
+import { CLAIM_CASES } from "./claims.js";
 import type { Action } from "./steps.js";
 
 export interface Case {
@@ -48,7 +49,7 @@ const pause = C("PAUSE", []);
 const resume = C("RESUME", []);
 const reschedule = (id: string, token = "1", delay = "5000", o = {}) =>
   C("RESCHEDULE", [id, token, delay], o);
-const requeue = (id: string, token = "1") => C("REQUEUE", [id, token]);
+const requeue = (id: string, token = "1", max = "3") => C("REQUEUE", [id, token, max]);
 /** A job claimed then failed to dead (max attempts 1). */
 const deadJob = (id: string, keep = "10"): Action[] => [...claimed(id), fail(id, "1", "0", "1", keep)];
 const wrongType = (slot: Parameters<typeof key>[0]) => seed(["SET", key(slot), "not a set"]);
@@ -96,74 +97,8 @@ export const CASES: Case[] = [
   { name: "ADD: schedule not a sorted set", actions: [wrongType("schedule"), addJob(J(1), "0", "10")] },
   { name: "ADD: pending not a sorted set", actions: [wrongType("pending"), addJob(J(1))] },
 
-  /* CLAIM */
-  { name: "CLAIM: empty queue", actions: [claim()] },
-  { name: "CLAIM: one job (window)", actions: claimed(J(1)) },
-  { name: "CLAIM: lease-exact", actions: [enq(J(1)), claim("30000", exact)] },
-  { name: "CLAIM: lease 1 ms", actions: claimed(J(1), "1") },
-  { name: "CLAIM: lease 1 ms, lease-exact", actions: [enq(J(1)), claim("1", exact)] },
-  { name: "CLAIM: largest lease", actions: claimed(J(1), BIG) },
-  { name: "CLAIM: second attempt after reap", actions: [...claimed(J(1), "1"), wait(5), reap(), claim()] },
-  ...["0", "-1", "01", "1000000000000000", "abc", "", "1e3"].map((l) => ({
-    name: `CLAIM: lease ${JSON.stringify(l)} refused`,
-    actions: [enq(J(1)), claim(l)],
-  })),
-  { name: "CLAIM: pending not a sorted set", actions: [wrongType("pending"), claim()] },
-  { name: "CLAIM: active not a sorted set", actions: [enq(J(1)), wrongType("active"), claim()] },
-  { name: "CLAIM: head not a JOB id", actions: [seed(["ZADD", key("pending"), "0", "XYZ1"]), claim()] },
-  { name: "CLAIM: head without a row", actions: [seed(["ZADD", key("pending"), "0", J(9)]), claim()] },
-  {
-    name: "CLAIM: head row not a hash",
-    actions: [seed(["ZADD", key("pending"), "0", J(9)], ["SET", row(J(9)), "x"]), claim()],
-  },
-  {
-    name: "CLAIM: head already active",
-    actions: [enq(J(1)), seed(["ZADD", key("active"), "5", J(1)]), claim()],
-  },
-  ...["x", "-1", "1.5", "1234567890123456", ""].map((a) => ({
-    name: `CLAIM: row attempts ${JSON.stringify(a)} refused`,
-    actions: [enq(J(1)), seed(["HSET", row(J(1)), "attempts", a]), claim()],
-  })),
-  {
-    name: "CLAIM: row attempts with leading zeros",
-    actions: [enq(J(1)), seed(["HSET", row(J(1)), "attempts", "007"]), claim()],
-  },
-  {
-    name: "CLAIM: row without attempts",
-    actions: [enq(J(1)), seed(["HDEL", row(J(1)), "attempts"]), claim()],
-  },
-  { name: "CLAIM: row without payload", actions: [enq(J(1)), seed(["HDEL", row(J(1)), "payload"]), claim()] },
-  {
-    name: "CLAIM: paused queue, host step (D2)",
-    actions: [pause, enq(J(1)), claim("30000", { expect: "D2" })],
-  },
-  {
-    name: "CLAIM: paused queue, raw EVAL (D2)",
-    actions: [pause, enq(J(1)), claim("30000", { host: false, expect: "D2" })],
-  },
-  { name: "CLAIM: paused queue, bad lease refused first", actions: [pause, enq(J(1)), claim("0")] },
-  { name: "CLAIM: resumed queue claims", actions: [pause, enq(J(1)), resume, claim()] },
-  { name: "CLAIM: meta not a hash, host step", actions: [enq(J(1)), wrongType("meta"), claim()] },
-  {
-    name: "CLAIM: meta not a hash, raw EVAL (D7)",
-    actions: [enq(J(1)), wrongType("meta"), claim("30000", { host: false, expect: "D7" })],
-  },
-  {
-    name: "CLAIM: paused flag other than 1",
-    actions: [enq(J(1)), seed(["HSET", key("meta"), "paused", "yes"]), claim()],
-  },
+  ...CLAIM_CASES,
 
-  {
-    name: "CLAIM: attempts at the 15-digit limit, then past it",
-    actions: [
-      enq(J(1)),
-      seed(["HSET", row(J(1)), "attempts", BIG]),
-      claim("1"),
-      wait(5),
-      reap("100", BIG),
-      claim(),
-    ],
-  },
   /* EXTEND */
   { name: "EXTEND: renews the lease (window)", actions: [...claimed(J(1)), extend(J(1))] },
   { name: "EXTEND: lease-exact", actions: [...claimed(J(1)), extend(J(1), "1", "60000", exact)] },
@@ -303,6 +238,10 @@ export const CASES: Case[] = [
   },
   { name: "PROMOTE: nothing due", actions: [addJob(J(1), "0", "100000"), promote()] },
   {
+    name: "PROMOTE: three due ids, one wake naming 3",
+    actions: [addJob(J(1), "0", "1"), addJob(J(2), "0", "1"), addJob(J(3), "4", "1"), wait(5), promote()],
+  },
+  {
     // Lease-exact: due times that tie on one side and not on the other would order differently.
     name: "PROMOTE: limit 1, oldest first (lease-exact)",
     actions: [
@@ -354,6 +293,19 @@ export const CASES: Case[] = [
     actions: [seed(["ZADD", key("active"), "1", J(9)], ["ZADD", key("active"), "1", "XYZ"]), reap()],
   },
   { name: "REAP: a live lease stays", actions: [...claimed(J(1)), reap()] },
+  {
+    name: "REAP: two back and one dead in one call, one wake naming 2",
+    actions: [
+      enq(J(1)),
+      enq(J(2)),
+      addJob(J(3), "0", "0", "1"),
+      claim("1"),
+      claim("1"),
+      claim("1"),
+      wait(5),
+      reap(),
+    ],
+  },
   ...(
     [
       ["limit", "0", "5", "10"],
@@ -370,6 +322,29 @@ export const CASES: Case[] = [
   { name: "REMOVE: a dead job", actions: [...deadJob(J(1)), remove(J(1))] },
   { name: "REMOVE: an active job is refused", actions: [...claimed(J(1)), remove(J(1))] },
   { name: "REMOVE: no such job", actions: [remove(J(1))] },
+  {
+    name: "REMOVE: an orphan in pending, done and dead is removed from all three",
+    actions: [
+      seed(
+        ["ZADD", key("pending"), "0", J(9)],
+        ["ZADD", key("done"), "5", J(9)],
+        ["ZADD", key("dead"), "6", J(9)],
+      ),
+      remove(J(9)),
+    ],
+  },
+  {
+    name: "REMOVE: an orphan in schedule",
+    actions: [seed(["ZADD", key("schedule"), "5", J(9)]), remove(J(9)), remove(J(9))],
+  },
+  {
+    name: "REMOVE: an orphan only in active stays (REAP drops it): 0",
+    actions: [seed(["ZADD", key("active"), "5", J(9)]), remove(J(9))],
+  },
+  {
+    name: "REMOVE: a job whose row was deleted leaves no trace",
+    actions: [enq(J(1)), seed(["DEL", row(J(1))]), remove(J(1)), claim()],
+  },
   { name: "REMOVE: row not a hash", actions: [seed(["SET", row(J(1)), "x"]), remove(J(1))] },
   {
     name: "REMOVE: unknown state",
@@ -382,6 +357,13 @@ export const CASES: Case[] = [
   { name: "PAUSE/RESUME: pause, again, resume, again", actions: [pause, pause, resume, resume] },
   { name: "PAUSE: meta not a hash", actions: [wrongType("meta"), pause] },
   { name: "RESUME: meta not a hash", actions: [wrongType("meta"), resume] },
+  {
+    name: "RESUME: the wake names the ids ready in pending",
+    actions: [pause, enq(J(1)), addJob(J(2), "3"), addJob(J(3), "0", "100000"), resume],
+  },
+  { name: "RESUME: nothing ready, no wake", actions: [pause, addJob(J(1), "0", "100000"), resume] },
+  { name: "RESUME: pending not a sorted set, paused", actions: [pause, wrongType("pending"), resume] },
+  { name: "RESUME: pending not a sorted set, not paused", actions: [wrongType("pending"), resume] },
   {
     name: "PAUSE/RESUME: a paused flag other than 1",
     actions: [
@@ -440,19 +422,63 @@ export const CASES: Case[] = [
     actions: [...claimed(J(1)), wrongType("schedule"), reschedule(J(1))],
   },
 
-  /* REQUEUE (native only, D8) */
+  /* REQUEUE */
   {
-    name: "REQUEUE: back to pending at the row's priority, wake",
+    name: "REQUEUE: back to pending at the row's priority, the limit raised, wake",
     actions: [addJob(J(1), "7"), claim(), requeue(J(1)), claim()],
   },
+  {
+    name: "REQUEUE: lease-exact, then claimed again",
+    actions: [...claimed(J(1)), C("REQUEUE", [J(1), "1", "3"], exact), claim("30000", exact)],
+  },
+  {
+    name: "REQUEUE: the row's max_attempts wins, and rises by one",
+    actions: [
+      addJob(J(1), "0", "0", "2"),
+      claim(),
+      requeue(J(1), "1", "9"),
+      claim(),
+      requeue(J(1), "2", "9"),
+    ],
+  },
+  {
+    name: "REQUEUE: at the last attempt, never dead (the limit rises)",
+    actions: [
+      addJob(J(1), "0", "0", "1"),
+      claim(),
+      requeue(J(1), "1", "1"),
+      claim(),
+      fail(J(1), "2", "0", "1"),
+    ],
+  },
+  ...["0", "-3", "01", "x", "1000000000000000"].map((m) => ({
+    name: `REQUEUE: a row max_attempts ${JSON.stringify(m)} is not a positive: the given one is used`,
+    actions: [...claimed(J(1)), seed(["HSET", row(J(1)), "max_attempts", m]), requeue(J(1), "1", "4")],
+  })),
+  {
+    name: "REQUEUE: max attempts at the 15-digit limit (the limit becomes 16 digits)",
+    actions: [...claimed(J(1)), requeue(J(1), "1", BIG), claim(), requeue(J(1), "2", "3")],
+  },
+  ...["0", "-1", "01", "x", "", "1000000000000000"].map((m) => ({
+    name: `REQUEUE: max attempts ${JSON.stringify(m)} refused`,
+    actions: [...claimed(J(1)), requeue(J(1), "1", m)],
+  })),
   { name: "REQUEUE: stale lease token", actions: [...claimed(J(1)), requeue(J(1), "9")] },
   { name: "REQUEUE: job not active", actions: [enq(J(1)), requeue(J(1))] },
+  {
+    name: "REQUEUE: state active but not in active",
+    actions: [...claimed(J(1)), seed(["ZREM", key("active"), J(1)]), requeue(J(1))],
+  },
   { name: "REQUEUE: job not found", actions: [requeue(J(1))] },
+  { name: "REQUEUE: row not a hash", actions: [seed(["SET", row(J(1)), "x"]), requeue(J(1))] },
   { name: "REQUEUE: token refused", actions: [...claimed(J(1)), requeue(J(1), "x")] },
+  { name: "REQUEUE: id without the JOB prefix", actions: [requeue("XYZ00000000001")] },
   {
     name: "REQUEUE: pending not a sorted set",
     actions: [...claimed(J(1)), wrongType("pending"), requeue(J(1))],
   },
+  { name: "REQUEUE: active not a sorted set", actions: [wrongType("active"), requeue(J(1))] },
+  { name: "REQUEUE: twice", actions: [...claimed(J(1)), requeue(J(1)), requeue(J(1))] },
 
   /* a worker's life, both queues */
   {

@@ -3,8 +3,8 @@
  * step that meets one is held to the declaration's own text, never to what the script did.
  *
  * D1 (lease_epoch) and D6 (lease time) are deltas inside ordinary comparisons (harness/compare.ts
- * checks and masks `lease_epoch`; exact cases share one clock). D8 (RESCHEDULE, REQUEUE) runs the
- * executable checks of harness/spec.ts. The rest are judged here.
+ * checks and masks `lease_epoch`; exact cases share one clock). D8 (RESCHEDULE) runs the
+ * executable check of harness/spec.ts. The rest are judged here.
  *
  * P1 is not (yet) in docs/protocol.md: the harness needs it and proposes it.
  */
@@ -16,24 +16,23 @@ import { layoutError, type Verb, WRONGTYPE, wrongKeys } from "./verbs.js";
 
 export type DeclaredId = "D2" | "D3" | "D4" | "D5" | "D7" | "D8" | "P1";
 
-export const DECLARATIONS: Record<DeclaredId | "D1" | "D6" | "P2", string> = {
+export const DECLARATIONS: Record<DeclaredId | "D1" | "D6", string> = {
   D1: "lease_epoch: the native claim adds lease_epoch = run_id on every row it leases (checked, then masked)",
   D2: "paused queue: EMQ.CLAIM answers an empty array and writes nothing; the host's pause read answers null and sends nothing; a raw EVAL of claim.lua claims",
   D3: "layout: the native verb refuses keys that are not one queue's wire-4 layout, before the fence, writing nothing; the script runs on any keys",
   D4: "fence: every native job-core verb refuses a node not branded echomq:6.0.0 with EMQWIRE, writing nothing; scripts read no brand",
-  D5: "write guard: the native verb is refused with the server's own text before any write; the server refuses the script's first write",
+  D5: "write guard on a writable replica (replica-read-only no): every native verb answers READONLY and writes nothing; the server lets the script run and write there",
   D6: "lease time: TIME in the script, the cached clock in the module; equal in one MULTI/EXEC",
-  D7: "CLAIM with a meta key that is not a hash: the native pause read answers WRONGTYPE; a raw EVAL of claim.lua claims",
-  D8: "RESCHEDULE, REQUEUE: native only, held to executable checks written from docs/protocol.md",
-  P2: "(proposed correction to D5) over maxmemory the server refuses a script only at a first write that is deny-oom (HSET, ZADD: enqueue, add, claim, extend, pause); a script whose first write is ZREM or HDEL (complete, fail, retry, promote, reap, remove, resume) runs to its end, while the native verb is refused",
-  P1: "(proposed) a numkeys EVAL itself refuses (absent, not an integer, negative, beyond the arguments): EVAL answers its own error, the native verb its shape error 'wrong number of keys'; neither writes",
+  D7: "CLAIM with a meta key that is not a hash: the native pause read answers WRONGTYPE; a raw EVAL of claim.lua claims (unless orphans ahead of the head are to be counted in meta: then both answer WRONGTYPE, compared)",
+  D8: "RESCHEDULE: native only, held to an executable check written from docs/protocol.md",
+  P1: "a numkeys EVAL itself refuses (absent, not an integer, negative, beyond the arguments): EVAL answers its own error, the native verb its shape error 'wrong number of keys' (an admission over maxmemory: the server's OOM text); neither writes",
 };
 
 /** What a judged step produced: both replies and what each side changed. */
 export interface Evidence {
   verb: Verb;
   brand: RawValue | undefined;
-  guard?: "oom" | "replica";
+  guard?: "writable-replica";
   /** The script side's reply; null when nothing was sent. */
   script: Reply | null;
   scriptSent: boolean;
@@ -43,14 +42,9 @@ export interface Evidence {
   nativeWakes: number;
   /** The host answered the claim itself (its pause read), sending no script. */
   hostAnswered: boolean;
+  /** An admission over `maxmemory`: the server refuses the native verb before its handler. */
+  full?: boolean;
 }
-
-/**
- * Valkey's commands that are refused over maxmemory (`deny-oom`) among the writes the scripts
- * make. Over maxmemory the server refuses a script's write only while the script has written
- * nothing: a script whose first write frees memory (ZREM, HDEL, DEL) runs to its end.
- */
-export const DENY_OOM = new Set(["HSET", "ZADD", "SET"]);
 
 export const GUARD_TEXT = {
   oom: "OOM command not allowed when used memory > 'maxmemory'.",
@@ -79,7 +73,7 @@ export function judge(d: DeclaredId, e: Evidence): string[] {
 
   switch (d) {
     case "P1":
-      expectNative(error(wrongKeys(e.verb)));
+      expectNative(error(e.full ? GUARD_TEXT.oom : wrongKeys(e.verb)));
       scriptIs(scriptError(), "must be refused by EVAL itself");
       if (e.scriptChanges.length > 0)
         problems.push(`P1: the script side wrote: ${e.scriptChanges.join("; ")}`);
@@ -106,19 +100,9 @@ export function judge(d: DeclaredId, e: Evidence): string[] {
       break;
     }
     case "D5": {
-      const text = GUARD_TEXT[e.guard ?? "oom"];
-      expectNative(error(text));
-      const refused = e.script?.t === "error" && e.script.v.startsWith(text);
-      if (e.guard === "replica" || DENY_OOM.has(e.verb.firstWrite)) {
-        scriptIs(refused, `is refused by the server at its first write, ${e.verb.firstWrite} (${text})`);
-        if (e.scriptChanges.length > 0)
-          problems.push(`D5: the script side wrote: ${e.scriptChanges.join("; ")}`);
-      } else {
-        scriptIs(
-          !refused,
-          `runs over maxmemory: its first write, ${e.verb.firstWrite}, is not deny-oom (P2)`,
-        );
-      }
+      expectNative(error(GUARD_TEXT.replica));
+      const refused = e.script?.t === "error" && e.script.v.startsWith("READONLY");
+      scriptIs(e.scriptSent && !refused, "runs on a writable replica (the server lets it write there)");
       break;
     }
     case "D7":

@@ -57,6 +57,12 @@ export function resolveKey(ref: KeyRef, side: Side): Buffer {
   return queueKey(side.name(ref.q), ref.slot);
 }
 
+/** The logical queue of a call (its first queue key); null when it names none. */
+export function queueOf(call: Call): string | null {
+  for (const k of call.keys) if ("q" in k) return k.q;
+  return null;
+}
+
 /** `<numkeys> <keys…> <values…>` for one side. */
 export function tail(call: Call, side: Side): Buffer[] {
   if (call.numkeys === null) return [];
@@ -83,6 +89,11 @@ export function offsetsOf(verb: Verb, values: readonly Buffer[]): Partial<Record
   }
   return out;
 }
+
+/** How far below the memory the server counts the over-`maxmemory` cases set the limit (bytes). */
+export const OOM_MARGIN = 64 * 1024;
+/** The key a probe writes to prove the scratch server is over its `maxmemory` (refused there). */
+const OOM_PROBE = "{emq-harness}:oom-probe";
 
 export interface PairResult {
   /** The script side's reply; undefined when nothing was sent (the host answered itself). */
@@ -189,21 +200,37 @@ export class Executors {
   }
 
   /**
-   * Runs `body` where the write guard refuses: over `maxmemory` on the scratch server (restored
-   * afterwards), or on a fresh read-only replica of it (stopped afterwards).
+   * Runs `body` with the scratch server over its `maxmemory`: the limit is set just below the
+   * memory the server counts against it (`used_memory` − `mem_not_counted_for_evict`, less
+   * {@link OOM_MARGIN}), policy `noeviction`, and proven by a probe (`SET` is refused with the
+   * `OOM` text; a probe that got through is deleted and the limit lowered); no limit afterwards.
    */
-  async underGuard(kind: "oom" | "replica", body: (keys: Keyspace) => Promise<string[]>): Promise<string[]> {
+  async overMaxmemory<T>(body: () => Promise<T>): Promise<T> {
     const client = this.scratch.client;
-    if (kind === "oom") {
-      ok(await client.one("CONFIG", "SET", "maxmemory-policy", "noeviction"), "CONFIG SET");
-      ok(await client.one("CONFIG", "SET", "maxmemory", "1"), "CONFIG SET");
-      try {
-        return await body(this.scratch.keys);
-      } finally {
-        ok(await client.one("CONFIG", "SET", "maxmemory", "0"), "CONFIG SET");
+    ok(await client.one("CONFIG", "SET", "maxmemory-policy", "noeviction"), "CONFIG SET");
+    try {
+      for (let margin = OOM_MARGIN; ; margin *= 4) {
+        const info = text(ok(await client.one("INFO", "memory"), "INFO memory"));
+        const field = (name: string) =>
+          Number(new RegExp(`^${name}:(\\d+)`, "m").exec(info)?.[1] ?? Number.NaN);
+        const counted = field("used_memory") - field("mem_not_counted_for_evict");
+        if (!Number.isFinite(counted)) throw new Error("INFO memory: no used_memory");
+        ok(await client.one("CONFIG", "SET", "maxmemory", Math.max(1, counted - margin)), "CONFIG SET");
+        const probe = await client.one("SET", OOM_PROBE, "x");
+        if (probe.t === "error" && probe.v.startsWith("OOM ")) break;
+        ok(await client.one("DEL", OOM_PROBE), "DEL");
+        if (margin > counted)
+          throw new Error(`cannot bring the scratch server over maxmemory: ${JSON.stringify(probe)}`);
       }
+      return await body();
+    } finally {
+      ok(await client.one("CONFIG", "SET", "maxmemory", "0"), "CONFIG SET");
     }
-    const replica = await this.scratch.startReplica();
+  }
+
+  /** Runs `body` on a fresh replica of the scratch server (read-only, or `writable`), stopped afterwards. */
+  async onReplica<T>(writable: boolean, body: (keys: Keyspace) => Promise<T>): Promise<T> {
+    const replica = await this.scratch.startReplica(writable);
     const conn = await RespClient.connect(replica.port);
     try {
       return await body(new Keyspace(conn));

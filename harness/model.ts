@@ -28,6 +28,8 @@ type Twist =
 interface GenCall {
   verb: string;
   q: string;
+  /** Run over `maxmemory` (window mode): admissions refused on both sides, drains run. */
+  full: boolean;
   id?: IdChoice;
   token?: TokenChoice;
   values: (string | Buffer)[];
@@ -105,8 +107,14 @@ const twist: fc.Arbitrary<Twist> = fc.oneof(
   },
 );
 
+/** One verb step in 20 runs over `maxmemory`. */
+const full = fc.oneof(
+  { weight: 19, arbitrary: fc.constant(false) },
+  { weight: 1, arbitrary: fc.constant(true) },
+);
+
 /** Each verb's arguments: the id and token slots stay symbolic until the step runs. */
-const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q">>> = {
+const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q" | "full">>> = {
   ENQUEUE: fc.record({ id: idChoice(null), values: fc.tuple(bytes) }),
   ADD: fc.record({ id: idChoice(null), values: fc.tuple(bytes, priority, delay, count) }),
   CLAIM: fc.record({ values: fc.tuple(lease) }),
@@ -120,7 +128,7 @@ const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q
   PAUSE: fc.record({ values: fc.constant([] as string[]) }),
   RESUME: fc.record({ values: fc.constant([] as string[]) }),
   RESCHEDULE: fc.record({ id: idChoice("active"), token, values: fc.tuple(delay) }),
-  REQUEUE: fc.record({ id: idChoice("active"), token, values: fc.constant([] as string[]) }),
+  REQUEUE: fc.record({ id: idChoice("active"), token, values: fc.tuple(maxAttempts) }),
 };
 const WEIGHTS: Record<string, number> = {
   ENQUEUE: 7,
@@ -169,6 +177,9 @@ const corruption: fc.Arbitrary<SeedArg[]> = fc.oneof(
   fc
     .tuple(queue, fc.constantFrom("0", "1"))
     .map(([q, v]): SeedArg[] => ["HSET", { q, slot: "meta" }, "paused", v]),
+  fc
+    .tuple(queue, fc.constantFrom("0", "7", "x", "-1", "01", BIG))
+    .map(([q, v]): SeedArg[] => ["HSET", { q, slot: "meta" }, "orphans", v]),
 );
 
 /* ------------------------------------------------------------------ commands */
@@ -234,6 +245,7 @@ function describe(g: GenCall): string {
     parts.push(typeof g.token === "object" ? `token=${JSON.stringify(g.token.text)}` : `token=${g.token}`);
   for (const v of g.values) parts.push(JSON.stringify(latin1(Buffer.from(v))).slice(0, 30));
   if (g.twist !== "none") parts.push(`twist=${JSON.stringify(g.twist)}`);
+  if (g.full) parts.push("over maxmemory");
   return `${g.verb}(${parts.join(", ")})`;
 }
 
@@ -244,7 +256,9 @@ class VerbCommand implements fc.AsyncCommand<object, Real> {
   }
   async run(_m: object, r: Real): Promise<void> {
     const call = resolve(this.g, r.run);
-    const outcome = await r.run.run({ kind: "call", call, mode: "exact" });
+    const outcome = await r.run.run(
+      this.g.full ? { kind: "guard", guard: "oom", call } : { kind: "call", call, mode: "exact" },
+    );
     r.steps += 1;
     if (outcome?.verdict === "failed") {
       throw new Error(`EMQ.${call.verb} differs at step ${r.run.step}:\n  ${outcome.problems.join("\n  ")}`);
@@ -284,8 +298,11 @@ class WaitCommand implements fc.AsyncCommand<object, Real> {
 const COMMANDS = [
   ...Object.entries(VERB_ARBS).map(([verb, arb]) =>
     fc
-      .tuple(arb, queue, twist)
-      .map(([a, q, t]) => new VerbCommand({ ...a, verb, q, twist: t }) as fc.AsyncCommand<object, Real>),
+      .tuple(arb, queue, twist, verbOf(verb).script === null ? fc.constant(false) : full)
+      .map(
+        ([a, q, t, f]) =>
+          new VerbCommand({ ...a, verb, q, twist: t, full: f }) as fc.AsyncCommand<object, Real>,
+      ),
   ),
   ...Array.from({ length: 2 }, () =>
     corruption.map((c) => new CorruptCommand(c) as fc.AsyncCommand<object, Real>),

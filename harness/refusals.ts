@@ -1,8 +1,8 @@
 /**
  * The refusals every verb shares, generated for all fourteen: shape (wrong count of keys, of
  * values), a numkeys EVAL itself refuses (P1), layout (D3), fence (D4, the node unbranded in
- * dedicated cases), the write guard (D5: over maxmemory, on a read-only replica), and the
- * checks of `EMQ.INSTALL`.
+ * dedicated cases), the write guard (over maxmemory and on a read-only replica: compared; on a
+ * writable replica: D5), and the checks of `EMQ.INSTALL`.
  */
 import { C, callOf, claimed, enq, J, key, keysFor, raw, row } from "./build.js";
 import type { Case } from "./cases.js";
@@ -25,7 +25,7 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   PAUSE: { values: [], setup: [] },
   RESUME: { values: [], setup: [C("PAUSE", [])] },
   RESCHEDULE: { values: [J(1), "1", "100"], setup: claimed(J(1)) },
-  REQUEUE: { values: [J(1), "1"], setup: claimed(J(1)) },
+  REQUEUE: { values: [J(1), "1", "3"], setup: claimed(J(1)) },
 };
 
 /** The keys of `verb` for a literal queue name (the same bytes on both sides). */
@@ -67,6 +67,8 @@ function layoutCases(verb: Verb): Case[] {
     ["empty queue name", literalKeys(verb, "", id)],
     ["queue name with {", literalKeys(verb, "a{b", id)],
     ["queue name with NUL", literalKeys(verb, "a\0b", id)],
+    ["queue name with a control byte", literalKeys(verb, "a\x7fb", id)],
+    ["queue name of 256 bytes", literalKeys(verb, "q".repeat(256), id)],
   ];
   verb.keys.forEach((slot, i) => {
     if (i === verb.anchor) return;
@@ -123,17 +125,23 @@ function fenceCases(verb: Verb): Case[] {
 }
 
 function guardCases(): Case[] {
-  const guarded = (guard: "oom" | "replica", verb: string): Case => {
+  const guarded = (guard: "oom" | "replica" | "writable-replica", verb: string): Case => {
     const { values, setup } = SAMPLES[verb]!;
+    const what = {
+      oom: "over maxmemory",
+      replica: "read-only replica",
+      "writable-replica": "writable replica (D5)",
+    };
     return {
-      name: `${verb} write guard: ${guard} (D5)`,
+      name: `${verb} write guard: ${what[guard]}`,
       actions: [...setup, { kind: "guard", guard, call: callOf(verb, values) }],
     };
   };
   return [
-    // Every verb with a script twin (the native-only ones have no script side to hold them to).
+    // Every verb with a script twin (the native-only one has no script side to hold it to).
     ...VERBS.filter((v) => v.script !== null).map((v) => guarded("oom", v.verb)),
-    ...["ENQUEUE", "CLAIM", "COMPLETE", "PAUSE"].map((v) => guarded("replica", v)),
+    ...["ENQUEUE", "CLAIM", "COMPLETE", "PAUSE", "REQUEUE"].map((v) => guarded("replica", v)),
+    ...["ENQUEUE", "CLAIM", "COMPLETE"].map((v) => guarded("writable-replica", v)),
   ];
 }
 

@@ -5,6 +5,7 @@
  */
 import { type Bodies, loadBodies } from "./bodies.js";
 import { CASES, type Case } from "./cases.js";
+import { DRAIN_CASES } from "./drains.js";
 import { changes, show } from "./compare.js";
 import { Executors, type Fault } from "./executors.js";
 import { runModel } from "./model.js";
@@ -39,7 +40,7 @@ export interface HarnessResult {
   ok: boolean;
 }
 
-export const ALL_CASES: Case[] = [...CASES, ...REFUSAL_CASES];
+export const ALL_CASES: Case[] = [...CASES, ...DRAIN_CASES, ...REFUSAL_CASES];
 
 export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
   const started = performance.now();

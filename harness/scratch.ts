@@ -134,11 +134,13 @@ export class Scratch {
     return this.server.port;
   }
 
-  /** A replica of this server (module loaded), synced; stop it when done. */
-  startReplica(): Promise<ValkeyServer> {
+  /** A replica of this server (module loaded), synced; stop it when done. `writable`: it takes
+   * writes from clients (`replica-read-only no`). */
+  startReplica(writable = false): Promise<ValkeyServer> {
     return startValkey({
       module: this.module,
       replicaOf: { host: this.server.host, port: this.server.port },
+      ...(writable ? { extraArgs: ["--replica-read-only", "no"] } : {}),
     });
   }
 

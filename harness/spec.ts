@@ -1,11 +1,12 @@
 /**
- * Executable checks for the verbs that have no script twin (`RESCHEDULE`, `REQUEUE`; declared
- * difference D8) and for `EMQ.INSTALL`, written from docs/protocol.md and nothing else: given the
+ * Executable checks for the verb that has no script twin (`RESCHEDULE`; declared difference D8)
+ * and for `EMQ.INSTALL`, written from docs/protocol.md and nothing else: given the
  * keyspace before the call and the server time, each predicts the reply, the writes and the wake.
  * The harness holds the module to the prediction, and applies the same writes to the reference
  * side so both queues stay in step.
  */
-import type { RawDump, RawValue } from "./compare.js";
+import { canon, changes, type RawDump, type RawValue, showReply } from "./compare.js";
+import type { Executors } from "./executors.js";
 import type { Command, Reply } from "./resp.js";
 import {
   accepts,
@@ -28,11 +29,11 @@ export interface Prediction {
   reply: Reply;
   /** Plain commands with the effect the verb must have (empty for a refusal). */
   writes: Command[];
-  /** Wake messages published on the queue's channel. */
-  wakes: number;
+  /** The wake messages published on the queue's channel, in order. */
+  wakes: string[];
 }
 
-const refuse = (text: string): Prediction => ({ reply: { t: "error", v: text }, writes: [], wakes: 0 });
+const refuse = (text: string): Prediction => ({ reply: { t: "error", v: text }, writes: [], wakes: [] });
 const int = (n: number | string): Reply => ({ t: "int", v: String(n) });
 const latin1 = (b: Buffer) => b.toString("latin1");
 
@@ -68,11 +69,11 @@ function member(value: RawValue | undefined, id: Buffer): boolean {
 }
 
 /**
- * `EMQ.RESCHEDULE` / `EMQ.REQUEUE`: shape → layout → fence → values → id gate → type gate → row
- * gate → lease gate → writes (docs/protocol.md, "RESCHEDULE", "REQUEUE", "Shared gates").
+ * `EMQ.RESCHEDULE`: shape → layout → fence → values → id gate → type gate → row gate → lease
+ * gate → writes (docs/protocol.md, "RESCHEDULE", "Shared gates").
  */
 export function predictNative(
-  verbName: "RESCHEDULE" | "REQUEUE",
+  verbName: "RESCHEDULE",
   tail: readonly Buffer[],
   state: RawDump,
   brand: RawValue | undefined,
@@ -95,7 +96,7 @@ export function predictNative(
   const token = latin1(values[1]!);
   if (!latin1(id).startsWith("JOB")) return refuse(`ERR EMQ.${verb.verb} id must start with JOB`);
   const active = queueKey(q, "active");
-  const target = queueKey(q, verbName === "RESCHEDULE" ? "schedule" : "pending");
+  const target = queueKey(q, "schedule");
   for (const set of [active, target]) {
     const t = state.get(latin1(set))?.type;
     if (t !== undefined && t !== "zset") return refuse(WRONGTYPE);
@@ -108,28 +109,15 @@ export function predictNative(
   }
   if (field(fields, "attempts") !== token) return refuse(`ERR EMQ.${verb.verb} stale lease token`);
 
-  if (verbName === "RESCHEDULE") {
-    const due = now + Number(latin1(values[2]!));
-    return {
-      reply: int(due),
-      writes: [
-        ["ZREM", active, id],
-        ["HSET", row, "state", "scheduled"],
-        ["ZADD", target, String(due), id],
-      ],
-      wakes: 0,
-    };
-  }
-  const own = field(fields, "priority");
-  const priority = own !== undefined && accepts("priority", own) ? own : "0";
+  const due = now + Number(latin1(values[2]!));
   return {
-    reply: int(1),
+    reply: int(due),
     writes: [
       ["ZREM", active, id],
-      ["HSET", row, "state", "pending"],
-      ["ZADD", target, priority, id],
+      ["HSET", row, "state", "scheduled"],
+      ["ZADD", target, String(due), id],
     ],
-    wakes: 1,
+    wakes: [],
   };
 }
 
@@ -143,15 +131,45 @@ export function predictInstall(tail: readonly Buffer[], brand: RawValue | undefi
     anchor: 0,
     values: [],
     times: [],
-    firstWrite: "SET",
+    admission: true,
   };
   const shape = nativeShape(verb, tail);
   if ("reply" in shape) return shape;
   if (latin1(shape.keys[0]!) !== VERSION_KEY) return refuse(layoutError("INSTALL"));
-  if (brand === undefined) return { reply: int(1), writes: [["SET", VERSION_KEY, BRAND]], wakes: 0 };
+  if (brand === undefined) return { reply: int(1), writes: [["SET", VERSION_KEY, BRAND]], wakes: [] };
   if (brand.type !== "string") return refuse(WRONGTYPE);
-  if (latin1(brand.value) === BRAND) return { reply: int(0), writes: [], wakes: 0 };
+  if (latin1(brand.value) === BRAND) return { reply: int(0), writes: [], wakes: [] };
   return refuse(emqwire(brand.value));
+}
+
+/**
+ * `EMQ.INSTALL` with the tail `t` on the scratch server branded `brand`, held to
+ * {@link predictInstall}: the problems found (empty when it holds). The harness's brand is read
+ * back afterwards.
+ */
+export async function checkInstall(
+  ex: Executors,
+  brand: string | null | "hash",
+  t: string[],
+): Promise<string[]> {
+  await ex.setBrand(brand);
+  const key = [Buffer.from(VERSION_KEY)];
+  const before = await ex.scratch.keys.dumpQueues([], key);
+  const { reply } = await ex.alone(["EMQ.INSTALL", ...t]);
+  const after = await ex.scratch.keys.dumpQueues([], key);
+  await ex.readBrand();
+  const p = predictInstall(
+    t.map((x) => Buffer.from(x)),
+    before.get(VERSION_KEY),
+  );
+  return [
+    ...(canon(p.reply) === canon(reply)
+      ? []
+      : [`reply: expected ${showReply(p.reply)}, got ${showReply(reply)}`]),
+    ...changes(applyWrites(before, p.writes), after, ["predicted", "native"]).map(
+      (d) => `brand vs the executable check: ${d}`,
+    ),
+  ];
 }
 
 /* ------------------------------------------------------------------ applying writes to a dump */

@@ -15,13 +15,14 @@ import {
   tokenizeReply,
   type Window,
 } from "./compare.js";
-import { type DeclaredId, judge } from "./declared.js";
+import { type DeclaredId, GUARD_TEXT, judge } from "./declared.js";
 import {
   type Call,
   type Executors,
   type KeyRef,
   type Mode,
   offsetsOf,
+  queueOf,
   rawKeys,
   resolveKey,
   type Side,
@@ -30,8 +31,19 @@ import {
 } from "./executors.js";
 import type { Outcome } from "./report.js";
 import type { Command, Reply } from "./resp.js";
-import { applyWrites, predictInstall, predictNative } from "./spec.js";
-import { accepts, layoutQueue, queueKey, rowKey, shapeOf, type Verb, VERSION_KEY, verbOf } from "./verbs.js";
+import { onReplica } from "./guards.js";
+import { applyWrites, checkInstall, predictNative } from "./spec.js";
+import {
+  accepts,
+  layoutQueue,
+  orphanAhead,
+  queueKey,
+  rowKey,
+  shapeOf,
+  type Verb,
+  VERSION_KEY,
+  verbOf,
+} from "./verbs.js";
 
 export type SeedArg = string | Buffer | number | KeyRef;
 
@@ -41,7 +53,12 @@ export type Action =
   | { kind: "seed"; commands: SeedArg[][]; tolerant?: boolean }
   | { kind: "wait"; ms: number }
   | { kind: "brand"; value: string | null | "hash" }
-  | { kind: "guard"; guard: "oom" | "replica"; call: Call }
+  /**
+   * A call where the node is short of something: over `maxmemory` (compared as usual: admissions
+   * refused on both sides, drains run), on a fresh read-only replica (both refuse `READONLY`), or
+   * on a writable replica (D5).
+   */
+  | { kind: "guard"; guard: "oom" | "replica" | "writable-replica"; call: Call }
   | { kind: "check"; verb: string; what: string; fn: (last: LastStep) => string[]; declared?: DeclaredId }
   | { kind: "install"; brand: string | null | "hash"; tail?: string[] };
 
@@ -74,6 +91,8 @@ export class CaseRun {
   last: LastStep | null = null;
   /** The script side is not run for a layout refusal (D3) when false (generated sequences). */
   scriptOnLayout = true;
+  /** The step runs over `maxmemory`: an admission is refused before any step of its own. */
+  private full = false;
   private state: Record<SideTag, State> = {
     script: { raw: new Map(), norm: new Map() },
     native: { raw: new Map(), norm: new Map() },
@@ -192,6 +211,9 @@ export class CaseRun {
     if (verb.script === null) return { kind: "spec" };
     const shape = shapeOf(verb, tail(call, this.script));
     if (shape.kind === "eval-refuses") return { kind: "judged", declared: "P1", runScript: true };
+    // Over maxmemory the server refuses an admission before its handler or script runs: layout,
+    // fence and shape are never reached, on either side.
+    if (this.full && verb.admission) return { kind: "compare", hostPause: false };
     if (shape.kind !== "ok") return { kind: "compare", hostPause: false };
     const queue = layoutQueue(verb, shape.keys, shape.values);
     if (queue === null) return { kind: "judged", declared: "D3", runScript: this.scriptOnLayout };
@@ -200,9 +222,10 @@ export class CaseRun {
       return { kind: "compare", hostPause: false };
     }
     if (host) return { kind: "compare", hostPause: true };
-    // A raw EVAL of claim.lua: the pause flag and meta's type are not the script's business.
+    // A raw EVAL of claim.lua: the pause flag and meta's type are not the script's business,
+    // unless an orphan ahead of the head is to be counted in meta (then both refuse WRONGTYPE).
     const meta = this.state.script.raw.get(queueKey(queue, "meta").toString("latin1"));
-    if (meta !== undefined && meta.type !== "hash")
+    if (meta !== undefined && meta.type !== "hash" && !orphanAhead(this.state.script.raw, queue))
       return { kind: "judged", declared: "D7", runScript: true };
     const paused =
       meta?.type === "hash" && meta.fields.some(([f, v]) => `${f}` === "paused" && `${v}` === "1");
@@ -233,7 +256,7 @@ export class CaseRun {
     call: Call,
     replies: { script: Reply; native: Reply },
     windows: { script: Window; native: Window },
-    wakesScript: number | null,
+    wakesScript: string[] | null,
   ): Promise<string[]> {
     const values = call.values.map((v) => Buffer.from(v));
     const offsets = offsetsOf(verb, values);
@@ -266,12 +289,15 @@ export class CaseRun {
     if (canon(rs) !== canon(rn)) problems.push(`reply: script ${showReply(rs)} vs native ${showReply(rn)}`);
     problems.push(...diffDumps(s.norm, n.norm));
     for (const q of this.queues) {
-      const count = (side: Side) =>
-        published.filter((p) => p.channel === `emq:{${side.name(q)}}:wake`).length;
-      const predicted = q === queueOf(call) ? wakesScript : 0;
-      const ws = wakesScript === null ? count(this.script) : predicted;
-      const wn = count(this.native);
-      if (ws !== wn) problems.push(`wake on queue ${q}: script published ${ws}, native ${wn}`);
+      const messages = (side: Side) =>
+        published.filter((p) => p.channel === `emq:{${side.name(q)}}:wake`).map((p) => p.message);
+      const predicted = q === queueOf(call) ? wakesScript : [];
+      const ws = wakesScript === null ? messages(this.script) : (predicted ?? []);
+      const wn = messages(this.native);
+      if (JSON.stringify(ws) !== JSON.stringify(wn))
+        problems.push(
+          `wake on queue ${q}: script published ${JSON.stringify(ws)}, native ${JSON.stringify(wn)}`,
+        );
     }
     this.last = {
       reply: replies.native,
@@ -352,6 +378,7 @@ export class CaseRun {
       nativeChanges: changes(nativeBefore, nativeAfter),
       nativeWakes: nativeWakes.length,
       hostAnswered: host !== null,
+      full: this.full && verb.admission,
     });
     this.last = {
       reply: native,
@@ -366,12 +393,12 @@ export class CaseRun {
   }
 
   /**
-   * D8: a native-only verb, held to the executable check (harness/spec.ts) computed from the
+   * D8: the native-only verb, held to the executable check (harness/spec.ts) computed from the
    * native queue's state before the call at a server time in the call's window; the same
    * prediction is applied to the script side's queue so both stay in step.
    */
   private async spec(verb: Verb, call: Call, mode: Mode): Promise<Outcome> {
-    const name = verb.verb as "RESCHEDULE" | "REQUEUE";
+    const name = verb.verb as "RESCHEDULE";
     const tN = tail(call, this.native);
     const before = this.state.native.raw;
     const pair = await this.ex.pair(null, this.ex.nativeCommand(verb, tN), mode);
@@ -422,58 +449,49 @@ export class CaseRun {
   /** `EMQ.INSTALL` on a node whose brand is `brand`, held to its executable check. */
   private async install(brand: string | null | "hash", t: string[]): Promise<Outcome> {
     this.step += 1;
-    await this.ex.setBrand(brand);
-    const key = [Buffer.from(VERSION_KEY)];
-    const before = await this.ex.scratch.keys.dumpQueues([], key);
-    const { reply } = await this.ex.alone(["EMQ.INSTALL", ...t]);
-    const after = await this.ex.scratch.keys.dumpQueues([], key);
-    await this.ex.readBrand();
-    const p = predictInstall(
-      t.map((x) => Buffer.from(x)),
-      before.get(VERSION_KEY),
-    );
-    const problems = [
-      ...(canon(p.reply) === canon(reply)
-        ? []
-        : [`reply: expected ${showReply(p.reply)}, got ${showReply(reply)}`]),
-      ...changes(applyWrites(before, p.writes), after, ["predicted", "native"]).map(
-        (d) => `brand vs the executable check: ${d}`,
-      ),
-    ];
-    return this.record("INSTALL", problems, {});
+    return this.record("INSTALL", await checkInstall(this.ex, brand, t), {});
   }
 
-  /** D5: the write guard, over maxmemory or on a read-only replica. */
-  private async guard(kind: "oom" | "replica", call: Call): Promise<Outcome> {
+  /**
+   * A call over `maxmemory` (window mode: the server refuses any command queued in MULTI while
+   * short of memory), compared like any other; the step also checks that the limit held: an
+   * admission is refused with the server's `OOM` text, a drain is not.
+   */
+  private async overMaxmemory(call: Call): Promise<Outcome> {
+    const verb = verbOf(call.verb);
+    this.full = true;
+    const outcome = await this.ex
+      .overMaxmemory(() => this.call(call, "window", true))
+      .finally(() => {
+        this.full = false;
+      });
+    const reply = this.last?.reply;
+    const refused = reply?.t === "error" && reply.v === GUARD_TEXT.oom;
+    if (verb.admission !== refused) {
+      outcome.verdict = "failed";
+      outcome.problems.push(
+        verb.admission
+          ? `over maxmemory: the admission ${verb.verb} was not refused (native ${reply ? showReply(reply) : "nothing"})`
+          : `over maxmemory: the drain ${verb.verb} was refused (${reply ? showReply(reply) : "nothing"})`,
+      );
+    }
+    return outcome;
+  }
+
+  /**
+   * On a fresh replica. Read-only: the server refuses both sides up front with its `READONLY`
+   * text, and neither writes (compared). Writable (`replica-read-only no`): the script runs and
+   * may write there, the native guard refuses (D5).
+   */
+  private async guard(kind: "oom" | "replica" | "writable-replica", call: Call): Promise<Outcome> {
+    if (kind === "oom") return this.overMaxmemory(call);
     this.step += 1;
     const verb = verbOf(call.verb);
-    const problems = await this.ex.underGuard(kind, async (keys) => {
-      const queues = (side: Side) => this.queues.map((q) => side.name(q));
-      const beforeS = await keys.dumpQueues(queues(this.script));
-      const beforeN = await keys.dumpQueues(queues(this.native));
-      const script = await keys.client.one(...this.ex.evalCommand(verb, tail(call, this.script)));
-      const native = await keys.client.one(...this.ex.nativeCommand(verb, tail(call, this.native)));
-      return judge("D5", {
-        verb,
-        brand: this.ex.brandValue,
-        guard: kind,
-        script,
-        scriptSent: true,
-        scriptChanges: changes(beforeS, await keys.dumpQueues(queues(this.script))),
-        native,
-        nativeChanges: changes(beforeN, await keys.dumpQueues(queues(this.native))),
-        nativeWakes: 0,
-        hostAnswered: false,
-      });
-    });
-    return this.record(verb.verb, problems, { declared: "D5" });
+    const writable = kind === "writable-replica";
+    const sides = { script: this.script, native: this.native, queues: this.queues };
+    const problems = await onReplica(this.ex, verb, call, sides, writable);
+    return this.record(verb.verb, problems, writable ? { declared: "D5" } : {});
   }
-}
-
-/** The logical queue of a call (its first queue key); null when it names none. */
-function queueOf(call: Call): string | null {
-  for (const k of call.keys) if ("q" in k) return k.q;
-  return null;
 }
 
 /** The rows a native claim leased: the row of the id its reply names. */

@@ -1,8 +1,9 @@
 /**
  * The protocol as data, written from docs/protocol.md: each verb's form, declared keys, values
  * (with their grammars and refusal names), the time scores it writes, and the pure checks the
- * harness needs to classify a call before it runs (shape, layout, value grammars).
+ * harness needs to classify a call before it runs (shape, layout, value grammars, orphans).
  */
+import type { RawDump } from "./compare.js";
 
 export type KeySlot = "row" | "pending" | "active" | "schedule" | "done" | "dead" | "meta" | "base";
 export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit";
@@ -30,8 +31,11 @@ export interface Verb {
   times: readonly { set: TimeSet; offset: number | null }[];
   /** A time in the reply: the array index (null = the reply itself) and its offset's value index. */
   replyTime?: { index: number | null; offset: number };
-  /** The first write of its success path, as the protocol's "writes" row lists it. */
-  firstWrite: string;
+  /**
+   * An admission (`ENQUEUE`, `ADD`, `RETRY`): refused over `maxmemory` before it runs, writing
+   * nothing. Every other verb is a drain or control: it runs, and writes, over `maxmemory`.
+   */
+  admission: boolean;
 }
 
 const id: ValueSlot = { slot: "<id>" };
@@ -44,7 +48,7 @@ const maxAttempts: ValueSlot = { slot: "<max_attempts>", grammar: "positive", na
 export const VERBS: readonly Verb[] = [
   {
     verb: "ENQUEUE",
-    firstWrite: "HSET",
+    admission: true,
     script: "enqueue",
     form: "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>",
     keys: ["row", "pending"],
@@ -54,7 +58,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "ADD",
-    firstWrite: "HSET",
+    admission: true,
     script: "add",
     form: "EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>",
     keys: ["row", "pending", "schedule"],
@@ -70,7 +74,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "CLAIM",
-    firstWrite: "ZADD",
+    admission: false,
     script: "claim",
     form: "EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>",
     keys: ["pending", "active", "base"],
@@ -81,7 +85,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "EXTEND",
-    firstWrite: "ZADD",
+    admission: false,
     script: "extend",
     form: "EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>",
     keys: ["active", "base"],
@@ -92,7 +96,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "COMPLETE",
-    firstWrite: "ZREM",
+    admission: false,
     script: "complete",
     form: "EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>",
     keys: ["active", "done", "base"],
@@ -102,7 +106,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "FAIL",
-    firstWrite: "ZREM",
+    admission: false,
     script: "fail",
     form: "EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>",
     keys: ["active", "pending", "schedule", "dead", "base"],
@@ -122,7 +126,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "RETRY",
-    firstWrite: "ZREM",
+    admission: true,
     script: "retry",
     form: "EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>",
     keys: ["dead", "pending", "base"],
@@ -132,7 +136,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "PROMOTE",
-    firstWrite: "ZREM",
+    admission: false,
     script: "promote",
     form: "EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>",
     keys: ["schedule", "pending", "base"],
@@ -142,7 +146,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "REAP",
-    firstWrite: "ZREM",
+    admission: false,
     script: "reap",
     form: "EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>",
     keys: ["active", "pending", "dead", "base"],
@@ -152,7 +156,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "REMOVE",
-    firstWrite: "ZREM",
+    admission: false,
     script: "remove",
     form: "EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>",
     keys: ["pending", "schedule", "done", "dead", "base"],
@@ -162,7 +166,7 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "PAUSE",
-    firstWrite: "HSET",
+    admission: false,
     script: "pause",
     form: "EMQ.PAUSE 1 <meta>",
     keys: ["meta"],
@@ -172,17 +176,17 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "RESUME",
-    firstWrite: "HDEL",
+    admission: false,
     script: "resume",
-    form: "EMQ.RESUME 1 <meta>",
-    keys: ["meta"],
+    form: "EMQ.RESUME 2 <meta> <pending>",
+    keys: ["meta", "pending"],
     anchor: 0,
     values: [],
     times: [],
   },
   {
     verb: "RESCHEDULE",
-    firstWrite: "ZREM",
+    admission: false,
     script: null,
     form: "EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>",
     keys: ["active", "schedule", "base"],
@@ -193,12 +197,12 @@ export const VERBS: readonly Verb[] = [
   },
   {
     verb: "REQUEUE",
-    firstWrite: "ZREM",
-    script: null,
-    form: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>",
+    admission: false,
+    script: "requeue",
+    form: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>",
     keys: ["active", "pending", "base"],
     anchor: 0,
-    values: [id, token],
+    values: [id, token, maxAttempts],
     times: [],
   },
 ];
@@ -264,9 +268,13 @@ export function splitQueueKey(key: Buffer): { name: Buffer; type: Buffer } | nul
   return { name: key.subarray(prefix.length, close), type: key.subarray(close + 2) };
 }
 
-/** A queue name the module accepts: not empty, no `{`, `}` or NUL. */
+/** A queue name the module accepts: 1 to 255 bytes, no `{`, `}` or control byte (0x00–0x1F, 0x7F). */
 export function validQueueName(name: Buffer): boolean {
-  return name.length > 0 && !name.includes(0x7b) && !name.includes(0x7d) && !name.includes(0);
+  return (
+    name.length > 0 &&
+    name.length <= 255 &&
+    !name.some((b) => b === 0x7b || b === 0x7d || b < 0x20 || b === 0x7f)
+  );
 }
 
 /** Layout: the queue name when every declared key is that queue's key of its slot, else null. */
@@ -285,6 +293,20 @@ export function layoutQueue(verb: Verb, keys: readonly Buffer[], values: readonl
     return key.equals(queueKey(name, s));
   });
   return all ? name : null;
+}
+
+/**
+ * Whether the head of `pending` (lowest score, ties by id) in `state` is an orphan, as a claim
+ * sees it: no `JOB` prefix, or its row is not a hash.
+ */
+export function orphanAhead(state: RawDump, queue: Buffer): boolean {
+  const pending = state.get(queueKey(queue, "pending").toString("latin1"));
+  if (pending?.type !== "zset") return false;
+  const [head] = [...pending.members].sort(([a, x], [b, y]) => Number(x) - Number(y) || Buffer.compare(a, b));
+  if (head === undefined) return false;
+  const id = head[0];
+  const row = state.get(rowKey(queue, id).toString("latin1"));
+  return !id.subarray(0, 3).equals(Buffer.from("JOB")) || row?.type !== "hash";
 }
 
 /* ------------------------------------------------------------------ shape */

@@ -144,8 +144,18 @@ export class JobNotFoundError extends ServerError {
 }
 
 /**
- * A verb only the native module runs (`RESCHEDULE`, `REQUEUE`) was called on wire 4. The message
- * says what to do instead.
+ * The node is over its `maxmemory` and refused an admission (`enqueue`, `add`, `addBulk`,
+ * `retry`) before it ran: nothing was written. The message is the server's exact text. Drains
+ * (claim, complete, fail, promote, reap, …) keep running on a full node, so workers empty it;
+ * retry the admission once memory is freed, or raise `maxmemory`.
+ */
+export class OutOfMemoryError extends ServerError {
+  override readonly code: string = "EMQ_OOM";
+}
+
+/**
+ * A verb only the native module runs (`RESCHEDULE`) was called on wire 4. The message says what
+ * to do instead.
  */
 export class NativeOnlyVerbError extends WireRefusalError {
   override readonly code: string = "EMQ_NATIVE_ONLY";
@@ -160,15 +170,17 @@ export class NativeOnlyVerbError extends WireRefusalError {
 const SERVER_REFUSAL = /^ERR EMQ\.[A-Z]+ (job is not active|stale lease token|job not found)$/;
 
 /**
- * The typed error for a server refusal: `LeaseLostError` for the lease gate, `JobNotFoundError`
- * for the row gate, else `ServerError`. The message is always the server's exact text. An error
- * that is not a plain `ServerError` is returned as it is.
+ * The typed error for a server refusal: `OutOfMemoryError` for a reply starting `OOM `,
+ * `LeaseLostError` for the lease gate, `JobNotFoundError` for the row gate, else `ServerError`.
+ * The message is always the server's exact text. An error that is not a plain `ServerError` is
+ * returned as it is.
  */
 export function typedServerError(err: unknown): unknown {
   if (!(err instanceof ServerError) || err.constructor !== ServerError) return err;
+  const cause = err.cause ?? err;
+  if (err.reply.startsWith("OOM ")) return new OutOfMemoryError(err.reply, cause);
   const match = SERVER_REFUSAL.exec(err.reply);
   if (!match) return err;
-  const cause = err.cause ?? err;
   return match[1] === "job not found"
     ? new JobNotFoundError(err.reply, cause)
     : new LeaseLostError(err.reply, cause);

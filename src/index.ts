@@ -71,6 +71,7 @@ export {
   WireRefusalError,
   LeaseLostError,
   JobNotFoundError,
+  OutOfMemoryError,
   NativeOnlyVerbError,
   typedServerError,
 } from "./errors.js";

@@ -349,14 +349,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async handBack(entry: Running): Promise<void> {
     const { id, attempts } = entry.job;
     try {
-      // TODO(merge exec): the new REQUEUE signature
-      await (requeue as unknown as (...a: unknown[]) => Promise<void>)(
-        this.conn,
-        this.name,
-        id,
-        attempts,
-        this.opts.attempts,
-      );
+      await requeue(this.conn, this.name, id, attempts, this.opts.attempts);
     } catch (err) {
       if (!(err instanceof LeaseLostError) && this.fatalError === undefined) this.report(err);
     }

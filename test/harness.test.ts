@@ -36,6 +36,8 @@ import { applyWrites, predictNative } from "../harness/spec.js";
 import { accepts, layoutQueue, queueKey, rowKey, shapeOf, verbOf } from "../harness/verbs.js";
 
 const SEED = Number(process.env.HARNESS_SEED ?? 20261129);
+/** Every job-core verb but RESCHEDULE (native only) has a script twin. */
+const SCRIPTS = 13;
 const J1 = "JOB00000000001";
 const b = (s: string) => Buffer.from(s, "latin1");
 
@@ -92,6 +94,30 @@ describe("the harness catches a wrong native reply or write", () => {
     const failure = result.tally.failures.find((f) => f.verb === "ENQUEUE");
     assert.ok(failure, result.report);
     assert.deepEqual(failure.problems, [`emq:{A}:job:${J1} field "extra": script absent vs native "1"`]);
+  });
+
+  test("a wake naming the wrong count, and an extra wake, are caught with their payloads", async () => {
+    const channel = (side: { name(q: string): string }) => `emq:{${side.name("A")}}:wake`;
+    const extra: Fault = { verb: "PROMOTE", writes: (side) => [["PUBLISH", channel(side), "1"]] };
+    const result = await withFault(extra, /^PROMOTE: three due ids, one wake naming 3$/);
+    const failure = result.tally.failures.find((f) => f.verb === "PROMOTE");
+    assert.ok(failure, result.report);
+    assert.deepEqual(failure.problems, ['wake on queue A: script published ["3"], native ["3","1"]']);
+  });
+
+  test("over maxmemory: a drain the native side refused is caught (its reply, and the limit's own check)", async () => {
+    const oom = "OOM command not allowed when used memory > 'maxmemory'.";
+    const refuse = (): Reply => ({ t: "error", v: oom });
+    const result = await withFault(
+      { verb: "COMPLETE", reply: refuse },
+      /^COMPLETE write guard: over maxmemory$/,
+    );
+    const failure = result.tally.failures.find((f) => f.verb === "COMPLETE");
+    assert.ok(failure, result.report);
+    assert.deepEqual(failure.problems, [
+      `reply: script :1 vs native -${oom}`,
+      `over maxmemory: the drain COMPLETE was refused (-${oom})`,
+    ]);
   });
 
   test("a claim that leaves no lease_epoch (D1) is caught", async () => {
@@ -169,12 +195,12 @@ describe("pinned bodies", () => {
 
   test("this repository's pins verify against the working tree's scripts", () => {
     const bodies = loadBodies();
-    assert.equal(bodies.byVerb.size, 12);
+    assert.equal(bodies.byVerb.size, SCRIPTS);
     assert.equal(bodies.commit, readPins(PINS_FILE).commit);
   });
 
   test("pins verify in a fresh repository", () => {
-    assert.equal(verifyPins(repo, readPins(join(repo, "pins.json"))).size, 12);
+    assert.equal(verifyPins(repo, readPins(join(repo, "pins.json"))).size, SCRIPTS);
   });
 
   test("one digest changed in the pin file: the harness refuses, naming the script and both digests", async () => {
@@ -230,7 +256,7 @@ describe("pinned bodies", () => {
     );
     // Re-pinning (the documented command's function) accepts it again.
     writePins(join(repo, "pins.json"), pinHead(repo));
-    assert.equal(verifyPins(repo, readPins(join(repo, "pins.json"))).size, 12);
+    assert.equal(verifyPins(repo, readPins(join(repo, "pins.json"))).size, SCRIPTS);
   });
 
   test("a script without a pin is refused", () => {
@@ -382,7 +408,7 @@ describe("comparison functions", () => {
     assert.equal(accepts("limit", "10001"), false);
   });
 
-  test("the REQUEUE executable check: back to pending at the row's priority, one wake", () => {
+  test("the RESCHEDULE executable check: to schedule at now + delay, no wake", () => {
     const state: RawDump = new Map([
       ["emq:{q}:active", zset([[J1, "99"]])],
       [
@@ -397,26 +423,22 @@ describe("comparison functions", () => {
     const tail = [
       b("3"),
       queueKey("q", "active"),
-      queueKey("q", "pending"),
+      queueKey("q", "schedule"),
       queueKey("q", "base"),
       b(J1),
       b("2"),
+      b("500"),
     ];
-    const p = predictNative("REQUEUE", tail, state, { type: "string", value: b("echomq:6.0.0") }, 5);
-    assert.equal(canon(p.reply), ":1");
-    assert.equal(p.wakes, 1);
+    const brand: RawValue = { type: "string", value: b("echomq:6.0.0") };
+    const p = predictNative("RESCHEDULE", tail, state, brand, 5);
+    assert.equal(canon(p.reply), ":505");
+    assert.deepEqual(p.wakes, []);
     const after = applyWrites(state, p.writes);
     assert.equal(after.has("emq:{q}:active"), false);
-    assert.deepEqual(after.get("emq:{q}:pending"), zset([[J1, "-7"]]));
-    const stale = predictNative(
-      "REQUEUE",
-      [...tail.slice(0, -1), b("1")],
-      state,
-      { type: "string", value: b("echomq:6.0.0") },
-      5,
-    );
-    assert.equal(canon(stale.reply), "-ERR EMQ.REQUEUE stale lease token");
-    const unbranded = predictNative("REQUEUE", tail, state, undefined, 5);
+    assert.deepEqual(after.get("emq:{q}:schedule"), zset([[J1, "505"]]));
+    const stale = predictNative("RESCHEDULE", [...tail.slice(0, -2), b("1"), b("500")], state, brand, 5);
+    assert.equal(canon(stale.reply), "-ERR EMQ.RESCHEDULE stale lease token");
+    const unbranded = predictNative("RESCHEDULE", tail, state, undefined, 5);
     assert.equal(canon(unbranded.reply), "-EMQWIRE expected echomq:6.0.0 found (nil)");
   });
 });

@@ -152,7 +152,7 @@ forEachWire("server-side refusals (same text on both wires)", (ctx) => {
     assert.deepEqual(await dumpQueue(server, "q"), { "emq:{q}:pending": { type: "string" } });
   });
 
-  test("CLAIM: shape, lease values, head gates, wrong type — exact texts, nothing written", async () => {
+  test("CLAIM: shape, lease values, orphan heads, head gates, wrong type — exact texts, nothing written by a refusal", async () => {
     const { conn, server } = ctx();
     const form = "EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>";
     await refused(
@@ -169,18 +169,12 @@ forEachWire("server-side refusals (same text on both wires)", (ctx) => {
         "ERR EMQ.CLAIM lease must be a positive integer of milliseconds",
       );
     }
-    await server.cli("ZADD", queueKey("q", "pending"), "0", "NOTAJOB");
-    await refused(
-      () => conn.eval(scripts.claim, claimKeys("q"), ["1000"]),
-      "ERR EMQ.CLAIM pending head is not a JOB id",
-    );
-    await server.cli("DEL", queueKey("q", "pending"));
+    // An orphan head (not a JOB id, or no row) is no refusal: dropped and counted, nothing to claim.
+    await server.cli("ZADD", queueKey("q", "pending"), "0", "NOTAJOB", "1", newId());
+    assert.deepEqual(await conn.eval(scripts.claim, claimKeys("q"), ["1000"]), []);
+    assert.deepEqual(await dumpQueue(server, "q"), { "emq:{q}:meta": { orphans: "2" } });
     const orphan = newId();
     await server.cli("ZADD", queueKey("q", "pending"), "0", orphan);
-    await refused(
-      () => conn.eval(scripts.claim, claimKeys("q"), ["1000"]),
-      "ERR EMQ.CLAIM pending head has no job row",
-    );
     await server.cli("HSET", `emq:{q}:job:${orphan}`, "state", "active", "attempts", "1", "payload", "p");
     await server.cli("ZADD", queueKey("q", "active"), "5", orphan);
     await refused(
@@ -196,6 +190,7 @@ forEachWire("server-side refusals (same text on both wires)", (ctx) => {
     );
     assert.deepEqual(await dumpQueue(server, "q"), {
       "emq:{q}:active": { type: "string" },
+      "emq:{q}:meta": { orphans: "2" },
       "emq:{q}:pending": [orphan, "0"],
     });
   });

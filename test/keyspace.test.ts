@@ -57,7 +57,8 @@ describe("queue names", () => {
       assert.equal(isValidQueue(ok), true, ok);
     }
     const bad = ["", "{", "}", "a}b", "{a}", "a\u0000b", "a\nb", "a\rb", "\t", "a\u001fb", "a\u007fb"];
-    for (const name of [...bad, `${longest}x`, "é".repeat(128)]) assert.equal(isValidQueue(name), false, name);
+    for (const name of [...bad, `${longest}x`, "é".repeat(128)])
+      assert.equal(isValidQueue(name), false, name);
     assert.equal(isValidQueue(7), false);
     assert.equal(isValidQueue(undefined), false);
   });

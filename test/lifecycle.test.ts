@@ -1,12 +1,12 @@
 /**
  * The job lifecycle on both wires: every verb's success paths checked against the raw keyspace,
  * every refusal with its exact text and an unchanged keyspace, retention, promotion at scale,
- * reaping, the wake channel, and host-side validation (nothing sent).
+ * reaping, and host-side validation (nothing sent). REQUEUE and RESCHEDULE: requeue.test.ts; the
+ * wake channel: wake.test.ts; the table of server refusals: refusals.test.ts.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Redis } from "iovalkey";
 import {
   add,
   addBulk,
@@ -18,14 +18,12 @@ import {
   InvalidArgumentError,
   InvalidIdError,
   InvalidQueueNameError,
-  JobNotFoundError,
   jobKey,
+  JobNotFoundError,
   LeaseLostError,
-  NativeOnlyVerbError,
   newId,
   pause,
   promote,
-  type QueueKeyType,
   queueKey,
   reap,
   remove,
@@ -33,171 +31,15 @@ import {
   reschedule,
   resume,
   retry,
-  type Script,
-  ServerError,
   scripts,
-  WireRefusalError,
+  ServerError,
 } from "../src/index.js";
+import { type ErrorClass, k, keysOf, lifecycle, NOT_JOB, refused, WRONGTYPE } from "./support/lifecycle.js";
 import { monitor, names, rawCommand, untilSentinel } from "./support/resp.js";
-import { dumpQueue, forEachWire } from "./support/wires.js";
-
-const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
-const NOT_JOB = "XYZ0Nb1VTbfnu4";
-
-const POSITIVE_BAD = [
-  "0",
-  "-1",
-  "01",
-  "+1",
-  "1.5",
-  "1e3",
-  " 1",
-  "1 ",
-  "abc",
-  "",
-  "0x10",
-  "1\u0000",
-  "1234567890123456",
-];
-const COUNT_BAD = ["-1", "-0", "00", "01", "+0", "1.5", "abc", "", " 0", "0x1", "1234567890123456"];
-const PRIORITY_BAD = [
-  "-0",
-  "--1",
-  "+1",
-  "01",
-  "-01",
-  "1.5",
-  "",
-  "-",
-  "abc",
-  "- 1",
-  "1234567890123456",
-  "-1234567890123456",
-];
-const LIMIT_BAD = [
-  "0",
-  "10001",
-  "-1",
-  "01",
-  "+5",
-  "1.0",
-  "abc",
-  "",
-  "99999",
-  "999999999999999",
-  "1234567890123456",
-];
-
-const k = (q: string, type: QueueKeyType) => queueKey(q, type);
-const keysOf = {
-  add: (q: string, id: string) => [queueKey(q, "job:") + id, k(q, "pending"), k(q, "schedule")],
-  extend: (q: string) => [k(q, "active"), k(q, "")],
-  complete: (q: string) => [k(q, "active"), k(q, "done"), k(q, "")],
-  fail: (q: string) => [k(q, "active"), k(q, "pending"), k(q, "schedule"), k(q, "dead"), k(q, "")],
-  retry: (q: string) => [k(q, "dead"), k(q, "pending"), k(q, "")],
-  promote: (q: string) => [k(q, "schedule"), k(q, "pending"), k(q, "")],
-  reap: (q: string) => [k(q, "active"), k(q, "pending"), k(q, "dead"), k(q, "")],
-  remove: (q: string) => [k(q, "pending"), k(q, "schedule"), k(q, "done"), k(q, "dead"), k(q, "")],
-  meta: (q: string) => [k(q, "meta")],
-  reschedule: (q: string) => [k(q, "active"), k(q, "schedule"), k(q, "")],
-  requeue: (q: string) => [k(q, "active"), k(q, "pending"), k(q, "")],
-};
-
-type ErrorClass = abstract new (...args: never[]) => Error;
-
-async function refused(
-  run: () => Promise<unknown>,
-  text: string,
-  type: ErrorClass = ServerError,
-): Promise<void> {
-  await assert.rejects(run(), (e: unknown) => {
-    assert.ok(e instanceof type, `expected ${type.name}, got ${String(e)}`);
-    assert.equal((e as Error).message, text);
-    return true;
-  });
-}
+import { forEachWire } from "./support/wires.js";
 
 forEachWire("job lifecycle", (ctx) => {
-  const cli = (...args: (string | number)[]) => ctx().server.cli(...args);
-  const dump = (q: string) => dumpQueue(ctx().server, q);
-
-  async function serverMs(): Promise<number> {
-    const [s, us] = (await cli("TIME")) as [string, string];
-    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
-  }
-
-  /** Runs `fn` and returns the server-time window around it. */
-  async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; lo: number; hi: number }> {
-    const lo = await serverMs();
-    const value = await fn();
-    return { value, lo, hi: await serverMs() };
-  }
-
-  function within(score: string | number, lo: number, hi: number, what: string): void {
-    const n = Number(score);
-    assert.ok(n >= lo && n <= hi, `${what} ${n} within [${lo}, ${hi}]`);
-  }
-
-  /** The fields a claim adds besides state/attempts: `lease_epoch` on wire 6 (declared difference D1). */
-  async function epoch(): Promise<Record<string, string>> {
-    if (ctx().wire !== 6) return {};
-    const info = String(await cli("INFO", "server"));
-    return { lease_epoch: /run_id:(\w+)/.exec(info)![1]! };
-  }
-
-  /** A refusal with the exact text that leaves the queue's keyspace as it was. */
-  async function refusedUnchanged(q: string, run: () => Promise<unknown>, text: string, type?: ErrorClass) {
-    const before = await dump(q);
-    await refused(run, text, type);
-    assert.deepEqual(await dump(q), before, `keyspace unchanged after: ${text}`);
-  }
-
-  /** Adds one job and claims it: the queue must hold no other ready job. */
-  async function leased(q: string, payload = "p", opts: Parameters<typeof add>[3] = {}, leaseMs = 30_000) {
-    const { id } = await add(ctx().conn, q, payload, opts);
-    const job = await claim(ctx().conn, q, leaseMs);
-    assert.ok(job && job.id === id, "claimed the job just added");
-    return { id, token: job.attempts, deadline: job.deadline };
-  }
-
-  /** A job in `dead`, with one attempt used. */
-  async function buried(q: string, opts: Parameters<typeof add>[3] = {}): Promise<string> {
-    const { id, token } = await leased(q, "p", opts);
-    assert.equal(
-      await fail(ctx().conn, q, id, token, "boom", { backoffMs: 0, maxAttempts: 1, keep: 100 }),
-      "dead",
-    );
-    return id;
-  }
-
-  /** Subscribes to the queue's wake channel; `count(run)` is how many wakes `run` published. */
-  async function wakeCounter(q: string) {
-    const sub = new Redis({ port: ctx().server.port, lazyConnect: true, maxRetriesPerRequest: 0 });
-    sub.on("error", () => {});
-    await sub.connect();
-    const seen: string[] = [];
-    let sentinels = 0;
-    sub.on("message", (channel: string) => seen.push(channel));
-    await sub.subscribe(`emq:{${q}}:wake`, `sentinel:${q}`);
-    return {
-      async count(run: () => Promise<unknown>): Promise<number> {
-        const start = seen.length;
-        await run();
-        await cli("PUBLISH", `sentinel:${q}`, "x");
-        sentinels += 1;
-        const want = sentinels;
-        const deadline = Date.now() + 5000;
-        while (seen.filter((c) => c.startsWith("sentinel:")).length < want) {
-          if (Date.now() > deadline) throw new Error("sentinel message not received");
-          await sleep(2);
-        }
-        return seen.slice(start).filter((c) => c === `emq:{${q}}:wake`).length;
-      },
-      async close(): Promise<void> {
-        await sub.quit().catch(() => sub.disconnect());
-      },
-    };
-  }
+  const { cli, dump, serverMs, timed, within, epoch, refusedUnchanged, leased, buried } = lifecycle(ctx);
 
   /* ------------------------------------------------------------------ ADD */
 
@@ -789,12 +631,13 @@ forEachWire("job lifecycle", (ctx) => {
     assert.equal(await cli("HGET", jobKey("lg", first.id), "state"), "completed");
   });
 
-  test("row and lease gates on EXTEND, COMPLETE, FAIL: not found, state or membership not active, stale token", async () => {
+  test("row and lease gates on EXTEND, COMPLETE, FAIL, REQUEUE: not found, state or membership not active, stale token", async () => {
     const { conn } = ctx();
     const lease = [
       { verb: "EXTEND", script: scripts.extend, keys: keysOf.extend, tail: ["1000"] },
       { verb: "COMPLETE", script: scripts.complete, keys: keysOf.complete, tail: ["r", "5"] },
       { verb: "FAIL", script: scripts.fail, keys: keysOf.fail, tail: ["e", "0", "3", "5"] },
+      { verb: "REQUEUE", script: scripts.requeue, keys: keysOf.requeue, tail: ["3"] },
     ];
     let n = 0;
     for (const { verb, script, keys, tail } of lease) {
@@ -903,128 +746,6 @@ forEachWire("job lifecycle", (ctx) => {
     assert.deepEqual(await dump("pm"), { "emq:{pm}:meta": { other: "v" } });
   });
 
-  /* ------------------------------------------------------------------ RESCHEDULE / REQUEUE */
-
-  test("RESCHEDULE / REQUEUE: native only — wire 4 refuses on the host; wire 6 snoozes and requeues", async () => {
-    const { conn, server, wire } = ctx();
-    const job = await leased("ns", "x", { priority: 6 });
-    if (wire === 4) {
-      const mon = await monitor(server.port);
-      await assert.rejects(reschedule(conn, "ns", job.id, job.token, 1000), (e: unknown) => {
-        assert.ok(e instanceof NativeOnlyVerbError && e instanceof WireRefusalError);
-        assert.match(e.message, /^EMQ\.RESCHEDULE is native-only/);
-        assert.match(e.message, /fail\(\)/);
-        return true;
-      });
-      await assert.rejects(requeue(conn, "ns", job.id, job.token), (e: unknown) => {
-        assert.ok(e instanceof NativeOnlyVerbError);
-        assert.match(e.message, /^EMQ\.REQUEUE is native-only/);
-        assert.match(e.message, /extend\(/);
-        return true;
-      });
-      assert.deepEqual(names(await untilSentinel(mon, conn)), ["ECHO"]);
-      return;
-    }
-    const e = await epoch();
-    const { value: due, lo, hi } = await timed(() => reschedule(conn, "ns", job.id, job.token, 20_000));
-    within(due, lo + 20_000, hi + 20_000, "due");
-    assert.deepEqual(await dump("ns"), {
-      [jobKey("ns", job.id)]: { state: "scheduled", attempts: "1", payload: "x", priority: "6", ...e },
-      "emq:{ns}:schedule": [job.id, String(due)],
-    });
-    await refusedUnchanged(
-      "ns",
-      () => reschedule(conn, "ns", job.id, job.token, 1),
-      "ERR EMQ.RESCHEDULE job is not active",
-      LeaseLostError,
-    );
-    const other = await leased("nr", "y", { priority: -2 });
-    await refusedUnchanged(
-      "nr",
-      () => requeue(conn, "nr", other.id, 9),
-      "ERR EMQ.REQUEUE stale lease token",
-      LeaseLostError,
-    );
-    await requeue(conn, "nr", other.id, other.token);
-    assert.deepEqual(await dump("nr"), {
-      [jobKey("nr", other.id)]: { state: "pending", attempts: "1", payload: "y", priority: "-2", ...e },
-      "emq:{nr}:pending": [other.id, "-2"],
-    });
-    await refused(() => requeue(conn, "nr", newId(), 1), "ERR EMQ.REQUEUE job not found", JobNotFoundError);
-  });
-
-  /* ------------------------------------------------------------------ wake */
-
-  test("wake: one message per call that put an id into pending, none otherwise", async () => {
-    const { conn } = ctx();
-    const w = await wakeCounter("w");
-    try {
-      assert.equal(await w.count(() => add(conn, "w", "a")), 1, "ADD delay 0");
-      assert.equal(await w.count(() => enqueue(conn, "w", "b")), 1, "ENQUEUE");
-      assert.equal(await w.count(() => add(conn, "w", "c", { delay: 60_000 })), 0, "ADD delay > 0");
-      const a = (await claim(conn, "w", 30_000))!;
-      assert.equal(await w.count(() => claim(conn, "w", 30_000)), 0, "CLAIM");
-      assert.equal(
-        await w.count(() =>
-          fail(conn, "w", a.id, a.attempts, "e", { backoffMs: 0, maxAttempts: 5, keep: 5 }),
-        ),
-        1,
-        "FAIL backoff 0",
-      );
-      const b = (await claim(conn, "w", 30_000))!;
-      assert.equal(
-        await w.count(() =>
-          fail(conn, "w", b.id, b.attempts, "e", { backoffMs: 1, maxAttempts: 5, keep: 5 }),
-        ),
-        0,
-        "FAIL backoff > 0",
-      );
-      await sleep(5);
-      assert.equal(await w.count(() => promote(conn, "w", 10)), 1, "PROMOTE moving ids");
-      assert.equal(await w.count(() => promote(conn, "w", 10)), 0, "PROMOTE no-op");
-      const c = (await claim(conn, "w", 30_000))!;
-      assert.equal(
-        await w.count(() =>
-          fail(conn, "w", c.id, c.attempts, "e", { backoffMs: 0, maxAttempts: 1, keep: 5 }),
-        ),
-        0,
-        "FAIL dead",
-      );
-      assert.equal(await w.count(() => retry(conn, "w", c.id, 3)), 1, "RETRY");
-      const d = (await claim(conn, "w", 1))!;
-      await sleep(5);
-      assert.equal(
-        await w.count(() => reap(conn, "w", { limit: 10, maxAttempts: 5, keep: 5 })),
-        1,
-        "REAP requeue",
-      );
-      assert.equal(
-        await w.count(() => reap(conn, "w", { limit: 10, maxAttempts: 5, keep: 5 })),
-        0,
-        "REAP no-op",
-      );
-      const e = (await claim(conn, "w", 30_000))!;
-      assert.equal(await w.count(() => extend(conn, "w", e.id, e.attempts, 60_000)), 0, "EXTEND");
-      assert.equal(await w.count(() => complete(conn, "w", e.id, e.attempts, "r", 5)), 0, "COMPLETE");
-      assert.equal(await w.count(() => pause(conn, "w")), 0, "PAUSE");
-      assert.equal(await w.count(() => resume(conn, "w")), 1, "RESUME");
-      assert.equal(await w.count(() => resume(conn, "w")), 0, "RESUME when not paused");
-      assert.equal(await w.count(() => remove(conn, "w", d.id)), 0, "REMOVE");
-      // Three ids due together: still one wake.
-      for (let i = 0; i < 3; i++) await add(conn, "w", "z", { delay: 1 });
-      await sleep(5);
-      assert.equal(await w.count(() => promote(conn, "w", 10)), 1, "PROMOTE of 3 ids");
-      if (ctx().wire === 6) {
-        const f = (await claim(conn, "w", 30_000))!;
-        assert.equal(await w.count(() => requeue(conn, "w", f.id, f.attempts)), 1, "REQUEUE");
-        const g = (await claim(conn, "w", 30_000))!;
-        assert.equal(await w.count(() => reschedule(conn, "w", g.id, g.attempts, 1000)), 0, "RESCHEDULE");
-      }
-    } finally {
-      await w.close();
-    }
-  });
-
   /* ------------------------------------------------------------------ malformed row fields */
 
   test("malformed row fields fall back: priority → 0, attempts → 0, max_attempts → the caller's value", async () => {
@@ -1085,8 +806,8 @@ forEachWire("job lifecycle", (ctx) => {
     assert.equal(await conn.eval(scripts.remove, keysOf.remove("rt1"), [id]), 0);
     assert.equal(await conn.eval(scripts.pause, keysOf.meta("rt1"), []), 1);
     assert.equal(await conn.eval(scripts.pause, keysOf.meta("rt1"), []), 0);
-    assert.equal(await conn.eval(scripts.resume, keysOf.meta("rt1"), []), 1);
-    assert.equal(await conn.eval(scripts.resume, keysOf.meta("rt1"), []), 0);
+    assert.equal(await conn.eval(scripts.resume, keysOf.resume("rt1"), []), 1);
+    assert.equal(await conn.eval(scripts.resume, keysOf.resume("rt1"), []), 0);
   });
 
   /* ------------------------------------------------------------------ host validation */
@@ -1112,7 +833,7 @@ forEachWire("job lifecycle", (ctx) => {
         [() => pause(conn, q), InvalidQueueNameError],
         [() => resume(conn, q), InvalidQueueNameError],
         [() => reschedule(conn, q, id, 1, 10), InvalidQueueNameError],
-        [() => requeue(conn, q, id, 1), InvalidQueueNameError],
+        [() => requeue(conn, q, id, 1, 3), InvalidQueueNameError],
       );
     }
     const ids = [
@@ -1134,7 +855,7 @@ forEachWire("job lifecycle", (ctx) => {
         [() => retry(conn, "q", badId), InvalidIdError],
         [() => remove(conn, "q", badId), InvalidIdError],
         [() => reschedule(conn, "q", badId, 1, 10), InvalidIdError],
-        [() => requeue(conn, "q", badId, 1), InvalidIdError],
+        [() => requeue(conn, "q", badId, 1, 3), InvalidIdError],
       );
     }
     const notInts = [
@@ -1157,7 +878,8 @@ forEachWire("job lifecycle", (ctx) => {
       bad.push(arg(() => reap(conn, "q", { ...ro, limit: v })));
       bad.push(arg(() => reap(conn, "q", { ...ro, maxAttempts: v })));
       bad.push(arg(() => reschedule(conn, "q", id, v, 10)));
-      bad.push(arg(() => requeue(conn, "q", id, v)));
+      bad.push(arg(() => requeue(conn, "q", id, v, 3)));
+      bad.push(arg(() => requeue(conn, "q", id, 1, v)));
     }
     for (const v of [...notInts, -1, tooBig]) {
       bad.push(arg(() => add(conn, "q", "x", { delay: v })));
@@ -1190,274 +912,4 @@ forEachWire("job lifecycle", (ctx) => {
     }
     assert.deepEqual(names(await untilSentinel(mon, conn)), ["ECHO"]);
   });
-});
-
-/* ------------------------------------------------------------------ server refusals, table-driven */
-
-interface ValueRule {
-  index: number;
-  name: string;
-  rule: string;
-  bad: string[];
-}
-
-interface VerbCase {
-  verb: string;
-  script: Script;
-  form: string;
-  /** Builds a queue state in which `values` succeed. */
-  setup: (q: string) => Promise<{ keys: string[]; values: string[] }>;
-  values: ValueRule[];
-  /** ARGV index of the id, and KEYS index of a declared row (ADD). */
-  id?: number;
-  row?: number;
-  /** KEYS indexes type-gated as sorted sets / as a hash. */
-  sets: number[];
-  hash?: number;
-}
-
-const positive = (index: number, name: string): ValueRule => ({
-  index,
-  name,
-  rule: "a positive integer",
-  bad: POSITIVE_BAD,
-});
-const count = (index: number, name: string, rule = "a non-negative integer"): ValueRule => ({
-  index,
-  name,
-  rule,
-  bad: COUNT_BAD,
-});
-const limitRule: ValueRule = { index: 0, name: "limit", rule: "an integer from 1 to 10000", bad: LIMIT_BAD };
-
-forEachWire("server-side refusals of the lifecycle verbs (same text on both wires)", (ctx) => {
-  let n = 0;
-  const fresh = (verb: string) => `${verb.toLowerCase()}${n++}`;
-
-  async function job(q: string, leaseMs = 30_000) {
-    const { id } = await add(ctx().conn, q, "x");
-    const got = await claim(ctx().conn, q, leaseMs);
-    return { id, token: String(got!.attempts) };
-  }
-
-  const cases: VerbCase[] = [
-    {
-      verb: "ADD",
-      script: scripts.add,
-      form: "EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>",
-      setup: async (q) => {
-        const id = newId();
-        return { keys: keysOf.add(q, id), values: [id, "payload", "0", "0", "0"] };
-      },
-      values: [
-        { index: 2, name: "priority", rule: "an integer", bad: PRIORITY_BAD },
-        count(3, "delay", "a non-negative integer of milliseconds"),
-        count(4, "max attempts"),
-      ],
-      id: 0,
-      row: 0,
-      sets: [1, 2],
-    },
-    {
-      verb: "EXTEND",
-      script: scripts.extend,
-      form: "EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>",
-      setup: async (q) => {
-        const { id, token } = await job(q);
-        return { keys: keysOf.extend(q), values: [id, token, "1000"] };
-      },
-      values: [
-        positive(1, "lease token"),
-        { index: 2, name: "lease", rule: "a positive integer of milliseconds", bad: POSITIVE_BAD },
-      ],
-      id: 0,
-      sets: [0],
-    },
-    {
-      verb: "COMPLETE",
-      script: scripts.complete,
-      form: "EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>",
-      setup: async (q) => {
-        const { id, token } = await job(q);
-        return { keys: keysOf.complete(q), values: [id, token, "result", "5"] };
-      },
-      values: [positive(1, "lease token"), count(3, "keep")],
-      id: 0,
-      sets: [0, 1],
-    },
-    {
-      verb: "FAIL",
-      script: scripts.fail,
-      form: "EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>",
-      setup: async (q) => {
-        const { id, token } = await job(q);
-        return { keys: keysOf.fail(q), values: [id, token, "boom", "0", "3", "5"] };
-      },
-      values: [
-        positive(1, "lease token"),
-        count(3, "backoff", "a non-negative integer of milliseconds"),
-        positive(4, "max attempts"),
-        count(5, "keep"),
-      ],
-      id: 0,
-      sets: [0, 1, 2, 3],
-    },
-    {
-      verb: "RETRY",
-      script: scripts.retry,
-      form: "EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>",
-      setup: async (q) => {
-        const { id, token } = await job(q);
-        await fail(ctx().conn, q, id, Number(token), "e", { backoffMs: 0, maxAttempts: 1, keep: 5 });
-        return { keys: keysOf.retry(q), values: [id, "1"] };
-      },
-      values: [positive(1, "extra attempts")],
-      id: 0,
-      sets: [0, 1],
-    },
-    {
-      verb: "PROMOTE",
-      script: scripts.promote,
-      form: "EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>",
-      setup: async (q) => {
-        await add(ctx().conn, q, "x", { delay: 1 });
-        await sleep(3);
-        return { keys: keysOf.promote(q), values: ["10"] };
-      },
-      values: [limitRule],
-      sets: [0, 1],
-    },
-    {
-      verb: "REAP",
-      script: scripts.reap,
-      form: "EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>",
-      setup: async (q) => {
-        await job(q, 1);
-        await sleep(3);
-        return { keys: keysOf.reap(q), values: ["10", "3", "5"] };
-      },
-      values: [limitRule, positive(1, "max attempts"), count(2, "keep")],
-      sets: [0, 1, 2],
-    },
-    {
-      verb: "REMOVE",
-      script: scripts.remove,
-      form: "EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>",
-      setup: async (q) => {
-        const { id } = await add(ctx().conn, q, "x");
-        return { keys: keysOf.remove(q), values: [id] };
-      },
-      values: [],
-      id: 0,
-      sets: [0, 1, 2, 3],
-    },
-    {
-      verb: "PAUSE",
-      script: scripts.pause,
-      form: "EMQ.PAUSE 1 <meta>",
-      setup: async (q) => ({ keys: keysOf.meta(q), values: [] }),
-      values: [],
-      sets: [],
-      hash: 0,
-    },
-    {
-      verb: "RESUME",
-      script: scripts.resume,
-      form: "EMQ.RESUME 1 <meta>",
-      setup: async (q) => {
-        await pause(ctx().conn, q);
-        return { keys: keysOf.meta(q), values: [] };
-      },
-      values: [],
-      sets: [],
-      hash: 0,
-    },
-  ];
-
-  for (const c of cases) {
-    test(`${c.verb}: shape, values, id gate, type gate, gate order — exact texts, keyspace unchanged`, async () => {
-      const { conn, server } = ctx();
-      const q = fresh(c.verb);
-      const { keys, values } = await c.setup(q);
-      const send = (ks: string[], vs: string[]) => () => conn.eval(c.script, ks, vs);
-      const expect = async (ks: string[], vs: string[], text: string, queue = q) => {
-        const before = await dumpQueue(server, queue);
-        await refused(send(ks, vs), text);
-        assert.deepEqual(await dumpQueue(server, queue), before, `unchanged after ${text}`);
-      };
-      const wrongKeys = `ERR EMQ.${c.verb} wrong number of keys: ${c.form}`;
-      const wrongValues = `ERR EMQ.${c.verb} wrong number of values: ${c.form}`;
-
-      // shape
-      await expect(keys.slice(0, -1), values, wrongKeys);
-      await expect([...keys, keys[0]!], values, wrongKeys);
-      if (values.length > 0) await expect(keys, values.slice(0, -1), wrongValues);
-      await expect(keys, [...values, "1"], wrongValues);
-
-      // values, each with several bad texts
-      for (const rule of c.values) {
-        const text = `ERR EMQ.${c.verb} ${rule.name} must be ${rule.rule}`;
-        for (const bad of rule.bad) {
-          const vs = [...values];
-          vs[rule.index] = bad;
-          await expect(keys, vs, text);
-        }
-        // shape beats values
-        const vs = [...values];
-        vs[rule.index] = rule.bad[0]!;
-        await expect(keys.slice(0, -1), vs, wrongKeys);
-      }
-
-      // id gate (after values)
-      if (c.id !== undefined) {
-        const idText = `ERR EMQ.${c.verb} id must start with JOB`;
-        for (const badId of [NOT_JOB, "job0Nb1VTbfnu4", "JO", "", "JOb0Nb1VTbfnu4"]) {
-          const vs = [...values];
-          vs[c.id] = badId;
-          const ks = [...keys];
-          if (c.row !== undefined) ks[c.row] = queueKey(q, "job:") + badId;
-          await expect(ks, vs, idText);
-          if (c.values[0]) {
-            const both = [...vs];
-            both[c.values[0].index] = c.values[0].bad[0]!;
-            await expect(ks, both, `ERR EMQ.${c.verb} ${c.values[0].name} must be ${c.values[0].rule}`);
-          }
-        }
-      }
-
-      // type gate: a string where a sorted set / hash is expected, each declared key in turn
-      const typed = [
-        ...c.sets.map((i) => [i, "zset"] as const),
-        ...(c.hash !== undefined ? [[c.hash, "hash"] as const] : []),
-      ];
-      for (const [index, kind] of typed) {
-        for (const wrong of kind === "zset"
-          ? [
-              ["SET", "x"],
-              ["HSET", "f", "v"],
-            ]
-          : [
-              ["SET", "x"],
-              ["ZADD", "1", "m"],
-            ]) {
-          const tq = fresh(c.verb);
-          const t = await c.setup(tq);
-          await server.cli("DEL", t.keys[index]!);
-          await server.cli(wrong[0]!, t.keys[index]!, ...wrong.slice(1));
-          await expect(t.keys, t.values, WRONGTYPE, tq);
-          if (c.id !== undefined) {
-            // the id gate comes first
-            const vs = [...t.values];
-            vs[c.id] = NOT_JOB;
-            const ks = [...t.keys];
-            if (c.row !== undefined) ks[c.row] = queueKey(tq, "job:") + NOT_JOB;
-            await expect(ks, vs, `ERR EMQ.${c.verb} id must start with JOB`, tq);
-          }
-        }
-      }
-
-      // the state was valid all along: the right call succeeds
-      await send(keys, values)();
-    });
-  }
 });

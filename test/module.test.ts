@@ -1,7 +1,8 @@
 /**
  * The native module against real valkey-server processes: the native fence, EMQ.INSTALL, the
  * order of refusals (shape → layout → fence), keyspace equality with the Lua scripts (wire 4),
- * AOF and replication, ACLs, the write guard, the pause difference (D2) and EMQ.VERSION.
+ * AOF and replication, ACLs, the pause difference (D2) and EMQ.VERSION. The write guard:
+ * module.guard.test.ts.
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -20,187 +21,35 @@ import {
 } from "../src/index.js";
 import { type RespArg, type RespReply, rawCommands } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
-
-const V = "{emq}:version";
-const WIRE6 = "echomq:6.0.0";
-const WIRE4 = "echomq:4.0.0";
-const ID_A = "JOB0000000000A";
-const ID_B = "JOB0000000000B";
-const LAYOUT = (verb: string) => `ERR EMQ.${verb} keys do not match the wire-4 layout`;
-const ENQUEUE_FORM = "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>";
-const CLAIM_FORM = "EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>";
-const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
-const READONLY = "READONLY You can't write against a read only replica.";
-/** The verbs these tests drive; a wire-6 connector here requires just these. */
-const VERBS = ["ENQUEUE", "CLAIM"];
-/** The fourteen job-core verb tokens (SPEC §6). */
-const JOB_CORE = [
-  "ENQUEUE",
-  "ADD",
-  "CLAIM",
-  "EXTEND",
-  "COMPLETE",
-  "FAIL",
-  "RETRY",
-  "PROMOTE",
-  "REAP",
-  "REMOVE",
-  "PAUSE",
-  "RESUME",
-  "RESCHEDULE",
-  "REQUEUE",
-];
-
-/* ------------------------------------------------------------------ helpers */
-
-interface Auth {
-  user?: string;
-  password?: string;
-}
-
-/** One command on a fresh socket; a server error comes back as an Error value. */
-async function call(port: number, args: readonly RespArg[], auth: Auth = {}): Promise<RespReply> {
-  const [reply] = await rawCommands(port, [args], auth);
-  return reply ?? null;
-}
-
-/** The server's error text of a reply that must be an error. */
-function refusalOf(reply: RespReply): string {
-  assert.ok(reply instanceof Error, `expected an error reply, got ${JSON.stringify(reply)}`);
-  return reply.message;
-}
-
-const k = (q: string, type: string) => `emq:{${q}}:${type}`;
-const row = (q: string, id: string) => `emq:{${q}}:job:${id}`;
-const enqueueArgs = (q: string, id: string, payload: RespArg = "p"): RespArg[] => [
-  "EMQ.ENQUEUE",
-  2,
-  row(q, id),
-  k(q, "pending"),
-  id,
-  payload,
-];
-const claimKeys = (q: string) => [k(q, "pending"), k(q, "active"), k(q, "")];
-const claimArgs = (q: string, lease: RespArg = 30000): RespArg[] => ["EMQ.CLAIM", 3, ...claimKeys(q), lease];
-
-/** Writes a pending job the way enqueue does, with plain commands (no fence involved). */
-async function seedJob(port: number, q: string, id: string, payload = "p"): Promise<void> {
-  const replies = await rawCommands(port, [
-    ["HSET", row(q, id), "state", "pending", "attempts", "0", "payload", payload],
-    ["ZADD", k(q, "pending"), "0", id],
-  ]);
-  for (const r of replies) assert.ok(!(r instanceof Error), String(r));
-}
-
-type Dump = Record<string, { type: string; value: unknown }>;
-
-/** Every key of the current db with its type and full value (bytes as latin1), for equality checks. */
-async function dumpAll(port: number): Promise<Dump> {
-  const opts = { returnBuffers: true };
-  const [keys] = await rawCommands(port, [["KEYS", "*"]], opts);
-  const names = (keys as Buffer[]).map((b) => b.toString("latin1")).sort();
-  const raw = names.map((n) => Buffer.from(n, "latin1"));
-  const types = (
-    await rawCommands(
-      port,
-      raw.map((key) => ["TYPE", key]),
-      opts,
-    )
-  ).map(String);
-  const reads: RespArg[][] = raw.map((key, i) => {
-    switch (types[i]) {
-      case "string":
-        return ["GET", key];
-      case "hash":
-        return ["HGETALL", key];
-      case "zset":
-        return ["ZRANGE", key, "0", "-1", "WITHSCORES"];
-      case "list":
-        return ["LRANGE", key, "0", "-1"];
-      case "set":
-        return ["SMEMBERS", key];
-      default:
-        return ["TYPE", key];
-    }
-  });
-  const values = await rawCommands(port, reads, opts);
-  const out: Dump = {};
-  names.forEach((name, i) => {
-    const type = types[i]!;
-    const value = values[i];
-    const text = (v: RespReply) => (Buffer.isBuffer(v) ? v.toString("latin1") : v);
-    let shown: unknown;
-    if (type === "hash") {
-      const flat = (value as Buffer[]).map((b) => b.toString("latin1"));
-      const fields: Record<string, string> = {};
-      for (let j = 0; j < flat.length; j += 2) fields[flat[j]!] = flat[j + 1]!;
-      shown = fields;
-    } else if (Array.isArray(value)) {
-      shown = value.map(text);
-      if (type === "set") (shown as string[]).sort();
-    } else {
-      shown = text(value ?? null);
-    }
-    out[name] = { type, value: shown };
-  });
-  return out;
-}
-
-/** The server's dirty counter: it moves on every write, even one that rewrites the same value. */
-async function dirty(port: number): Promise<number> {
-  const info = String(await call(port, ["INFO", "persistence"]));
-  const m = /^rdb_changes_since_last_save:(\d+)/m.exec(info);
-  assert.ok(m, "INFO persistence has rdb_changes_since_last_save");
-  return Number(m[1]);
-}
-
-async function runId(port: number): Promise<string> {
-  const m = /^run_id:([0-9a-f]+)/m.exec(String(await call(port, ["INFO", "server"])));
-  assert.ok(m, "INFO server has run_id");
-  return m[1]!;
-}
-
-function infoNumber(info: RespReply, field: string): number {
-  const m = new RegExp(`^${field}:(\\d+)`, "m").exec(String(info));
-  return m ? Number(m[1]) : Number.NaN;
-}
-
-/** Waits until the replica has processed everything the primary has sent (offsets equal). */
-async function replicated(primary: ValkeyServer, replica: ValkeyServer): Promise<void> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const want = infoNumber(await primary.cli("INFO", "replication"), "master_repl_offset");
-    const have = infoNumber(await replica.cli("INFO", "replication"), "slave_repl_offset");
-    if (want > 0 && have === want) return;
-    assert.ok(Date.now() < deadline, `replica offset ${have} never reached the primary's ${want}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Server time in ms, as the scripts compute it. */
-async function serverMs(port: number): Promise<number> {
-  const [sec, usec] = (await call(port, ["TIME"])) as string[];
-  return Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
-}
-
-/** Runs `args`, asserts the refusal text and that nothing was written (keyspace and dirty counter). */
-async function assertRefusedUnchanged(
-  port: number,
-  args: readonly RespArg[],
-  text: string,
-  auth: Auth = {},
-): Promise<void> {
-  const before = await dumpAll(port);
-  const d0 = await dirty(port);
-  assert.equal(refusalOf(await call(port, args, auth)), text, `reply to ${args.slice(0, 2).join(" ")}`);
-  assert.deepEqual(await dumpAll(port), before, "the keyspace is unchanged");
-  assert.equal(await dirty(port), d0, "nothing was written (dirty counter)");
-}
-
-async function resetTo(server: ValkeyServer, brand: string | null): Promise<void> {
-  await server.cli("FLUSHALL", "SYNC");
-  if (brand !== null) await server.cli("SET", V, brand);
-}
+import {
+  assertRefusedUnchanged,
+  call,
+  chunk,
+  CLAIM_FORM,
+  claimArgs,
+  claimKeys,
+  dirty,
+  dumpAll,
+  ENQUEUE_FORM,
+  enqueueArgs,
+  ID_A,
+  ID_B,
+  JOB_CORE,
+  k,
+  LAYOUT,
+  refusalOf,
+  replicated,
+  resetTo,
+  row,
+  runId,
+  seedJob,
+  serverMs,
+  V,
+  VERBS,
+  WIRE4,
+  WIRE6,
+  WRONGTYPE,
+} from "./support/module.js";
 
 /* ------------------------------------------------------------------ one module server */
 
@@ -327,7 +176,8 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
   describe("order of refusals: shape → layout → fence (exact texts, nothing written)", () => {
     // Every queue a refused call could touch holds a claimable job, so a refusal that let the call
     // through would change the dump.
-    const QUEUES = ["a", "b", "", "a{b", "a\u0000b", "a}b"];
+    const LONG = "q".repeat(256);
+    const QUEUES = ["a", "b", "", "a{b", "a\u0000b", "a}b", "a\tb", "a\u007fb", LONG];
     const seedAll = async () => {
       for (const q of QUEUES) await seedJob(server.port, q, ID_A);
     };
@@ -342,6 +192,12 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
       ["} in the name", ["EMQ.ENQUEUE", 2, row("a}b", ID_A), k("a}b", "pending"), ID_A, "p"]],
       ["NUL in the name", ["EMQ.ENQUEUE", 2, row("a\u0000b", ID_A), k("a\u0000b", "pending"), ID_A, "p"]],
       ["empty name", ["EMQ.ENQUEUE", 2, row("", ID_A), k("", "pending"), ID_A, "p"]],
+      ["TAB in the name", ["EMQ.ENQUEUE", 2, row("a\tb", ID_A), k("a\tb", "pending"), ID_A, "p"]],
+      [
+        "DEL (0x7F) in the name",
+        ["EMQ.ENQUEUE", 2, row("a\u007fb", ID_A), k("a\u007fb", "pending"), ID_A, "p"],
+      ],
+      ["a name of 256 bytes", ["EMQ.ENQUEUE", 2, row(LONG, ID_A), k(LONG, "pending"), ID_A, "p"]],
       ["anchor of another type (active)", ["EMQ.ENQUEUE", 2, row("a", ID_A), k("a", "active"), ID_A, "p"]],
       ["anchor with trailing bytes", ["EMQ.ENQUEUE", 2, row("a", ID_A), k("a", "pending "), ID_A, "p"]],
       ["row of another type (meta)", ["EMQ.ENQUEUE", 2, k("a", "meta"), k("a", "pending"), ID_A, "p"]],
@@ -357,6 +213,9 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
       ["} in the name", ["EMQ.CLAIM", 3, ...claimKeys("a}b"), 1000]],
       ["NUL in the name", ["EMQ.CLAIM", 3, ...claimKeys("a\u0000b"), 1000]],
       ["empty name", ["EMQ.CLAIM", 3, ...claimKeys(""), 1000]],
+      ["TAB in the name", ["EMQ.CLAIM", 3, ...claimKeys("a\tb"), 1000]],
+      ["DEL (0x7F) in the name", ["EMQ.CLAIM", 3, ...claimKeys("a\u007fb"), 1000]],
+      ["a name of 256 bytes", ["EMQ.CLAIM", 3, ...claimKeys(LONG), 1000]],
       [
         "anchor of another type (schedule)",
         ["EMQ.CLAIM", 3, k("a", "schedule"), k("a", "active"), k("a", ""), 1000],
@@ -430,7 +289,7 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
         });
 
         test("ENQUEUE layout refusals: exactly the layout error (not EMQWIRE)", async () => {
-          assert.equal(enqueueLayout.length, 15);
+          assert.equal(enqueueLayout.length, 18);
           for (const [label, args] of enqueueLayout) {
             await assertRefusedUnchanged(server.port, args, LAYOUT("ENQUEUE")).catch((err: Error) => {
               throw new Error(`${label}: ${err.message}`);
@@ -439,7 +298,7 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
         });
 
         test("CLAIM layout refusals: exactly the layout error (not EMQWIRE)", async () => {
-          assert.equal(claimLayout.length, 14);
+          assert.equal(claimLayout.length, 17);
           for (const [label, args] of claimLayout) {
             await assertRefusedUnchanged(server.port, args, LAYOUT("CLAIM")).catch((err: Error) => {
               throw new Error(`${label}: ${err.message}`);
@@ -473,6 +332,15 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
         "ERR EMQ.ENQUEUE id must start with JOB",
       );
       assert.equal(await call(server.port, enqueueArgs("a", ID_A)), 0);
+    });
+
+    test("the queue-name rule's edges pass the layout: 255 bytes, spaces, colons, bytes ≥ 0x80", async () => {
+      await resetTo(server, WIRE6);
+      for (const q of ["q".repeat(255), " a:b ~", "\u00e9\u00ff"]) {
+        assert.equal(await call(server.port, enqueueArgs(q, ID_A)), 1, JSON.stringify(q));
+        const job = (await call(server.port, claimArgs(q))) as RespReply[];
+        assert.equal(String(job[0]), ID_A, JSON.stringify(q));
+      }
     });
   });
 
@@ -817,51 +685,3 @@ describe("ACL: the fence reads as the calling client", () => {
     assert.equal(String(await server.cli("GET", V)), WIRE6);
   });
 });
-
-/* ------------------------------------------------------------------ write guard */
-
-describe("write guard", () => {
-  let primary: ValkeyServer;
-  let replica: ValkeyServer;
-  before(async () => {
-    primary = await startValkey({ module: modulePath() });
-    replica = await startValkey({
-      module: modulePath(),
-      replicaOf: { host: "127.0.0.1", port: primary.port },
-      extraArgs: ["--replica-read-only", "no"],
-    });
-  });
-  after(async () => {
-    await replica.stop();
-    await primary.stop();
-  });
-
-  test("a writable replica: EMQ.ENQUEUE and EMQ.CLAIM answer the READONLY text and write nothing", async () => {
-    assert.equal(await installModuleBrand({ port: primary.port }), 1);
-    const replies = await rawCommands(primary.port, [
-      enqueueArgs("q", ID_A, "from primary"),
-      ["WAIT", 1, 5000],
-    ]);
-    assert.deepEqual(replies, [1, 1], "enqueued and acknowledged by the replica");
-    await replicated(primary, replica);
-    const onPrimary = await dumpAll(primary.port);
-    assert.deepEqual(await dumpAll(replica.port), onPrimary, "synced");
-
-    await assertRefusedUnchanged(replica.port, enqueueArgs("q", ID_B, "on replica"), READONLY);
-    await assertRefusedUnchanged(replica.port, claimArgs("q"), READONLY);
-    // The steps before the guard still answer: layout, and the duplicate gate (a read-only answer).
-    await assertRefusedUnchanged(replica.port, enqueueArgs("", ID_B), LAYOUT("ENQUEUE"));
-    assert.equal(await call(replica.port, enqueueArgs("q", ID_A)), 0);
-    assert.deepEqual(await dumpAll(replica.port), onPrimary);
-    assert.deepEqual(await dumpAll(primary.port), onPrimary);
-    // The server itself takes writes on this replica: the refusal was the module's guard.
-    assert.equal(await replica.cli("SET", "scratch", "1"), "OK");
-  });
-});
-
-/** `[k1, v1, k2, v2, …]` → `[[k1, v1], [k2, v2], …]`. */
-function chunk(flat: string[]): [string, string][] {
-  const pairs: [string, string][] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i] as string, flat[i + 1] as string]);
-  return pairs;
-}

@@ -393,10 +393,10 @@ forEachWire("worker reliability", (ctx) => {
         ],
         ["fail to dead", () => fail(other, q, id, 1, "boom", { backoffMs: 0, maxAttempts: 1, keep: 100 })],
         ["extend", () => extend(other, q, id, 1, 60_000)],
+        ["requeue", () => requeue(other, q, id, 1, 3)],
       ];
       const nativeOnly: [string, () => Promise<unknown>][] = [
         ["reschedule", () => reschedule(other, q, id, 1, 5000)],
-        ["requeue", () => requeue(other, q, id, 1)],
       ];
       if (wire === 6) stale.push(...nativeOnly);
       for (const [verb, call] of stale) {

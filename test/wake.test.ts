@@ -1,110 +1,125 @@
+/**
+ * The wake channel on both wires: one `PUBLISH emq:{q}:wake <n>` per call that put ids into
+ * `pending`, `<n>` naming how many; nothing otherwise.
+ */
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
-import { WakeGate, wakeCount } from "../src/wake.js";
+import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  add,
+  claim,
+  complete,
+  enqueue,
+  extend,
+  fail,
+  jobKey,
+  pause,
+  promote,
+  reap,
+  remove,
+  requeue,
+  reschedule,
+  resume,
+  retry,
+} from "../src/index.js";
+import { k, lifecycle } from "./support/lifecycle.js";
+import { forEachWire } from "./support/wires.js";
 
-const tick = () => new Promise((r) => setTimeout(r, 20));
+forEachWire("wake", (ctx) => {
+  const { cli, wakeCounter } = lifecycle(ctx);
 
-/** `n` waiters on `gate`; `released()` says how many have been let through. */
-function waiters(gate: WakeGate, n: number, timeoutMs?: number) {
-  let released = 0;
-  const all = Array.from({ length: n }, () => gate.wait(timeoutMs).then(() => released++));
-  return { released: () => released, all: Promise.all(all) };
-}
+  /* ------------------------------------------------------------------ wake */
 
-describe("wake gate", () => {
-  test("wake(1) releases exactly one waiter, in order", async () => {
-    const gate = new WakeGate(60_000, 4);
-    const order: number[] = [];
-    const a = gate.wait().then(() => order.push(1));
-    const b = gate.wait().then(() => order.push(2));
-    assert.equal(gate.waiting, 2);
-    gate.wake(1);
-    await a;
-    assert.deepEqual(order, [1]);
-    assert.equal(gate.waiting, 1);
-    gate.wakeAll();
-    await b;
-    assert.deepEqual(order, [1, 2]);
-  });
-
-  test("wake(n) releases n waiters at once; the rest keep waiting", async () => {
-    const gate = new WakeGate(60_000, 50);
-    const w = waiters(gate, 10);
-    gate.wake(7);
-    await tick();
-    assert.equal(w.released(), 7);
-    assert.equal(gate.waiting, 3);
-    gate.wakeAll();
-    await w.all;
-  });
-
-  test("a wake larger than the waiters keeps the rest as permits, bounded by maxPermits", async () => {
-    const gate = new WakeGate(60_000, 3);
-    const w = waiters(gate, 2);
-    gate.wake(2000);
-    await w.all;
-    await gate.wait();
-    await gate.wait();
-    await gate.wait();
-    let fourth = false;
-    const pending = gate.wait().then(() => {
-      fourth = true;
-    });
-    await tick();
-    assert.equal(fourth, false, "only maxPermits wakes are kept");
-    gate.wakeAll();
-    await pending;
-  });
-
-  test("releaseOne lets one waiter through and keeps no permit when nobody waits", async () => {
-    const gate = new WakeGate(60_000, 10);
-    gate.releaseOne();
-    let got = false;
-    const pending = gate.wait().then(() => {
-      got = true;
-    });
-    await tick();
-    assert.equal(got, false, "releaseOne with no waiter must not leave a permit");
-    gate.releaseOne();
-    await pending;
-    assert.equal(got, true);
-  });
-
-  test("wait(timeout) resolves after the timeout and leaves the gate (a later wake goes to the next waiter)", async () => {
-    const gate = new WakeGate(60_000, 10);
-    await gate.wait(15);
-    assert.equal(gate.waiting, 0);
-    const w = waiters(gate, 1);
-    gate.wake(1);
-    await w.all;
-    assert.equal(w.released(), 1);
-  });
-
-  test("a wake releases a waiter before its timeout", async () => {
-    const gate = new WakeGate(60_000, 10);
-    const started = Date.now();
-    const waiting = gate.wait(60_000);
-    gate.wake(1);
-    await waiting;
-    assert.ok(Date.now() - started < 30_000);
-  });
-
-  test("the safety tick releases a waiter without any message", async () => {
-    const gate = new WakeGate(30, 1);
-    const w = waiters(gate, 2);
-    await tick();
-    await tick();
-    assert.ok(w.released() >= 1);
-    gate.wakeAll();
-    await w.all;
-  });
-});
-
-describe("wakeCount", () => {
-  test("a decimal count as sent; anything else means one", () => {
-    assert.equal(wakeCount("1"), 1);
-    assert.equal(wakeCount("2000"), 2000);
-    assert.equal(wakeCount(Buffer.from("37")), 37);
-    for (const other of ["", "0", "-3", "x", "1.5", "1e400"]) assert.equal(wakeCount(other), 1, other);
+  test("wake: one message per call that put ids into pending, naming how many; none otherwise", async () => {
+    const { conn } = ctx();
+    const w = await wakeCounter("w");
+    const none: string[] = [];
+    try {
+      assert.deepEqual(await w.messages(() => add(conn, "w", "a")), ["1"], "ADD delay 0");
+      assert.deepEqual(await w.messages(() => enqueue(conn, "w", "b")), ["1"], "ENQUEUE");
+      assert.deepEqual(await w.messages(() => add(conn, "w", "c", { delay: 60_000 })), none, "ADD delay > 0");
+      const a = (await claim(conn, "w", 30_000))!;
+      assert.deepEqual(await w.messages(() => claim(conn, "w", 30_000)), none, "CLAIM");
+      const failNow = { backoffMs: 0, maxAttempts: 5, keep: 5 };
+      assert.deepEqual(
+        await w.messages(() => fail(conn, "w", a.id, a.attempts, "e", failNow)),
+        ["1"],
+        "FAIL backoff 0",
+      );
+      const b = (await claim(conn, "w", 30_000))!;
+      const failLater = { backoffMs: 1, maxAttempts: 5, keep: 5 };
+      assert.deepEqual(
+        await w.messages(() => fail(conn, "w", b.id, b.attempts, "e", failLater)),
+        none,
+        "FAIL backoff > 0",
+      );
+      await sleep(5);
+      assert.deepEqual(await w.messages(() => promote(conn, "w", 10)), ["1"], "PROMOTE moving one id");
+      assert.deepEqual(await w.messages(() => promote(conn, "w", 10)), none, "PROMOTE no-op");
+      const c = (await claim(conn, "w", 30_000))!;
+      const failDead = { backoffMs: 0, maxAttempts: 1, keep: 5 };
+      assert.deepEqual(
+        await w.messages(() => fail(conn, "w", c.id, c.attempts, "e", failDead)),
+        none,
+        "FAIL dead",
+      );
+      assert.deepEqual(await w.messages(() => retry(conn, "w", c.id, 3)), ["1"], "RETRY");
+      const d = (await claim(conn, "w", 1))!;
+      await sleep(5);
+      const reapOpts = { limit: 10, maxAttempts: 5, keep: 5 };
+      assert.deepEqual(await w.messages(() => reap(conn, "w", reapOpts)), ["1"], "REAP requeue");
+      assert.deepEqual(await w.messages(() => reap(conn, "w", reapOpts)), none, "REAP no-op");
+      const e = (await claim(conn, "w", 30_000))!;
+      assert.deepEqual(await w.messages(() => extend(conn, "w", e.id, e.attempts, 60_000)), none, "EXTEND");
+      assert.deepEqual(
+        await w.messages(() => complete(conn, "w", e.id, e.attempts, "r", 5)),
+        none,
+        "COMPLETE",
+      );
+      assert.deepEqual(await w.messages(() => remove(conn, "w", d.id)), none, "REMOVE");
+      // Three ids due together: one message naming 3.
+      for (let i = 0; i < 3; i++) await add(conn, "w", "z", { delay: 1 });
+      await sleep(5);
+      assert.deepEqual(await w.messages(() => promote(conn, "w", 10)), ["3"], "PROMOTE of 3 ids");
+      // Two expired leases reaped in one call: one message naming 2 (the dead one is not counted).
+      const [r1, r2, r3] = [
+        (await claim(conn, "w", 1))!,
+        (await claim(conn, "w", 1))!,
+        (await claim(conn, "w", 1))!,
+      ];
+      await cli("HSET", jobKey("w", r3.id), "max_attempts", "1");
+      await sleep(5);
+      const reaped = await w.messages(() => reap(conn, "w", reapOpts));
+      assert.deepEqual(reaped, ["2"], `REAP of ${r1.id}, ${r2.id} back, ${r3.id} dead`);
+      // RESUME names the ids ready in pending (r1, r2 and one more), and nothing when none is ready.
+      assert.deepEqual(await w.messages(() => pause(conn, "w")), none, "PAUSE");
+      assert.deepEqual(await w.messages(() => add(conn, "w", "y")), ["1"], "ADD while paused");
+      assert.equal(await cli("ZCARD", k("w", "pending")), 3);
+      assert.deepEqual(await w.messages(() => resume(conn, "w")), ["3"], "RESUME with 3 ready");
+      assert.deepEqual(await w.messages(() => resume(conn, "w")), none, "RESUME when not paused");
+      await pause(conn, "w2");
+      assert.deepEqual(await w.messages(() => resume(conn, "w")), none, "RESUME of another queue");
+      const w2 = await wakeCounter("w2");
+      try {
+        assert.deepEqual(await w2.messages(() => resume(conn, "w2")), none, "RESUME with nothing ready");
+        assert.equal(await pause(conn, "w2"), true);
+        await add(conn, "w2", "later", { delay: 60_000 });
+        assert.deepEqual(await w2.messages(() => resume(conn, "w2")), none, "RESUME with only scheduled");
+      } finally {
+        await w2.close();
+      }
+      const f = (await claim(conn, "w", 30_000))!;
+      assert.deepEqual(await w.messages(() => requeue(conn, "w", f.id, f.attempts, 5)), ["1"], "REQUEUE");
+      if (ctx().wire === 6) {
+        const g = (await claim(conn, "w", 30_000))!;
+        assert.deepEqual(
+          await w.messages(() => reschedule(conn, "w", g.id, g.attempts, 1000)),
+          none,
+          "RESCHEDULE",
+        );
+      }
+    } finally {
+      await w.close();
+    }
   });
 });

@@ -126,6 +126,16 @@ pub fn oom() -> Refusal {
     Refusal::text(OOM)
 }
 
+/// The server's `HINCRBY` text for a field that does not hold an integer.
+pub fn not_an_integer() -> Refusal {
+    Refusal::text("ERR hash value is not an integer")
+}
+
+/// The server's `HINCRBY` text for a sum outside 64 bits.
+pub fn overflow() -> Refusal {
+    Refusal::text("ERR increment or decrement would overflow")
+}
+
 /// `ERR EMQ.<VERB> id must start with JOB`
 pub fn not_job_id(verb: &str) -> Refusal {
     Refusal::text(format!("ERR EMQ.{verb} id must start with JOB"))
@@ -159,16 +169,6 @@ pub fn not_dead(verb: &str) -> Refusal {
 /// `ERR EMQ.<VERB> job is active` (`REMOVE`).
 pub fn job_active(verb: &str) -> Refusal {
     Refusal::text(format!("ERR EMQ.{verb} job is active"))
-}
-
-/// `ERR EMQ.<VERB> pending head is not a JOB id`
-pub fn head_not_job(verb: &str) -> Refusal {
-    Refusal::text(format!("ERR EMQ.{verb} pending head is not a JOB id"))
-}
-
-/// `ERR EMQ.<VERB> pending head has no job row`
-pub fn head_no_row(verb: &str) -> Refusal {
-    Refusal::text(format!("ERR EMQ.{verb} pending head has no job row"))
 }
 
 /// `ERR EMQ.<VERB> pending head is already active` (an id in both sets: outside writes).
@@ -213,8 +213,8 @@ mod tests {
             (stale_token("FAIL"), "ERR EMQ.FAIL stale lease token"),
             (not_dead("RETRY"), "ERR EMQ.RETRY job is not dead"),
             (job_active("REMOVE"), "ERR EMQ.REMOVE job is active"),
-            (head_not_job("CLAIM"), "ERR EMQ.CLAIM pending head is not a JOB id"),
-            (head_no_row("CLAIM"), "ERR EMQ.CLAIM pending head has no job row"),
+            (not_an_integer(), "ERR hash value is not an integer"),
+            (overflow(), "ERR increment or decrement would overflow"),
             (head_already_active("CLAIM"), "ERR EMQ.CLAIM pending head is already active"),
             (write_check("CLAIM"), "ERR EMQ.CLAIM write check failed"),
             (arity("emq.version"), "ERR wrong number of arguments for 'emq.version' command"),

@@ -29,7 +29,7 @@ pub fn passes(brand: Option<&[u8]>) -> Result<(), Refusal> {
 pub fn install(ctx: &Context) -> Result<i64, Refusal> {
     match store::bytes(&store::read(ctx, "GET", &[VERSION_KEY])?) {
         None => {
-            guard::writable(ctx)?;
+            guard::writable(ctx, guard::Class::Admission)?;
             store::write(ctx, "SET", &[VERSION_KEY, BRAND.as_bytes()])?;
             Ok(1)
         }

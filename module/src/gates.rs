@@ -153,7 +153,12 @@ pub fn lease(form: &Form, active: &Key, id: &[u8], row: &Row, token: &[u8]) -> R
         return Err(errors::not_active(form.verb));
     }
     if row.attempts.as_deref() != Some(token) {
-        return Err(unless_gone(form, active, id, errors::stale_token(form.verb)));
+        return Err(unless_gone(
+            form,
+            active,
+            id,
+            errors::stale_token(form.verb),
+        ));
     }
     Ok(())
 }

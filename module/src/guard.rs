@@ -1,19 +1,44 @@
-//! The write guard: refuse, with the server's own text, when this node cannot take writes.
+//! The write guard: refuse, with the server's own text, when this node cannot take a verb's
+//! writes. A full node drains: only admissions are refused over `maxmemory`.
+
+use std::ffi::CStr;
 
 use valkey_module::{Context, ContextFlags};
 
 use crate::errors::{self, Refusal};
 
-/// Refuses on a replica (read-only or not) and over `maxmemory`.
-pub fn writable(ctx: &Context) -> Result<(), Refusal> {
-    refusal(ctx.get_flags()).map_or(Ok(()), Err)
+/// What a verb is to a node over `maxmemory`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Takes new work in (`ENQUEUE`, `ADD`, `RETRY`; and `EMQ.INSTALL`): registered
+    /// `write deny-oom`, so the server refuses it over `maxmemory` before it runs, as it refuses
+    /// the admission scripts (`#!lua`).
+    Admission,
+    /// Drains work or controls a queue (every other verb): registered `write` only, it runs and
+    /// writes over `maxmemory`, as the drain scripts do (`#!lua flags=allow-oom`).
+    Drain,
 }
 
-/// The refusal for a node in state `flags`, if any.
-pub fn refusal(flags: ContextFlags) -> Option<Refusal> {
+impl Class {
+    /// The command flags the verb is registered with.
+    pub const fn flags(self) -> &'static CStr {
+        match self {
+            Class::Admission => c"write deny-oom",
+            Class::Drain => c"write",
+        }
+    }
+}
+
+/// Refuses on a replica (read-only or not) for every verb, and over `maxmemory` for admissions.
+pub fn writable(ctx: &Context, class: Class) -> Result<(), Refusal> {
+    refusal(ctx.get_flags(), class).map_or(Ok(()), Err)
+}
+
+/// The refusal for a verb of `class` on a node in state `flags`, if any.
+pub fn refusal(flags: ContextFlags, class: Class) -> Option<Refusal> {
     if flags.intersects(ContextFlags::SLAVE | ContextFlags::READONLY) {
         Some(errors::readonly())
-    } else if flags.contains(ContextFlags::OOM) {
+    } else if class == Class::Admission && flags.contains(ContextFlags::OOM) {
         Some(errors::oom())
     } else {
         None
@@ -26,20 +51,38 @@ mod tests {
 
     #[test]
     fn flags_to_refusals() {
-        assert_eq!(refusal(ContextFlags::MASTER), None);
-        assert_eq!(refusal(ContextFlags::MASTER | ContextFlags::MULTI), None);
-        assert_eq!(refusal(ContextFlags::SLAVE), Some(errors::readonly()));
+        for class in [Class::Admission, Class::Drain] {
+            assert_eq!(refusal(ContextFlags::MASTER, class), None);
+            assert_eq!(
+                refusal(ContextFlags::MASTER | ContextFlags::MULTI, class),
+                None
+            );
+            assert_eq!(
+                refusal(ContextFlags::SLAVE, class),
+                Some(errors::readonly())
+            );
+            assert_eq!(
+                refusal(ContextFlags::SLAVE | ContextFlags::READONLY, class),
+                Some(errors::readonly())
+            );
+            assert_eq!(
+                refusal(ContextFlags::SLAVE | ContextFlags::OOM, class),
+                Some(errors::readonly())
+            );
+        }
         assert_eq!(
-            refusal(ContextFlags::SLAVE | ContextFlags::READONLY),
-            Some(errors::readonly())
-        );
-        assert_eq!(
-            refusal(ContextFlags::MASTER | ContextFlags::OOM),
+            refusal(ContextFlags::MASTER | ContextFlags::OOM, Class::Admission),
             Some(errors::oom())
         );
         assert_eq!(
-            refusal(ContextFlags::SLAVE | ContextFlags::OOM),
-            Some(errors::readonly())
+            refusal(ContextFlags::MASTER | ContextFlags::OOM, Class::Drain),
+            None
         );
+    }
+
+    #[test]
+    fn registration_flags() {
+        assert_eq!(Class::Admission.flags(), c"write deny-oom");
+        assert_eq!(Class::Drain.flags(), c"write");
     }
 }

@@ -35,9 +35,16 @@ pub fn split_queue_key(key: &[u8]) -> Option<(&[u8], &[u8])> {
     Some((name, kind))
 }
 
-/// A queue name the module accepts: not empty, no `{`, `}` or NUL.
+/// The longest queue name, in bytes.
+pub const MAX_QUEUE_NAME: usize = 255;
+
+/// A queue name the module accepts: 1 to [`MAX_QUEUE_NAME`] bytes, none of them `{`, `}` or a
+/// control byte (0x00–0x1F, 0x7F).
 pub fn valid_queue(name: &[u8]) -> bool {
-    !name.is_empty() && !name.iter().any(|&b| matches!(b, b'{' | b'}' | 0))
+    (1..=MAX_QUEUE_NAME).contains(&name.len())
+        && !name
+            .iter()
+            .any(|&b| matches!(b, b'{' | b'}' | 0x00..=0x1f | 0x7f))
 }
 
 /// Whether an id carries the `JOB` namespace (the only id gate inside a transition).
@@ -189,8 +196,34 @@ mod tests {
     fn names() {
         assert!(valid_queue(b"q"));
         assert!(valid_queue(b"a b:c\xff"));
-        for name in [&b""[..], b"a{b", b"a}b", b"a\0b", b"{", b"}"] {
-            assert!(!valid_queue(name));
+        assert!(valid_queue(b" ~!\x80"));
+        assert!(valid_queue(&[b'x'; MAX_QUEUE_NAME]));
+        let too_long = [b'x'; MAX_QUEUE_NAME + 1];
+        for name in [
+            &b""[..],
+            b"a{b",
+            b"a}b",
+            b"a\0b",
+            b"{",
+            b"}",
+            b"a\tb",
+            b"a\nb",
+            b"a\rb",
+            b"\x1f",
+            b"a\x7f",
+            b"\x01q",
+            &too_long,
+        ] {
+            assert!(!valid_queue(name), "{:?}", String::from_utf8_lossy(name));
+        }
+        for byte in 0u8..=0xff {
+            let control = byte < 0x20 || byte == 0x7f;
+            let brace = byte == b'{' || byte == b'}';
+            assert_eq!(
+                valid_queue(&[b'q', byte]),
+                !control && !brace,
+                "byte {byte:#04x}"
+            );
         }
     }
 
@@ -208,6 +241,8 @@ mod tests {
         assert!(Queue::from_key(b"emq:{}:pending", PENDING).is_none());
         assert!(Queue::from_key(b"emq:{a{b}:pending", PENDING).is_none());
         assert!(Queue::from_key(b"emq:{a\0b}:pending", PENDING).is_none());
+        assert!(Queue::from_key(b"emq:{a\nb}:pending", PENDING).is_none());
+        assert!(Queue::from_key(b"emq:{a\x7fb}:pending", PENDING).is_none());
         assert!(Queue::from_key(b"emq:{a}b}:pending", PENDING).is_none());
         assert!(Queue::from_key(b"emq:{q}:pending ", PENDING).is_none());
         assert!(Queue::from_key(b"emq:q:pending", PENDING).is_none());

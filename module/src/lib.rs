@@ -25,13 +25,13 @@ use crate::errors::answer;
 use crate::shape::Form;
 use crate::verbs::{admin, install, jobs, lease, timers, version};
 
-/// The module's version as the server lists it: major * 10000 + minor * 100 + patch (0.1.0).
-const MODULE_VERSION_NUMBER: i32 = 100;
+/// The module's version as the server lists it: major * 10000 + minor * 100 + patch (0.2.0).
+const MODULE_VERSION_NUMBER: i32 = 200;
 
 /// The oldest server this module runs on.
 const MIN_VALKEY_MAJOR: u32 = 8;
 
-/// `EMQ.VERSION` → `["wire", "echomq:6.0.0", "module", "0.1.0", "verbs", [<token>…]]`
+/// `EMQ.VERSION` → `["wire", "echomq:6.0.0", "module", "0.2.0", "verbs", [<token>…]]`
 fn emq_version(ctx: &Context, args: Vec<ValkeyString>) -> ValkeyResult {
     answer(ctx, version::version(&args))
 }
@@ -63,22 +63,21 @@ pub(crate) static COMMANDS: [Command; 15] = [
     command(c"emq.remove", admin::remove, &admin::REMOVE),
     // `EMQ.PAUSE 1 <meta>` → `1` changed, `0` already paused
     command(c"emq.pause", admin::pause, &admin::PAUSE),
-    // `EMQ.RESUME 1 <meta>` → `1` changed, `0` not paused
+    // `EMQ.RESUME 2 <meta> <pending>` → `1` changed, `0` not paused
     command(c"emq.resume", admin::resume, &admin::RESUME),
     // `EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>` → the due time
     command(c"emq.reschedule", lease::reschedule, &lease::RESCHEDULE),
-    // `EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>` → `1`
+    // `EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>` → `1`
     command(c"emq.requeue", lease::requeue, &lease::REQUEUE),
 ];
 
-/// The flags of every command in [`COMMANDS`].
-const WRITE_FLAGS: &CStr = c"write deny-oom";
-
-/// One entry of [`COMMANDS`]: its keys run from argv 2 to the form's last key.
+/// One entry of [`COMMANDS`]: flags by the form's class (an admission `write deny-oom`, a drain
+/// `write`); its keys run from argv 2 to the form's last key.
 const fn command(name: &'static CStr, verb: direct::Verb, form: &Form) -> Command {
     Command {
         name,
         verb,
+        flags: form.class.flags(),
         last_key: last_key(form),
     }
 }
@@ -127,7 +126,7 @@ fn init(ctx: &Context, _args: &[ValkeyString]) -> Status {
     match major {
         Some(major) if major >= MIN_VALKEY_MAJOR => {
             direct::init(ctx, &interned(clock::run_id(ctx)));
-            if direct::register(ctx, WRITE_FLAGS, FIRST_KEY) {
+            if direct::register(ctx, FIRST_KEY) {
                 Status::Ok
             } else {
                 Status::Err
@@ -195,6 +194,23 @@ mod tests {
         assert_eq!(COMMANDS[0].last_key, last_key(&install::INSTALL));
         for (command, form) in COMMANDS[1..].iter().zip(verbs::forms()) {
             assert_eq!(command.last_key, last_key(&form), "{}", form.verb);
+        }
+    }
+
+    #[test]
+    fn admissions_deny_oom_drains_do_not() {
+        for command in &COMMANDS {
+            let name = command.name.to_str().unwrap();
+            let admission = matches!(
+                name,
+                "emq.install" | "emq.enqueue" | "emq.add" | "emq.retry"
+            );
+            let want = if admission {
+                c"write deny-oom"
+            } else {
+                c"write"
+            };
+            assert_eq!(command.flags, want, "{name}");
         }
     }
 

@@ -89,9 +89,12 @@ pub fn retain(db: &Db, queue: &Queue, set: &mut Key, keep: i64) -> Result<(), Re
     Ok(())
 }
 
-/// Wake: `PUBLISH emq:{q}:wake 1`, replicated like the script's `PUBLISH`.
-pub fn wake(db: &Db, queue: &Queue) {
-    db.publish(&queue.key(WAKE), b"1");
+/// Wake: `PUBLISH emq:{q}:wake <ready>` — `ready` (> 0) being how many ids the call put into
+/// `pending` — replicated like the script's `PUBLISH`. One message per call.
+pub fn wake(db: &Db, queue: &Queue, ready: i64) {
+    debug_assert!(ready > 0, "a wake names at least one ready id");
+    let text = ready.to_string();
+    db.publish(&queue.key(WAKE), text.as_bytes());
 }
 
 #[cfg(test)]

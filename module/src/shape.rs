@@ -4,6 +4,7 @@
 //! refusal names the verb's form as written in the protocol.
 
 use crate::errors::{self, Refusal};
+pub use crate::guard::Class;
 
 /// What one declared key must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +30,9 @@ pub struct Form {
     pub anchor: usize,
     /// Number of values after the keys.
     pub values: usize,
+    /// Admission (refused over `maxmemory`) or drain (runs over it): the command's flags and
+    /// its write guard.
+    pub class: Class,
 }
 
 /// A call split by its form.
@@ -81,6 +85,7 @@ mod tests {
         keys: &[Slot::Row, Slot::Key(b"pending")],
         anchor: 1,
         values: 2,
+        class: Class::Admission,
     };
     const KEYS: &str =
         "ERR EMQ.ENQUEUE wrong number of keys: EMQ.ENQUEUE 2 <row> <pending> <id> <payload>";

@@ -72,7 +72,7 @@ pub fn value(form: &Form, name: &str, grammar: Grammar, text: &[u8]) -> Result<i
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shape::Slot;
+    use crate::shape::{Class, Slot};
 
     const BAD_ALWAYS: [&[u8]; 12] = [
         b"", b"00", b"01", b"+5", b"5.0", b"1e3", b" 5", b"5 ", b"0x1", b"\xff", b"--1", b"1-",
@@ -165,6 +165,7 @@ mod tests {
             keys: &[Slot::Key(b"active")],
             anchor: 0,
             values: 0,
+            class: Class::Drain,
         };
         let err = value(&FAIL, "backoff", Grammar::Delay, b"-1").unwrap_err();
         assert_eq!(

@@ -1,7 +1,7 @@
 /**
- * Host steps a worker takes on a job it holds a lease on: `extend`, `complete`, `fail`, and the
- * native-only `reschedule` / `requeue`. Each presents the lease token (the claim's `attempts`); a
- * lost lease is thrown as `LeaseLostError`, a missing row as `JobNotFoundError`.
+ * Host steps a worker takes on a job it holds a lease on: `extend`, `complete`, `fail`, `requeue`,
+ * and the native-only `reschedule`. Each presents the lease token (the claim's `attempts`); a lost
+ * lease is thrown as `LeaseLostError`, a missing row as `JobNotFoundError`.
  */
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError, NativeOnlyVerbError } from "../errors.js";
@@ -121,16 +121,21 @@ export async function reschedule(
   return (await runNative(conn, "RESCHEDULE", keys, [id, String(token), String(delayMs)])) as number;
 }
 
-/** Native only (wire 6): returns an active job to `pending` now (a closing worker's step). */
-export async function requeue(conn: Connection, queue: string, id: string, token: number): Promise<void> {
+/**
+ * Returns an active job to `pending` now without consuming its attempt (a closing worker's step),
+ * on both wires. `attempts` never decreases (it is the lease token), so the job's limit rises by
+ * one instead: its row's `max_attempts` becomes M + 1, M being the row's own `maxAttempts` when
+ * set, else `maxAttempts` (the worker's limit).
+ */
+export async function requeue(
+  conn: Connection,
+  queue: string,
+  id: string,
+  token: number,
+  maxAttempts: number,
+): Promise<void> {
   leased(queue, id, token);
-  if (conn.wire !== 6) {
-    throw new NativeOnlyVerbError(
-      "REQUEUE",
-      "On wire 4 shorten the lease to 1 ms with extend(conn, queue, id, token, 1): the next reap() " +
-        "returns the job to pending.",
-    );
-  }
+  assertInteger("maxAttempts", maxAttempts, 1, MAX_INTEGER);
   const keys = [key(queue, "active"), key(queue, "pending"), key(queue, "")];
-  await runNative(conn, "REQUEUE", keys, [id, String(token)]);
+  await run(conn, scripts.requeue, keys, [id, String(token), String(maxAttempts)]);
 }

@@ -76,8 +76,11 @@ export async function pause(conn: Connection, queue: string): Promise<boolean> {
   return (await run(conn, scripts.pause, [key(queue, "meta")], [])) === 1;
 }
 
-/** Clears the queue's paused flag (and wakes idle workers); false when it was not paused. */
+/**
+ * Clears the queue's paused flag and wakes one idle worker slot per job ready in `pending`; false
+ * when it was not paused.
+ */
 export async function resume(conn: Connection, queue: string): Promise<boolean> {
   assertValidQueue(queue);
-  return (await run(conn, scripts.resume, [key(queue, "meta")], [])) === 1;
+  return (await run(conn, scripts.resume, [key(queue, "meta"), key(queue, "pending")], [])) === 1;
 }

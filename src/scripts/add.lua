@@ -1,4 +1,6 @@
+#!lua
 -- add: a new job row, ready now (pending, score = priority) or due later (schedule).
+-- Memory:  an admission (no shebang flags): over maxmemory the server refuses it before it runs
 -- Form:    EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>
 -- KEYS[1]  emq:{q}:job:<id>   the job row
 -- KEYS[2]  emq:{q}:pending    the ready set (score = priority)

@@ -1,12 +1,18 @@
--- claim: lease the lowest pending id until now + lease.
+#!lua flags=allow-oom
+-- claim: lease the lowest pending id until now + lease, dropping the orphans ahead of it.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>
 -- KEYS[1]  emq:{q}:pending    the ready set
 -- KEYS[2]  emq:{q}:active     the leased set (score = deadline ms)
--- KEYS[3]  emq:{q}:           the queue's base; the row is <base>job:<id>
+-- KEYS[3]  emq:{q}:           the queue's base; the row is <base>job:<id>, the flags <base>meta
 -- ARGV[1]  <lease_ms>         positive integer milliseconds
--- Reply:   {} empty queue | { id, payload, attempts, deadline }  (attempts = the lease token)
--- Errors:  shape, lease, WRONGTYPE, head not a JOB id, head without a row, head already active,
---          row attempts not an integer
+-- Reply:   {} nothing to claim | { id, payload, attempts, deadline }  (attempts = the lease token)
+-- Orphans: a head without the JOB prefix, or whose row is not a hash, is removed from pending and
+--          the next head looked at, at most 100 per call; they are counted in <base>meta
+--          orphans (HINCRBY, or HSET when the field is not a count). 100 dropped and the next
+--          head an orphan too, or pending empty: {} (the drops stay: not a refusal).
+-- Errors:  shape, lease, WRONGTYPE, head already active, row attempts not an integer (nothing
+--          written, orphans included)
 -- The pause flag is a host step (declared difference D2): this script claims a paused queue.
 local form = 'EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>'
 if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.CLAIM wrong number of keys: ' .. form) end
@@ -20,7 +26,8 @@ local function wrongtype()
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
 -- The type gate on active (a sorted set or absent) runs where it decides something: before any
--- refusal and before the empty reply; on the success path ZADD NX (the first write) is the gate.
+-- refusal, any orphan's removal and the empty reply; on the success path ZADD NX (the first
+-- write) is the gate.
 local function active_typed()
   local t = redis.call('TYPE', active).ok
   return t == 'zset' or t == 'none'
@@ -30,20 +37,48 @@ local function refuse(text)
   return redis.error_reply('ERR EMQ.CLAIM ' .. text)
 end
 
-local head = redis.pcall('ZRANGE', pending, 0, 0)
-if head.err then return head end
-if #head == 0 then
-  if not active_typed() then return wrongtype() end
-  return {}
+-- Reads only: the first head that is not an orphan, and the orphans ahead of it (at most 100).
+local orphans = {}
+local id, row, fields
+while true do
+  local head = redis.pcall('ZRANGE', pending, #orphans, #orphans)
+  if head.err then return head end
+  if #head == 0 then break end
+  local key = base .. 'job:' .. head[1]
+  if string.sub(head[1], 1, 3) == 'JOB' then
+    local got = redis.pcall('HMGET', key, 'attempts', 'payload')
+    if not got.err and (got[1] or redis.call('TYPE', key).ok == 'hash') then
+      id, row, fields = head[1], key, got
+      break
+    end
+  end
+  if #orphans == 100 then break end
+  table.insert(orphans, head[1])
 end
-local id = head[1]
-if string.sub(id, 1, 3) ~= 'JOB' then return refuse('pending head is not a JOB id') end
-local row = base .. 'job:' .. id
-local fields = redis.pcall('HMGET', row, 'attempts', 'payload')
-if fields.err or (not fields[1] and redis.call('TYPE', row).ok ~= 'hash') then
-  return refuse('pending head has no job row')
+local meta, counted = base .. 'meta', nil
+if #orphans > 0 then
+  if not active_typed() then return wrongtype() end
+  local before = redis.pcall('HGET', meta, 'orphans')
+  if type(before) == 'table' and before.err then return before end
+  -- HINCRBY on an absent field or a count; any other text is replaced by this call's count.
+  counted = not before or before == '0' or (#before <= 15 and string.match(before, '^[1-9]%d*$') ~= nil)
+end
+-- Writes: the orphans leave pending and are counted (one write), after the claim's own gate.
+local function drop()
+  if #orphans == 0 then return end
+  redis.call('ZREM', pending, unpack(orphans))
+  if counted then
+    redis.call('HINCRBY', meta, 'orphans', #orphans)
+  else
+    redis.call('HSET', meta, 'orphans', string.format('%d', #orphans))
+  end
 end
 
+if not id then
+  if not active_typed() then return wrongtype() end
+  drop()
+  return {}
+end
 local prior = fields[1] or '0'
 if not string.match(prior, '^%d+$') or #prior > 15 then
   if active_typed() and redis.call('ZSCORE', active, id) then return refuse('pending head is already active') end
@@ -55,6 +90,7 @@ local deadline = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local added = redis.pcall('ZADD', active, 'NX', string.format('%d', deadline), id)
 if type(added) == 'table' then return added end
 if added == 0 then return refuse('pending head is already active') end
+drop()
 redis.call('ZREM', pending, id)
 redis.call('HSET', row, 'state', 'active', 'attempts', string.format('%d', attempts))
 return { id, fields[2], attempts, deadline }

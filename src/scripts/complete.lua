@@ -1,4 +1,6 @@
+#!lua flags=allow-oom
 -- complete: an active job finished; keep its row in done (with retention) or delete it.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>
 -- KEYS[1]  emq:{q}:active     the leased set
 -- KEYS[2]  emq:{q}:done       the completed set (score = finish time ms)

@@ -1,11 +1,13 @@
+#!lua
 -- enqueue: a new job row and its id in the ready set.
+-- Memory:  an admission (no shebang flags): over maxmemory the server refuses it before it runs
 -- Form:    EMQ.ENQUEUE 2 <row> <pending> <id> <payload>
 -- KEYS[1]  emq:{q}:job:<id>   the job row
 -- KEYS[2]  emq:{q}:pending    the ready set
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
 -- ARGV[2]  <payload>          any bytes
 -- Reply:   1 enqueued | 0 duplicate id (nothing written)
--- Wake:    PUBLISH emq:{q}:wake 1 after the writes
+-- Wake:    PUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
 -- Errors:  shape, JOB prefix, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.ENQUEUE 2 <row> <pending> <id> <payload>'
 if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.ENQUEUE wrong number of keys: ' .. form) end

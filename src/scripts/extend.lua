@@ -1,4 +1,6 @@
+#!lua flags=allow-oom
 -- extend: move an active job's lease deadline to now + lease.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>
 -- KEYS[1]  emq:{q}:active     the leased set (score = deadline ms)
 -- KEYS[2]  emq:{q}:           the queue's base; the row is <base>job:<id>

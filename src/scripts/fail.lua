@@ -1,4 +1,6 @@
+#!lua flags=allow-oom
 -- fail: an active attempt failed; the job goes back to pending, waits in schedule, or is dead.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>
 -- KEYS[1]  emq:{q}:active     the leased set
 -- KEYS[2]  emq:{q}:pending    the ready set (score = the row's priority, absent = 0)

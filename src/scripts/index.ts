@@ -44,10 +44,11 @@ export const scripts = {
   remove: loadScript("remove", { verb: "REMOVE" }),
   pause: loadScript("pause", { verb: "PAUSE" }),
   resume: loadScript("resume", { verb: "RESUME" }),
+  requeue: loadScript("requeue", { verb: "REQUEUE" }),
 } as const;
 
 /** Verbs only the module runs (no script): the host sends `EMQ.<VERB>` itself, on wire 6 only. */
-export const NATIVE_ONLY_VERBS = ["RESCHEDULE", "REQUEUE"] as const;
+export const NATIVE_ONLY_VERBS = ["RESCHEDULE"] as const;
 
 /** The fourteen job-core verbs, in the order `EMQ.VERSION` lists them. */
 export const JOB_CORE_VERBS = [

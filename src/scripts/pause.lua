@@ -1,4 +1,6 @@
+#!lua flags=allow-oom
 -- pause: set the queue's paused flag; claims then answer nothing (a host step on wire 4).
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.PAUSE 1 <meta>
 -- KEYS[1]  emq:{q}:meta       the queue's flags (hash)
 -- Reply:   1 paused now | 0 already paused (nothing written)

@@ -1,4 +1,6 @@
+#!lua flags=allow-oom
 -- remove: delete a job that is not active, from whichever set its state names.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>
 -- KEYS[1]  emq:{q}:pending    the ready set
 -- KEYS[2]  emq:{q}:schedule   the delayed set
@@ -6,7 +8,8 @@
 -- KEYS[4]  emq:{q}:dead       the exhausted set
 -- KEYS[5]  emq:{q}:           the queue's base; the row is <base>job:<id>
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
--- Reply:   1 removed | 0 no such job (nothing written)
+-- Reply:   1 removed | 0 no such job (nothing written). An id without a row (an orphan) is
+--          removed from the sets that hold it (not active): 1 if any held it, else 0.
 -- Errors:  shape, JOB prefix, WRONGTYPE (sets, or a row that is not a hash), job is active
 --          (see docs/protocol.md)
 local form = 'EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>'
@@ -27,7 +30,11 @@ if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.REMOVE i
 if not typed({ KEYS[1], KEYS[2], KEYS[3], KEYS[4] }, 'zset') then return redis.error_reply(wrongtype) end
 local row = KEYS[5] .. 'job:' .. id
 local rtype = redis.call('TYPE', row).ok
-if rtype == 'none' then return 0 end
+if rtype == 'none' then
+  local held = 0
+  for i = 1, 4 do held = held + redis.call('ZREM', KEYS[i], id) end
+  return held > 0 and 1 or 0
+end
 if rtype ~= 'hash' then return redis.error_reply(wrongtype) end
 local state = redis.call('HGET', row, 'state')
 if state == 'active' then return redis.error_reply('ERR EMQ.REMOVE job is active') end

@@ -1,18 +1,23 @@
--- resume: clear the queue's paused flag and wake idle workers.
--- Form:    EMQ.RESUME 1 <meta>
+#!lua flags=allow-oom
+-- resume: clear the queue's paused flag and wake one idle slot per ready job.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
+-- Form:    EMQ.RESUME 2 <meta> <pending>
 -- KEYS[1]  emq:{q}:meta       the queue's flags (hash)
+-- KEYS[2]  emq:{q}:pending    the ready set (read: how many ids are ready)
 -- Reply:   1 resumed now | 0 was not paused (nothing written)
--- Wake:    PUBLISH emq:{q}:wake 1 after the write, when the flag was cleared
+-- Wake:    PUBLISH emq:{q}:wake <ids in pending> after the write, when the flag was cleared and
+--          pending holds any id
 -- Errors:  shape, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.RESUME 1 <meta>'
-if #KEYS ~= 1 then return redis.error_reply('ERR EMQ.RESUME wrong number of keys: ' .. form) end
+local form = 'EMQ.RESUME 2 <meta> <pending>'
+if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.RESUME wrong number of keys: ' .. form) end
 if #ARGV ~= 0 then return redis.error_reply('ERR EMQ.RESUME wrong number of values: ' .. form) end
 
-local meta = KEYS[1]
-local t = redis.call('TYPE', meta).ok
-if t ~= 'hash' and t ~= 'none' then
+local meta, pending = KEYS[1], KEYS[2]
+local mtype, ptype = redis.call('TYPE', meta).ok, redis.call('TYPE', pending).ok
+if (mtype ~= 'hash' and mtype ~= 'none') or (ptype ~= 'zset' and ptype ~= 'none') then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
 if redis.call('HDEL', meta, 'paused') == 0 then return 0 end
-redis.call('PUBLISH', string.sub(meta, 1, -5) .. 'wake', '1')
+local ready = redis.call('ZCARD', pending)
+if ready > 0 then redis.call('PUBLISH', string.sub(meta, 1, -5) .. 'wake', string.format('%d', ready)) end
 return 1

@@ -1,4 +1,6 @@
+#!lua
 -- retry: a dead job gets extra attempts on top of those it used and goes back to pending.
+-- Memory:  an admission (no shebang flags): over maxmemory the server refuses it before it runs
 -- Form:    EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>
 -- KEYS[1]  emq:{q}:dead       the exhausted set
 -- KEYS[2]  emq:{q}:pending    the ready set (score = the row's priority, absent = 0)
@@ -7,7 +9,7 @@
 -- ARGV[2]  <extra_attempts>   positive integer
 -- Reply:   1
 -- Writes:  the row's max_attempts becomes attempts + extra (attempts never decreases)
--- Wake:    PUBLISH emq:{q}:wake 1 after the writes
+-- Wake:    PUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
 -- Errors:  shape, extra attempts, JOB prefix, WRONGTYPE, job not found, job is not dead
 --          (see docs/protocol.md)
 local form = 'EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>'

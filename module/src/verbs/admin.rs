@@ -9,7 +9,7 @@ use crate::gates::{self, Fields, Row};
 use crate::guard;
 use crate::keyspace::{BASE, DEAD, DONE, META, PENDING, SCHEDULE};
 use crate::moves;
-use crate::shape::{Form, Slot};
+use crate::shape::{Class, Form, Slot};
 use crate::values::{value, Grammar};
 use crate::verbs::{argv, open};
 
@@ -19,6 +19,7 @@ pub const RETRY: Form = Form {
     keys: &[Slot::Key(DEAD), Slot::Key(PENDING), Slot::Key(BASE)],
     anchor: 0,
     values: 2,
+    class: Class::Admission,
 };
 
 pub const REMOVE: Form = Form {
@@ -33,6 +34,7 @@ pub const REMOVE: Form = Form {
     ],
     anchor: 0,
     values: 1,
+    class: Class::Drain,
 };
 
 pub const PAUSE: Form = Form {
@@ -41,14 +43,16 @@ pub const PAUSE: Form = Form {
     keys: &[Slot::Key(META)],
     anchor: 0,
     values: 0,
+    class: Class::Drain,
 };
 
 pub const RESUME: Form = Form {
     verb: "RESUME",
-    syntax: "EMQ.RESUME 1 <meta>",
-    keys: &[Slot::Key(META)],
+    syntax: "EMQ.RESUME 2 <meta> <pending>",
+    keys: &[Slot::Key(META), Slot::Key(PENDING)],
     anchor: 0,
     values: 0,
+    class: Class::Drain,
 };
 
 /// This family's forms.
@@ -62,7 +66,7 @@ const ON: &[u8] = b"1";
 pub fn retry(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RETRY, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, RETRY.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (dead, pending) = (call.keys[0], call.keys[1]);
     let id = call.values[0];
@@ -81,7 +85,7 @@ pub fn retry(ctx: &Context, args: Args) -> Reply {
     let hset: [(&[u8], &[u8]); 2] = [(b"state", b"pending"), (b"max_attempts", budget.as_bytes())];
     row.hset(&hset)?;
     moves::add(&mut pending, fields.priority(), id)?;
-    moves::wake(&db, &queue);
+    moves::wake(&db, &queue, 1);
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -97,10 +101,11 @@ pub fn home(state: Option<&[u8]>) -> Option<usize> {
 }
 
 /// `EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>` → `1` removed, `0` no such job.
+/// An id without a row is removed from the sets that hold it.
 pub fn remove(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REMOVE, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, REMOVE.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let sets = [call.keys[0], call.keys[1], call.keys[2], call.keys[3]];
     let id = call.values[0];
@@ -109,7 +114,7 @@ pub fn remove(ctx: &Context, args: Args) -> Reply {
     let mut sets = gates::sorted_sets(&db, sets)?;
     let mut row = db.open(&queue.job(id));
     match row.kind() {
-        Kind::None => return Ok(ValkeyValue::Integer(0)),
+        Kind::None => return forget(guard, &mut sets, id),
         Kind::Hash => {}
         _ => return Err(errors::wrongtype()),
     }
@@ -126,6 +131,23 @@ pub fn remove(ctx: &Context, args: Args) -> Reply {
     Ok(ValkeyValue::Integer(1))
 }
 
+/// `REMOVE` of an id without a row (an orphan): `ZREM` from each of the open `[pending, schedule,
+/// done, dead]` that holds it → `1`; none holds it → `0`, nothing written.
+fn forget(guard: Result<(), Refusal>, sets: &mut [Key; 4], id: &[u8]) -> Reply {
+    let mut held = [false; 4];
+    for (set, held) in sets.iter().zip(held.iter_mut()) {
+        *held = gates::member(set, id)?;
+    }
+    if !held.contains(&true) {
+        return Ok(ValkeyValue::Integer(0));
+    }
+    guard?;
+    for (set, _) in sets.iter_mut().zip(held).filter(|(_, held)| *held) {
+        moves::remove(set, id)?;
+    }
+    Ok(ValkeyValue::Integer(1))
+}
+
 /// Type gate on the open `meta` (a hash or absent), then its `paused` field.
 fn flag(meta: &Key) -> Result<Option<Vec<u8>>, Refusal> {
     gates::hash(meta)?;
@@ -137,7 +159,7 @@ fn flag(meta: &Key) -> Result<Option<Vec<u8>>, Refusal> {
 pub fn pause(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, _) = open(ctx, &PAUSE, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, PAUSE.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let mut meta = db.open(call.keys[0]);
 
@@ -149,20 +171,25 @@ pub fn pause(ctx: &Context, args: Args) -> Reply {
     Ok(ValkeyValue::Integer(1))
 }
 
-/// `EMQ.RESUME 1 <meta>` → `1` resumed now (the flag was there), `0` not paused.
+/// `EMQ.RESUME 2 <meta> <pending>` → `1` resumed now (the flag was there), `0` not paused. The
+/// wake names how many ids `pending` holds (none published when it holds none).
 pub fn resume(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RESUME, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, RESUME.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let mut meta = db.open(call.keys[0]);
+    gates::hash(&meta)?;
+    let ready = gates::sorted_sets(&db, [call.keys[1]])?[0].card()?;
 
     if flag(&meta)?.is_none() {
         return Ok(ValkeyValue::Integer(0));
     }
     guard?;
     meta.hdel(PAUSED)?;
-    moves::wake(&db, &queue);
+    if ready > 0 {
+        moves::wake(&db, &queue, ready);
+    }
     Ok(ValkeyValue::Integer(1))
 }
 

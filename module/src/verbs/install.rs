@@ -6,7 +6,7 @@ use crate::direct::Args;
 use crate::errors::{self, Reply};
 use crate::fence;
 use crate::keyspace::VERSION_KEY;
-use crate::shape::{self, Form, Slot};
+use crate::shape::{self, Class, Form, Slot};
 use crate::verbs::argv;
 
 pub const INSTALL: Form = Form {
@@ -15,6 +15,7 @@ pub const INSTALL: Form = Form {
     keys: &[Slot::Version],
     anchor: 0,
     values: 0,
+    class: Class::Admission,
 };
 
 /// Shape → layout (the key is exactly `{emq}:version`) → install. No fence.

@@ -12,7 +12,7 @@ use crate::gates;
 use crate::guard;
 use crate::keyspace::{is_job_id, Queue, ACTIVE, BASE, PENDING, SCHEDULE};
 use crate::moves;
-use crate::shape::{Form, Slot};
+use crate::shape::{Class, Form, Slot};
 use crate::values::{value, Grammar};
 use crate::verbs::{argv, open};
 
@@ -22,6 +22,7 @@ pub const ENQUEUE: Form = Form {
     keys: &[Slot::Row, Slot::Key(PENDING)],
     anchor: 1,
     values: 2,
+    class: Class::Admission,
 };
 
 pub const ADD: Form = Form {
@@ -30,6 +31,7 @@ pub const ADD: Form = Form {
     keys: &[Slot::Row, Slot::Key(PENDING), Slot::Key(SCHEDULE)],
     anchor: 1,
     values: 5,
+    class: Class::Admission,
 };
 
 pub const CLAIM: Form = Form {
@@ -38,6 +40,7 @@ pub const CLAIM: Form = Form {
     keys: &[Slot::Key(PENDING), Slot::Key(ACTIVE), Slot::Key(BASE)],
     anchor: 0,
     values: 1,
+    class: Class::Drain,
 };
 
 /// This family's forms.
@@ -47,7 +50,7 @@ pub const FORMS: [Form; 3] = [ENQUEUE, ADD, CLAIM];
 pub fn enqueue(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &ENQUEUE, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, ENQUEUE.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (row, pending) = (call.keys[0], call.keys[1]);
     let (id, payload) = (call.values[0], call.values[1]);
@@ -67,7 +70,7 @@ pub fn enqueue(ctx: &Context, args: Args) -> Reply {
     ];
     row.hset(&fields)?;
     moves::add(&mut pending, 0, id)?;
-    moves::wake(&db, &queue);
+    moves::wake(&db, &queue, 1);
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -76,7 +79,7 @@ pub fn enqueue(ctx: &Context, args: Args) -> Reply {
 pub fn add(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &ADD, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, ADD.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (row, pending, schedule) = (call.keys[0], call.keys[1], call.keys[2]);
     let (id, payload) = (call.values[0], call.values[1]);
@@ -108,7 +111,7 @@ pub fn add(ctx: &Context, args: Args) -> Reply {
     row.hset(&fields)?;
     if delay == 0 {
         moves::add(&mut pending, priority, id)?;
-        moves::wake(&db, &queue);
+        moves::wake(&db, &queue, 1);
     } else {
         moves::add(&mut schedule, clock::now_ms() + delay, id)?;
     }
@@ -116,11 +119,12 @@ pub fn add(ctx: &Context, args: Args) -> Reply {
 }
 
 /// `EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>` → `[]`, or
-/// `[<id>, <payload>, <attempts>, <deadline>]`.
+/// `[<id>, <payload>, <attempts>, <deadline>]`. Orphans ahead of the head are dropped and counted
+/// (at most [`MAX_ORPHANS`] per call).
 pub fn claim(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &CLAIM, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, CLAIM.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (pending, active) = (call.keys[0], call.keys[1]);
 
@@ -130,20 +134,23 @@ pub fn claim(ctx: &Context, args: Args) -> Reply {
     }
 
     let [mut pending, mut active] = gates::sorted_sets(&db, [pending, active])?;
-    let Some(id) = head(&pending)? else {
+    let (orphans, head) = heads(&db, &queue, &pending)?;
+    let Some((id, mut row)) = head else {
+        if !orphans.is_empty() {
+            guard?;
+            drop_orphans(&db, &queue, &mut pending, &orphans)?;
+        }
         return Ok(empty());
     };
-    if !is_job_id(&id) {
-        return Err(errors::head_not_job(CLAIM.verb));
-    }
-    let mut row = db.open(&queue.job(&id));
-    if row.kind() != Kind::Hash {
-        return Err(errors::head_no_row(CLAIM.verb));
-    }
     // The membership gate (head already active) is decided by ZADD NX, the first write; a
     // refusal before it asks ZSCORE first, so the order of refusals is the protocol's.
     let unless_active = |refusal: Refusal| -> Refusal {
-        gates::by_membership(&active, &id, errors::head_already_active(CLAIM.verb), refusal)
+        gates::by_membership(
+            &active,
+            &id,
+            errors::head_already_active(CLAIM.verb),
+            refusal,
+        )
     };
     let (attempts, payload) = row_fields(&row).map_err(unless_active)?;
     let attempts = attempts + 1;
@@ -153,6 +160,7 @@ pub fn claim(ctx: &Context, args: Args) -> Reply {
     if active.zadd_when(When::New, deadline, &id)? == Zadd::Skipped {
         return Err(errors::head_already_active(CLAIM.verb));
     }
+    drop_orphans(&db, &queue, &mut pending, &orphans)?;
     write_check(&CLAIM, pending.zrem(&id)?)?;
     let attempts_text = attempts.to_string();
     let lease_fields: [(&[u8], &[u8]); 3] = [
@@ -169,6 +177,75 @@ pub fn claim(ctx: &Context, args: Args) -> Reply {
         ValkeyValue::Integer(deadline),
     ]))
 }
+
+/// The most orphans one claim drops.
+pub const MAX_ORPHANS: usize = 100;
+
+/// The orphans ahead of the head, and the head with its row (open for writing), if any.
+type Heads<'d> = (Vec<Vec<u8>>, Option<(Vec<u8>, Key<'d>)>);
+
+/// The claimable head of the open `pending` (a `JOB` id whose row is a hash; the row open for the
+/// claim's writes) and the orphans ahead of it, lowest first: an orphan is an id without the
+/// `JOB` prefix or whose row is not a hash. At most [`MAX_ORPHANS`]: when the head after them is
+/// an orphan too, there is no head. Reads only.
+fn heads<'d>(db: &'d Db, queue: &Queue, pending: &Key) -> Result<Heads<'d>, Refusal> {
+    // The usual case first: the head is claimable (one id read, its row opened once).
+    let Some(first) = head(pending)? else {
+        return Ok((Vec::new(), None));
+    };
+    if let Some(row) = claimable(db, queue, &first) {
+        return Ok((Vec::new(), Some((first, row))));
+    }
+    let mut orphans = vec![first];
+    for id in pending.first(MAX_ORPHANS + 1)?.into_iter().skip(1) {
+        if let Some(row) = claimable(db, queue, &id) {
+            return Ok((orphans, Some((id, row))));
+        }
+        if orphans.len() == MAX_ORPHANS {
+            break;
+        }
+        orphans.push(id);
+    }
+    Ok((orphans, None))
+}
+
+/// The row of `id`, open for the claim's writes, when `id` is a `JOB` id whose row is a hash.
+fn claimable<'d>(db: &'d Db, queue: &Queue, id: &[u8]) -> Option<Key<'d>> {
+    if !is_job_id(id) {
+        return None;
+    }
+    let row = db.open(&queue.job(id));
+    (row.kind() == Kind::Hash).then_some(row)
+}
+
+/// The orphans leave `pending` (`ZREM` each) and are counted, one write:
+/// `HINCRBY <base>meta orphans <n>` when the field is absent or a *count*, else
+/// `HSET <base>meta orphans <n>` (a field that no transition wrote starts over). Nothing for none.
+fn drop_orphans(
+    db: &Db,
+    queue: &Queue,
+    pending: &mut Key,
+    orphans: &[Vec<u8>],
+) -> Result<(), Refusal> {
+    if orphans.is_empty() {
+        return Ok(());
+    }
+    for id in orphans {
+        moves::remove(pending, id)?;
+    }
+    let n = orphans.len() as i64;
+    let mut meta = db.open(&queue.meta());
+    let [before] = meta.hash_get([ORPHANS])?;
+    if before.is_none_or(|text| Grammar::Count.parse(&text).is_some()) {
+        meta.hincrby(ORPHANS, n)?;
+    } else {
+        meta.hset(&[(ORPHANS, n.to_string().as_bytes())])?;
+    }
+    Ok(())
+}
+
+/// The `meta` field counting the orphans claims dropped.
+const ORPHANS: &[u8] = b"orphans";
 
 /// The empty-array reply (empty or paused queue).
 fn empty() -> ValkeyValue {

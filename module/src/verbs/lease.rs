@@ -13,7 +13,7 @@ use crate::gates::{self, Fields, Row};
 use crate::guard;
 use crate::keyspace::{Queue, ACTIVE, BASE, DEAD, DONE, PENDING, SCHEDULE};
 use crate::moves;
-use crate::shape::{Form, Slot};
+use crate::shape::{Class, Form, Slot};
 use crate::values::{value, Grammar};
 use crate::verbs::{argv, open};
 
@@ -23,6 +23,7 @@ pub const EXTEND: Form = Form {
     keys: &[Slot::Key(ACTIVE), Slot::Key(BASE)],
     anchor: 0,
     values: 3,
+    class: Class::Drain,
 };
 
 pub const COMPLETE: Form = Form {
@@ -31,6 +32,7 @@ pub const COMPLETE: Form = Form {
     keys: &[Slot::Key(ACTIVE), Slot::Key(DONE), Slot::Key(BASE)],
     anchor: 0,
     values: 4,
+    class: Class::Drain,
 };
 
 pub const FAIL: Form = Form {
@@ -45,6 +47,7 @@ pub const FAIL: Form = Form {
     ],
     anchor: 0,
     values: 6,
+    class: Class::Drain,
 };
 
 pub const RESCHEDULE: Form = Form {
@@ -53,14 +56,16 @@ pub const RESCHEDULE: Form = Form {
     keys: &[Slot::Key(ACTIVE), Slot::Key(SCHEDULE), Slot::Key(BASE)],
     anchor: 0,
     values: 3,
+    class: Class::Drain,
 };
 
 pub const REQUEUE: Form = Form {
     verb: "REQUEUE",
-    syntax: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>",
+    syntax: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>",
     keys: &[Slot::Key(ACTIVE), Slot::Key(PENDING), Slot::Key(BASE)],
     anchor: 0,
-    values: 2,
+    values: 3,
+    class: Class::Drain,
 };
 
 /// This family's forms.
@@ -112,7 +117,7 @@ fn leave_active(
 pub fn extend(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &EXTEND, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, EXTEND.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let active = call.keys[0];
     let id = call.values[0];
@@ -135,7 +140,7 @@ pub fn extend(ctx: &Context, args: Args) -> Reply {
 pub fn complete(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &COMPLETE, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, COMPLETE.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (active, done) = (call.keys[0], call.keys[1]);
     let (id, result) = (call.values[0], call.values[2]);
@@ -163,7 +168,7 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
 pub fn fail(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &FAIL, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, FAIL.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (active, pending, schedule, dead) =
         (call.keys[0], call.keys[1], call.keys[2], call.keys[3]);
@@ -192,7 +197,7 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
     } else if backoff == 0 {
         moves::set_state_with(&mut row, b"pending", b"error", error)?;
         moves::add(&mut pending, fields.priority(), id)?;
-        moves::wake(&db, &queue);
+        moves::wake(&db, &queue, 1);
         b"pending"
     } else {
         moves::set_state_with(&mut row, b"scheduled", b"error", error)?;
@@ -206,7 +211,7 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
 pub fn reschedule(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &RESCHEDULE, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, RESCHEDULE.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (active, schedule) = (call.keys[0], call.keys[1]);
     let id = call.values[0];
@@ -228,16 +233,19 @@ pub fn reschedule(ctx: &Context, args: Args) -> Reply {
     Ok(ValkeyValue::Integer(due))
 }
 
-/// `EMQ.REQUEUE 3 <active> <pending> <base> <id> <token>` → `1`.
+/// `EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>` → `1`: back to
+/// `pending` now, the attempt given back by raising the row's `max_attempts` to M + 1 (M: the
+/// row's own when a *positive*, else the given one; `attempts`, the lease token, never decreases).
 pub fn requeue(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REQUEUE, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, REQUEUE.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (active, pending) = (call.keys[0], call.keys[1]);
     let id = call.values[0];
 
     token(&REQUEUE, call.values[1])?;
+    let max_attempts = value(&REQUEUE, "max attempts", Grammar::Positive, call.values[2])?;
     let lease_token = (call.values[1], Fields::All);
     let sets = [active, pending];
     let Leased {
@@ -247,7 +255,10 @@ pub fn requeue(ctx: &Context, args: Args) -> Reply {
     } = leased(&db, &REQUEUE, &queue, sets, id, lease_token)?;
 
     leave_active(&REQUEUE, guard, &mut active, id)?;
-    moves::to_pending(&mut row, &mut pending, fields.priority(), id)?;
-    moves::wake(&db, &queue);
+    let budget = (fields.max_attempts(max_attempts) + 1).to_string();
+    let hset: [(&[u8], &[u8]); 2] = [(b"state", b"pending"), (b"max_attempts", budget.as_bytes())];
+    row.hset(&hset)?;
+    moves::add(&mut pending, fields.priority(), id)?;
+    moves::wake(&db, &queue, 1);
     Ok(ValkeyValue::Integer(1))
 }

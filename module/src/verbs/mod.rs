@@ -192,13 +192,16 @@ mod tests {
     #[test]
     fn layout_accepts_the_wire4_keys() {
         for form in forms() {
-            let keys = keys_for(&form, "orders", "JOB0123456789a");
-            assert_eq!(
-                try_layout(&form, &keys, b"JOB0123456789a"),
-                Ok(b"orders".to_vec()),
-                "{}",
-                form.syntax
-            );
+            let longest = "x".repeat(255);
+            for q in ["orders", " a:b~", longest.as_str()] {
+                let keys = keys_for(&form, q, "JOB0123456789a");
+                assert_eq!(
+                    try_layout(&form, &keys, b"JOB0123456789a"),
+                    Ok(q.as_bytes().to_vec()),
+                    "{}",
+                    form.syntax
+                );
+            }
         }
     }
 
@@ -221,7 +224,16 @@ mod tests {
                 keys[i] = b"{emq}:version".to_vec();
                 assert_eq!(try_layout(&form, &keys, b"JOB0123456789a"), refusal);
             }
-            for q in ["", "a{b", "a}b", "a\0b"] {
+            let too_long = "x".repeat(256);
+            for q in [
+                "",
+                "a{b",
+                "a}b",
+                "a\0b",
+                "a\tb",
+                "a\x7fb",
+                too_long.as_str(),
+            ] {
                 let keys = keys_for(&form, q, "JOB0123456789a");
                 assert_eq!(
                     try_layout(&form, &keys, b"JOB0123456789a"),

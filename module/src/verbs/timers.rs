@@ -13,7 +13,7 @@ use crate::gates::{self, Fields, Row};
 use crate::guard;
 use crate::keyspace::{is_job_id, KeyBuf, Queue, ACTIVE, BASE, DEAD, PENDING, SCHEDULE};
 use crate::moves;
-use crate::shape::{Form, Slot};
+use crate::shape::{Class, Form, Slot};
 use crate::values::{value, Grammar};
 use crate::verbs::{argv, open};
 
@@ -23,6 +23,7 @@ pub const PROMOTE: Form = Form {
     keys: &[Slot::Key(SCHEDULE), Slot::Key(PENDING), Slot::Key(BASE)],
     anchor: 0,
     values: 1,
+    class: Class::Drain,
 };
 
 pub const REAP: Form = Form {
@@ -36,6 +37,7 @@ pub const REAP: Form = Form {
     ],
     anchor: 0,
     values: 3,
+    class: Class::Drain,
 };
 
 /// This family's forms.
@@ -71,7 +73,7 @@ fn job_row(db: &Db, queue: &Queue, id: &[u8]) -> Result<Option<(KeyBuf, Row)>, R
 pub fn promote(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &PROMOTE, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, PROMOTE.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (schedule, pending) = (call.keys[0], call.keys[1]);
 
@@ -98,7 +100,7 @@ pub fn promote(ctx: &Context, args: Args) -> Reply {
         }
     }
     if moved > 0 {
-        moves::wake(&db, &queue);
+        moves::wake(&db, &queue, moved);
     }
     Ok(ValkeyValue::Integer(moved))
 }
@@ -108,7 +110,7 @@ pub fn promote(ctx: &Context, args: Args) -> Reply {
 pub fn reap(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &REAP, &argv)?;
-    let guard = guard::writable(ctx);
+    let guard = guard::writable(ctx, REAP.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (active, pending, dead) = (call.keys[0], call.keys[1], call.keys[2]);
 
@@ -147,7 +149,7 @@ pub fn reap(ctx: &Context, args: Args) -> Reply {
         moves::retain(&db, &queue, &mut dead, keep)?;
     }
     if !back.is_empty() {
-        moves::wake(&db, &queue);
+        moves::wake(&db, &queue, back.len() as i64);
     }
     Ok(reaped(back, buried))
 }

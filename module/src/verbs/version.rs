@@ -47,7 +47,7 @@ mod tests {
             text("wire"),
             text("echomq:6.0.0"),
             text("module"),
-            text("0.1.0"),
+            text("0.2.0"),
             text("verbs"),
             verbs,
         ];

@@ -1,0 +1,57 @@
+#!lua flags=allow-oom
+-- requeue: an active job goes back to pending now without consuming its attempt.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
+-- Form:    EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>
+-- KEYS[1]  emq:{q}:active     the leased set
+-- KEYS[2]  emq:{q}:pending    the ready set (score = the row's priority, absent = 0)
+-- KEYS[3]  emq:{q}:           the queue's base; the row is <base>job:<id>
+-- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
+-- ARGV[2]  <token>            the lease token, positive integer
+-- ARGV[3]  <max_attempts>     positive integer; the row's max_attempts field wins
+-- Reply:   1
+-- Writes:  the row's max_attempts becomes M + 1 (M: the row's own when a positive integer, else
+--          the given one): attempts never decreases (it is the lease token), so the limit rises
+--          by the attempt handed back.
+-- Wake:    PUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
+-- Errors:  shape, lease token, max attempts, JOB prefix, WRONGTYPE, job not found, job is not
+--          active, stale lease token (see docs/protocol.md)
+local form = 'EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>'
+if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.REQUEUE wrong number of keys: ' .. form) end
+if #ARGV ~= 3 then return redis.error_reply('ERR EMQ.REQUEUE wrong number of values: ' .. form) end
+
+local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
+local function count(s) return s == '0' or positive(s) end
+local function refuse(text) return redis.error_reply('ERR EMQ.REQUEUE ' .. text) end
+local function typed(keys, want)
+  for _, key in ipairs(keys) do
+    local t = redis.call('TYPE', key).ok
+    if t ~= want and t ~= 'none' then return false end
+  end
+  return true
+end
+
+local active, pending, base = KEYS[1], KEYS[2], KEYS[3]
+local id, token, max = ARGV[1], ARGV[2], ARGV[3]
+if not positive(token) then return refuse('lease token must be a positive integer') end
+if not positive(max) then return refuse('max attempts must be a positive integer') end
+if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
+if not typed({ active, pending }, 'zset') then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+local row = base .. 'job:' .. id
+if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
+local fields = redis.call('HMGET', row, 'state', 'attempts', 'priority', 'max_attempts')
+if fields[1] ~= 'active' or not redis.call('ZSCORE', active, id) then return refuse('job is not active') end
+if fields[2] ~= token then return refuse('stale lease token') end
+
+local priority = fields[3]
+if not (priority and (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2))))) then
+  priority = '0'
+end
+local own = fields[4]
+if own and positive(own) then max = own end
+redis.call('ZREM', active, id)
+redis.call('HSET', row, 'state', 'pending', 'max_attempts', string.format('%d', tonumber(max) + 1))
+redis.call('ZADD', pending, priority, id)
+redis.call('PUBLISH', base .. 'wake', '1')
+return 1

@@ -1,0 +1,176 @@
+/**
+ * What the lifecycle tests share (lifecycle, requeue, wake, refusals): value texts each grammar
+ * refuses, the declared keys of each verb, exact-refusal assertions, and per-wire helpers — server
+ * time windows, leased and dead jobs, the wake channel.
+ */
+import assert from "node:assert/strict";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Redis } from "iovalkey";
+import { add, claim, fail, type QueueKeyType, queueKey, ServerError } from "../../src/index.js";
+import { dumpQueue, type WireContext } from "./wires.js";
+
+export const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
+export const NOT_JOB = "XYZ0Nb1VTbfnu4";
+
+export const POSITIVE_BAD = [
+  "0",
+  "-1",
+  "01",
+  "+1",
+  "1.5",
+  "1e3",
+  " 1",
+  "1 ",
+  "abc",
+  "",
+  "0x10",
+  "1\u0000",
+  "1234567890123456",
+];
+export const COUNT_BAD = ["-1", "-0", "00", "01", "+0", "1.5", "abc", "", " 0", "0x1", "1234567890123456"];
+export const PRIORITY_BAD = [
+  "-0",
+  "--1",
+  "+1",
+  "01",
+  "-01",
+  "1.5",
+  "",
+  "-",
+  "abc",
+  "- 1",
+  "1234567890123456",
+  "-1234567890123456",
+];
+export const LIMIT_BAD = [
+  "0",
+  "10001",
+  "-1",
+  "01",
+  "+5",
+  "1.0",
+  "abc",
+  "",
+  "99999",
+  "999999999999999",
+  "1234567890123456",
+];
+
+export const k = (q: string, type: QueueKeyType) => queueKey(q, type);
+export const keysOf = {
+  add: (q: string, id: string) => [queueKey(q, "job:") + id, k(q, "pending"), k(q, "schedule")],
+  extend: (q: string) => [k(q, "active"), k(q, "")],
+  complete: (q: string) => [k(q, "active"), k(q, "done"), k(q, "")],
+  fail: (q: string) => [k(q, "active"), k(q, "pending"), k(q, "schedule"), k(q, "dead"), k(q, "")],
+  retry: (q: string) => [k(q, "dead"), k(q, "pending"), k(q, "")],
+  promote: (q: string) => [k(q, "schedule"), k(q, "pending"), k(q, "")],
+  reap: (q: string) => [k(q, "active"), k(q, "pending"), k(q, "dead"), k(q, "")],
+  remove: (q: string) => [k(q, "pending"), k(q, "schedule"), k(q, "done"), k(q, "dead"), k(q, "")],
+  meta: (q: string) => [k(q, "meta")],
+  resume: (q: string) => [k(q, "meta"), k(q, "pending")],
+  reschedule: (q: string) => [k(q, "active"), k(q, "schedule"), k(q, "")],
+  requeue: (q: string) => [k(q, "active"), k(q, "pending"), k(q, "")],
+};
+
+export type ErrorClass = abstract new (...args: never[]) => Error;
+
+export async function refused(
+  run: () => Promise<unknown>,
+  text: string,
+  type: ErrorClass = ServerError,
+): Promise<void> {
+  await assert.rejects(run(), (e: unknown) => {
+    assert.ok(e instanceof type, `expected ${type.name}, got ${String(e)}`);
+    assert.equal((e as Error).message, text);
+    return true;
+  });
+}
+
+/** The per-wire helpers of a lifecycle suite (call inside `forEachWire`). */
+export function lifecycle(ctx: () => WireContext) {
+  const cli = (...args: (string | number)[]) => ctx().server.cli(...args);
+  const dump = (q: string) => dumpQueue(ctx().server, q);
+
+  async function serverMs(): Promise<number> {
+    const [s, us] = (await cli("TIME")) as [string, string];
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  }
+
+  /** Runs `fn` and returns the server-time window around it. */
+  async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; lo: number; hi: number }> {
+    const lo = await serverMs();
+    const value = await fn();
+    return { value, lo, hi: await serverMs() };
+  }
+
+  function within(score: string | number, lo: number, hi: number, what: string): void {
+    const n = Number(score);
+    assert.ok(n >= lo && n <= hi, `${what} ${n} within [${lo}, ${hi}]`);
+  }
+
+  /** The fields a claim adds besides state/attempts: `lease_epoch` on wire 6 (declared difference D1). */
+  async function epoch(): Promise<Record<string, string>> {
+    if (ctx().wire !== 6) return {};
+    const info = String(await cli("INFO", "server"));
+    return { lease_epoch: /run_id:(\w+)/.exec(info)![1]! };
+  }
+
+  /** A refusal with the exact text that leaves the queue's keyspace as it was. */
+  async function refusedUnchanged(q: string, run: () => Promise<unknown>, text: string, type?: ErrorClass) {
+    const before = await dump(q);
+    await refused(run, text, type);
+    assert.deepEqual(await dump(q), before, `keyspace unchanged after: ${text}`);
+  }
+
+  /** Adds one job and claims it: the queue must hold no other ready job. */
+  async function leased(q: string, payload = "p", opts: Parameters<typeof add>[3] = {}, leaseMs = 30_000) {
+    const { id } = await add(ctx().conn, q, payload, opts);
+    const job = await claim(ctx().conn, q, leaseMs);
+    assert.ok(job && job.id === id, "claimed the job just added");
+    return { id, token: job.attempts, deadline: job.deadline };
+  }
+
+  /** A job in `dead`, with one attempt used. */
+  async function buried(q: string, opts: Parameters<typeof add>[3] = {}): Promise<string> {
+    const { id, token } = await leased(q, "p", opts);
+    assert.equal(
+      await fail(ctx().conn, q, id, token, "boom", { backoffMs: 0, maxAttempts: 1, keep: 100 }),
+      "dead",
+    );
+    return id;
+  }
+
+  /** Subscribes to the queue's wake channel; `messages(run)` is what `run` published there. */
+  async function wakeCounter(q: string) {
+    const sub = new Redis({ port: ctx().server.port, lazyConnect: true, maxRetriesPerRequest: 0 });
+    sub.on("error", () => {});
+    await sub.connect();
+    const seen: [channel: string, message: string][] = [];
+    let sentinels = 0;
+    sub.on("message", (channel: string, message: string) => seen.push([channel, message]));
+    await sub.subscribe(`emq:{${q}}:wake`, `sentinel:${q}`);
+    return {
+      async messages(run: () => Promise<unknown>): Promise<string[]> {
+        const start = seen.length;
+        await run();
+        await cli("PUBLISH", `sentinel:${q}`, "x");
+        sentinels += 1;
+        const want = sentinels;
+        const deadline = Date.now() + 5000;
+        while (seen.filter(([c]) => c.startsWith("sentinel:")).length < want) {
+          if (Date.now() > deadline) throw new Error("sentinel message not received");
+          await sleep(2);
+        }
+        return seen
+          .slice(start)
+          .filter(([c]) => c === `emq:{${q}}:wake`)
+          .map(([, m]) => m);
+      },
+      async close(): Promise<void> {
+        await sub.quit().catch(() => sub.disconnect());
+      },
+    };
+  }
+
+  return { cli, dump, serverMs, timed, within, epoch, refusedUnchanged, leased, buried, wakeCounter };
+}
