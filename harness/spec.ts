@@ -117,7 +117,7 @@ export function predictNative(
       ["HSET", row, "state", "scheduled"],
       ["ZADD", target, String(due), id],
     ],
-    wakes: [],
+    wakes: ["0"],
   };
 }
 

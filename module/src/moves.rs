@@ -97,6 +97,12 @@ pub fn wake(db: &Db, queue: &Queue, ready: i64) {
     db.publish(&queue.key(WAKE), text.as_bytes());
 }
 
+/// Wake `0`: an id entered `schedule` (due later, no id ready now); a worker's promoter, asleep
+/// until the due time it knew, looks at the schedule's head again. One message per call.
+pub fn wake_scheduled(db: &Db, queue: &Queue) {
+    db.publish(&queue.key(WAKE), b"0");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -114,6 +114,7 @@ pub fn add(ctx: &Context, args: Args) -> Reply {
         moves::wake(&db, &queue, 1);
     } else {
         moves::add(&mut schedule, clock::now_ms() + delay, id)?;
+        moves::wake_scheduled(&db, &queue);
     }
     Ok(ValkeyValue::Integer(1))
 }

@@ -202,6 +202,7 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
     } else {
         moves::set_state_with(&mut row, b"scheduled", b"error", error)?;
         moves::add(&mut schedule, now + backoff, id)?;
+        moves::wake_scheduled(&db, &queue);
         b"scheduled"
     };
     Ok(ValkeyValue::StringBuffer(state.to_vec()))
@@ -230,6 +231,7 @@ pub fn reschedule(ctx: &Context, args: Args) -> Reply {
     let due = clock::now_ms() + delay;
     moves::set_state(&mut row, b"scheduled")?;
     moves::add(&mut schedule, due, id)?;
+    moves::wake_scheduled(&db, &queue);
     Ok(ValkeyValue::Integer(due))
 }
 
