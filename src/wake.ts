@@ -81,10 +81,13 @@ export class WakeGate {
 }
 
 /**
- * How many jobs a wake message says became ready: its decimal count, or 1 for any message that
- * is not one (a message always means at least one).
+ * What a wake message says: its decimal count of jobs that became ready, `0` when an id entered
+ * the schedule instead (due later; nothing to claim now), and 1 for any other message (a message
+ * that is not ours still means "look once").
  */
 export function wakeCount(message: string | Buffer): number {
-  const n = Number(String(message));
-  return Number.isSafeInteger(n) && n > 0 ? n : 1;
+  const text = String(message);
+  if (text === "0") return 0;
+  const n = Number(text);
+  return Number.isSafeInteger(n) && n > 0 && /^[1-9]\d*$/.test(text) ? n : 1;
 }

@@ -157,7 +157,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     try {
       await subscriber.subscribe(
         queueKey(this.name, "wake"),
-        (message) => this.gate.wake(wakeCount(message)),
+        (message) => {
+          const ready = wakeCount(message);
+          if (ready === 0) this.timers.scheduleChanged();
+          else this.gate.wake(ready);
+        },
         () => this.gate.wakeAll(), // a reconnect may have missed wakes: every idle slot looks once
       );
       return subscriber;

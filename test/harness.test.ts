@@ -408,7 +408,7 @@ describe("comparison functions", () => {
     assert.equal(accepts("limit", "10001"), false);
   });
 
-  test("the RESCHEDULE executable check: to schedule at now + delay, no wake", () => {
+  test("the RESCHEDULE executable check: to schedule at now + delay, wake 0", () => {
     const state: RawDump = new Map([
       ["emq:{q}:active", zset([[J1, "99"]])],
       [
@@ -432,7 +432,7 @@ describe("comparison functions", () => {
     const brand: RawValue = { type: "string", value: b("echomq:6.0.0") };
     const p = predictNative("RESCHEDULE", tail, state, brand, 5);
     assert.equal(canon(p.reply), ":505");
-    assert.deepEqual(p.wakes, []);
+    assert.deepEqual(p.wakes, ["0"]);
     const after = applyWrites(state, p.writes);
     assert.equal(after.has("emq:{q}:active"), false);
     assert.deepEqual(after.get("emq:{q}:schedule"), zset([[J1, "505"]]));

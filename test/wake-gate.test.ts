@@ -101,10 +101,12 @@ describe("wake gate", () => {
 });
 
 describe("wakeCount", () => {
-  test("a decimal count as sent; anything else means one", () => {
+  test("a decimal count as sent; 0 for an id that entered the schedule; anything else means one", () => {
     assert.equal(wakeCount("1"), 1);
     assert.equal(wakeCount("2000"), 2000);
     assert.equal(wakeCount(Buffer.from("37")), 37);
-    for (const other of ["", "0", "-3", "x", "1.5", "1e400"]) assert.equal(wakeCount(other), 1, other);
+    assert.equal(wakeCount("0"), 0);
+    for (const other of ["", "00", "-3", "x", "1.5", "1e3", "1e400", " 1"])
+      assert.equal(wakeCount(other), 1, other);
   });
 });
