@@ -17,10 +17,13 @@ export class JobsLedger {
   readonly confirmed = new Set<string>();
   /** Jobs whose completion was in flight at one of the faults (runs may repeat for these). */
   readonly heldAtFault = new Set<string>();
+  /** Jobs that started again after the server had confirmed their completion. */
+  readonly afterConfirmed = new Set<string>();
 
   /** A handler that books its run around `work`. */
   handler(work: (job: Job) => Promise<unknown>): (job: Job) => Promise<unknown> {
     return async (job) => {
+      if (this.confirmed.has(job.id)) this.afterConfirmed.add(job.id);
       this.inFlight.add(job.id);
       const result = await work(job);
       this.runs.set(job.id, (this.runs.get(job.id) ?? 0) + 1);
@@ -88,7 +91,8 @@ export class JobsLedger {
       );
     if (this.heldAtFault.size + twice > 0)
       out.notes.push(
-        `completions in flight at a fault ${this.heldAtFault.size}; run twice ${twice} (outside them ${unexplained})`,
+        `completions in flight at a fault ${this.heldAtFault.size}; run twice ${twice} (outside them ${unexplained}; ` +
+          `started again after a confirmed completion ${this.afterConfirmed.size})`,
       );
   }
 }
