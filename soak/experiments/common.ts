@@ -119,6 +119,19 @@ export function connectTo(port: number, wire: Wire, name?: string): Promise<Conn
   return connect(name === undefined ? { port, wire } : { port, wire, name });
 }
 
+/**
+ * 1 when the server no longer answers PING or its log holds a crash report (a signal, a bug
+ * report, a failed assertion, a Rust panic in the module), else 0.
+ */
+export async function crashedOnItsOwn(server: ValkeyServer): Promise<number> {
+  if (/crashed by signal|BUG REPORT|ASSERTION FAILED|panicked/i.test(server.logTail(100_000))) return 1;
+  try {
+    return (await server.cli("PING")) === "PONG" ? 0 : 1;
+  } catch {
+    return 1;
+  }
+}
+
 /** The per-job state of queue `q` the server holds: id → the set it is in. */
 export async function whereAre(conn: Connection, q: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();

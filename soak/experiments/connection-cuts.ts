@@ -16,6 +16,7 @@ import { startProxy } from "../../test/support/proxy.js";
 import {
   brief,
   checkTargets,
+  crashedOnItsOwn,
   connectTo,
   measure,
   type Outcome,
@@ -25,7 +26,6 @@ import {
   waitFor,
 } from "./common.js";
 import { JobsLedger } from "./jobs-ledger.js";
-import { crashedOnItsOwn } from "./server-crash.js";
 
 export interface ConnectionCutsParams {
   jobs: number;

@@ -15,6 +15,7 @@ import type { ValkeyServer } from "../../test/support/valkey.js";
 import {
   brief,
   checkTargets,
+  crashedOnItsOwn,
   connectTo,
   measure,
   type Outcome,
@@ -24,7 +25,6 @@ import {
   waitFor,
 } from "./common.js";
 import { JobsLedger } from "./jobs-ledger.js";
-import { crashedOnItsOwn } from "./server-crash.js";
 
 export interface MemoryLimitParams {
   jobs: number;

@@ -24,8 +24,7 @@
  */
 import { Redis } from "iovalkey";
 import { connect, Queue, type Wire } from "../../src/index.js";
-import type { ValkeyServer } from "../../test/support/valkey.js";
-import { checkTargets, measure, type Outcome, quietly, startFor, Tally } from "./common.js";
+import { checkTargets, crashedOnItsOwn, measure, type Outcome, quietly, startFor, Tally } from "./common.js";
 import { type Call, FORMS, malformed, Rng, type Target, wellFormed, wrongTyped } from "./fuzz-calls.js";
 import { diff, digests, seedQueue } from "./seed.js";
 
@@ -224,7 +223,7 @@ export function moduleFuzz(wire: Wire, p: ModuleFuzzParams): Promise<Outcome> {
           break;
         }
       }
-      out.crashes += logShowsCrash(server);
+      out.crashes += await crashedOnItsOwn(server);
       out.acknowledged = sent;
       out.breaches = notRefused + keysWritten + lifecycleBad;
       out.notes.push(
@@ -239,8 +238,4 @@ export function moduleFuzz(wire: Wire, p: ModuleFuzzParams): Promise<Outcome> {
       await server.stop();
     }
   });
-}
-
-function logShowsCrash(server: ValkeyServer): number {
-  return /crashed by signal|BUG REPORT|ASSERTION FAILED|panicked/i.test(server.logTail(100_000)) ? 1 : 0;
 }

@@ -20,10 +20,10 @@ import {
   type Wire,
   Worker,
 } from "../../src/index.js";
-import type { ValkeyServer } from "../../test/support/valkey.js";
 import {
   brief,
   checkTargets,
+  crashedOnItsOwn,
   connectTo,
   measure,
   type Outcome,
@@ -154,15 +154,4 @@ export function serverCrash(wire: Wire, p: ServerCrashParams): Promise<Outcome> 
       await server.stop();
     }
   });
-}
-
-/** 1 when the server no longer answers PING or its log holds a crash report, else 0. */
-export async function crashedOnItsOwn(server: ValkeyServer): Promise<number> {
-  const log = server.logTail(100_000);
-  if (/crashed by signal|BUG REPORT|ASSERTION FAILED/i.test(log)) return 1;
-  try {
-    return (await server.cli("PING")) === "PONG" ? 0 : 1;
-  } catch {
-    return 1;
-  }
 }

@@ -17,6 +17,7 @@ import { LOG_KEY, loggingHandler, RUNS_KEY } from "../../test/fixtures/log-handl
 import {
   brief,
   checkTargets,
+  crashedOnItsOwn,
   connectTo,
   measure,
   type Outcome,
@@ -27,7 +28,6 @@ import {
   whereAre,
   within,
 } from "./common.js";
-import { crashedOnItsOwn } from "./server-crash.js";
 
 export interface WorkerKillParams {
   jobs: number;
