@@ -59,7 +59,7 @@ export const connectionCutsDefaults = {
     everyMs: 300,
     cutForMs: 6000,
     leaseMs: 2000,
-    drainMs: 30_000,
+    drainMs: 60_000,
   },
 } satisfies Record<string, ConnectionCutsParams>;
 
