@@ -275,7 +275,7 @@ export function malformed(rng: Rng, target: Target, others: readonly string[], p
   const kinds = ["numkeys", "count", "layout", "name", "verb", "version"];
   if (form.values.some((v) => v in BAD_VALUES)) kinds.push("value", "value");
   if (form.values[0] === "id") kinds.push("id");
-  if (form.values.includes("token")) kinds.push("gate");
+  if (form.values.includes("token") || form.verb === "RETRY" || form.verb === "REMOVE") kinds.push("gate");
   if (form.verb !== "INSTALL") kinds.push("fence");
   // Huge arguments are rare: each costs the wire 100 KB or more.
   const kind = rng.chance(0.005) ? "huge" : rng.pick(kinds);
@@ -361,6 +361,14 @@ export function malformed(rng: Rng, target: Target, others: readonly string[], p
       return call(base.verb, args);
     }
     case "gate": {
+      // RETRY of a job that is not dead, REMOVE of an active one: their state gates refuse.
+      const refusedBy =
+        form.verb === "RETRY" ? (j: SeedJob) => j.state !== "dead" : (j: SeedJob) => j.state === "active";
+      if (form.verb === "RETRY" || form.verb === "REMOVE") {
+        const fit = target.jobs.filter(refusedBy);
+        args[1 + n] = fit.length > 0 ? rng.pick(fit).id : "XYZ"; // no such job: the id gate refuses
+        return call(base.verb, args);
+      }
       // A lease verb on a job that is not active, or with a stale token: the lease gate refuses.
       const notActive = target.jobs.filter((j) => j.state !== "active");
       const active = target.jobs.filter((j) => j.state === "active");
