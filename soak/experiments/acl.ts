@@ -15,6 +15,9 @@
  * `b` (wire 4: the script's keys passed as arguments, `numkeys` 0) cannot reach `b` by
  * construction; they must fail (any error) and change nothing. Targets: 0 breaches, every job
  * added on `a` completed (`stuck` counts the others).
+ *
+ * A note (no target) also shows what a user granted queue `c`'s keys but not its wake channel
+ * gets from an add and a Worker.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "iovalkey";
@@ -53,6 +56,8 @@ export const aclDefaults = {
 } satisfies Record<string, AclParams>;
 
 const USER = "user u on >pw ~emq:{a}:* %R~{emq}:version &emq:{a}:wake +@all";
+/** The same grant on queue c without its wake channel: measured, not a target (see the notes). */
+const NO_WAKE = "user v on >pw ~emq:{c}:* %R~{emq}:version +@all";
 
 interface Attempt {
   label: string;
@@ -188,9 +193,35 @@ function shuffled<T>(xs: readonly T[], rng: Rng): T[] {
   return out;
 }
 
+/**
+ * A user granted a queue's keys but not its wake channel: what an add and a Worker get. Scripts
+ * publish the wake after their writes, so on wire 4 the add is refused after it wrote.
+ */
+async function withoutWakeChannel(port: number, wire: Wire, admin: Connection): Promise<string> {
+  const v = await connect({ port, wire, username: "v", password: "pw" });
+  const text = (err: unknown) => (err instanceof Error ? err.message.slice(0, 70) : String(err));
+  try {
+    const add = await new Queue("c", v).add("x").then(
+      () => "ok",
+      (err: unknown) => text(err),
+    );
+    const rows = Number(await admin.send("ZCARD", ["emq:{c}:pending"]));
+    const w = new Worker(new Queue("c", v), () => {});
+    w.on("error", () => {});
+    const ready = await w.ready.then(
+      () => "ok",
+      (err: unknown) => text(err),
+    );
+    await quietly(w.close());
+    return `user without &emq:{c}:wake: add → ${add}; jobs written ${rows}; Worker.ready → ${ready}`;
+  } finally {
+    await quietly(v.close());
+  }
+}
+
 export function acl(wire: Wire, p: AclParams): Promise<Outcome> {
   return measure("acl", wire, { ...p }, async (out) => {
-    const server = await startFor(wire, { acl: [p.canary === 1 ? `${USER} ~emq:{b}:*` : USER] });
+    const server = await startFor(wire, { acl: [p.canary === 1 ? `${USER} ~emq:{b}:*` : USER, NO_WAKE] });
     let admin: Connection | undefined;
     let u: Connection | undefined;
     const workers: Worker[] = [];
@@ -268,6 +299,8 @@ export function acl(wire: Wire, p: AclParams): Promise<Outcome> {
       const probe = await aQueue.add("probe");
       if (!(await waitFor(() => done.has(probe.id), 10_000, 20)))
         out.failures.push("a stopped working after the calls on b");
+
+      out.notes.push(await withoutWakeChannel(server.port, wire, admin));
 
       const declared = attempts.filter((a) => a.declaresB).length * p.rounds;
       out.breaches = changed.length + notRefused.total + ranOnB;
