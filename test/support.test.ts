@@ -100,6 +100,25 @@ describe("startValkey", () => {
     }
   });
 
+  test("crash: SIGKILL keeps the dir; restart reloads what the AOF holds", async () => {
+    const server = await startValkey({ aof: true });
+    try {
+      await server.cli("SET", "acknowledged", "yes");
+      const [port, pid] = [server.port, server.pid];
+      await server.crash();
+      assert.equal(isAlive(pid), false);
+      assert.ok(existsSync(`${server.dir}/appendonlydir`));
+      await server.crash(); // idempotent on a dead process
+      await server.restart();
+      assert.equal(server.port, port);
+      assert.notEqual(server.pid, pid);
+      assert.equal(await server.cli("GET", "acknowledged"), "yes");
+      assert.doesNotMatch(server.logTail(200), /Saving the final RDB|ready to exit/);
+    } finally {
+      await server.stop();
+    }
+  });
+
   test("module: a bogus module path rejects with a clear error and cleans up", async () => {
     const err = await startValkey({ module: "/nonexistent/echomq-bogus.so" }).then(
       () => assert.fail("startValkey should reject"),

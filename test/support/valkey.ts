@@ -7,6 +7,8 @@
  *   const server = await startValkey({ aof: true });
  *   await server.cli("SET", "k", "v");
  *   await server.restart();          // same port, same dir: the AOF is reloaded
+ *   await server.crash();            // SIGKILL, no shutdown: what a crash leaves on disk stays
+ *   await server.restart();          // starts it again on the same port and dir
  *   await server.stop();             // kills it and removes the dir
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -57,6 +59,11 @@ export interface ValkeyServer {
   stop(): Promise<void>;
   /** Stop and start again on the same port and dir (AOF / nodes.conf are reloaded). */
   restart(): Promise<void>;
+  /**
+   * SIGKILL the process (no shutdown, no final AOF rewrite or save) and wait for it to exit;
+   * the dir is kept. `restart()` starts it again on the same port and dir.
+   */
+  crash(): Promise<void>;
   /** Runs one command as the default user; a server error rejects. */
   cli(...args: RespArg[]): Promise<RespReply>;
   /** The last lines of the server log and its stdout/stderr. */
@@ -353,6 +360,15 @@ class Server implements ValkeyServer {
     const done = await Promise.race([this.exited.then(() => true), timer]);
     timeout.abort();
     return done;
+  }
+
+  async crash(): Promise<void> {
+    const child = this.child;
+    if (child === null || child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGKILL");
+    if (!(await this.exitedWithin(KILL_WAIT_MS))) {
+      throw new Error(`valkey-server pid ${child.pid} did not exit after SIGKILL`);
+    }
   }
 
   async stop(): Promise<void> {

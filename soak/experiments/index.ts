@@ -1,0 +1,82 @@
+/**
+ * The fault experiments, by name: each runs on the wires it lists, with soak-size or suite-size
+ * parameters, and returns an `Outcome` (the counts of the summary table).
+ */
+import type { Wire } from "../../src/index.js";
+import { acl, aclDefaults } from "./acl.js";
+import type { Outcome, Params } from "./common.js";
+import { connectionCuts, connectionCutsDefaults } from "./connection-cuts.js";
+import { memoryLimit, memoryLimitDefaults } from "./memory-limit.js";
+import { moduleFuzz, moduleFuzzDefaults } from "./module-fuzz.js";
+import { serverCrash, serverCrashDefaults } from "./server-crash.js";
+import { workerKill, workerKillDefaults } from "./worker-kill.js";
+
+export type { Outcome, Params } from "./common.js";
+export type Size = "soak" | "suite";
+
+export interface Experiment {
+  name: string;
+  /** What it does and what it must show, one line. */
+  title: string;
+  wires: readonly Wire[];
+  defaults: Record<Size, Params>;
+  run(wire: Wire, params: Params): Promise<Outcome>;
+}
+
+function experiment<P extends Params>(
+  name: string,
+  title: string,
+  wires: readonly Wire[],
+  defaults: Record<Size, P>,
+  run: (wire: Wire, params: P) => Promise<Outcome>,
+): Experiment {
+  return { name, title, wires, defaults, run: (wire, params) => run(wire, params as P) };
+}
+
+const BOTH: readonly Wire[] = [4, 6];
+
+export const EXPERIMENTS: readonly Experiment[] = [
+  experiment(
+    "server-crash",
+    "SIGKILL the AOF server mid-load: 0 lost, 0 stuck",
+    BOTH,
+    serverCrashDefaults,
+    serverCrash,
+  ),
+  experiment(
+    "connection-cuts",
+    "cut every connection every ~300 ms: all complete, the worker still runs",
+    BOTH,
+    connectionCutsDefaults,
+    connectionCuts,
+  ),
+  experiment(
+    "memory-limit",
+    "over maxmemory: adds refused with OOM, the queue drains",
+    BOTH,
+    memoryLimitDefaults,
+    memoryLimit,
+  ),
+  experiment(
+    "module-fuzz",
+    "random EMQ.* calls: 0 crashes, every malformed call refused, nothing written",
+    [6],
+    moduleFuzzDefaults,
+    moduleFuzz,
+  ),
+  experiment("acl", "a user limited to queue a cannot touch queue b", BOTH, aclDefaults, acl),
+  experiment(
+    "worker-kill",
+    "SIGKILL a worker process: 0 lost, re-runs only of held jobs",
+    BOTH,
+    workerKillDefaults,
+    workerKill,
+  ),
+];
+
+export function experimentNamed(name: string): Experiment {
+  const found = EXPERIMENTS.find((e) => e.name === name);
+  if (!found)
+    throw new Error(`no experiment ${name}; there are: ${EXPERIMENTS.map((e) => e.name).join(", ")}`);
+  return found;
+}
