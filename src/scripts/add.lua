@@ -54,11 +54,11 @@ end
 redis.call('HSET', row, unpack(fields))
 if delay == '0' then
   redis.call('ZADD', pending, priority, id)
-  redis.call('PUBLISH', string.sub(pending, 1, -8) .. 'wake', '1')
+  redis.pcall('PUBLISH', string.sub(pending, 1, -8) .. 'wake', '1')
 else
   local time = redis.call('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   redis.call('ZADD', schedule, string.format('%d', now + tonumber(delay)), id)
-  redis.call('PUBLISH', string.sub(pending, 1, -8) .. 'wake', '0')
+  redis.pcall('PUBLISH', string.sub(pending, 1, -8) .. 'wake', '0')
 end
 return 1

@@ -23,5 +23,5 @@ end
 
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', ARGV[2])
 redis.call('ZADD', pending, 0, id)
-redis.call('PUBLISH', string.sub(pending, 1, -8) .. 'wake', '1')
+redis.pcall('PUBLISH', string.sub(pending, 1, -8) .. 'wake', '1')
 return 1

@@ -84,10 +84,10 @@ if backoff == '0' then
   local score = priority(row)
   redis.call('HSET', row, 'state', 'pending', 'error', err)
   redis.call('ZADD', pending, score, id)
-  redis.call('PUBLISH', base .. 'wake', '1')
+  redis.pcall('PUBLISH', base .. 'wake', '1')
   return 'pending'
 end
 redis.call('HSET', row, 'state', 'scheduled', 'error', err)
 redis.call('ZADD', schedule, string.format('%d', now + tonumber(backoff)), id)
-redis.call('PUBLISH', base .. 'wake', '0')
+redis.pcall('PUBLISH', base .. 'wake', '0')
 return 'scheduled'

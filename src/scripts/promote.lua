@@ -52,5 +52,5 @@ for _, id in ipairs(due) do
     moved = moved + 1
   end
 end
-if moved > 0 then redis.call('PUBLISH', base .. 'wake', string.format('%d', moved)) end
+if moved > 0 then redis.pcall('PUBLISH', base .. 'wake', string.format('%d', moved)) end
 return moved

@@ -83,5 +83,5 @@ if #buried > 0 and keep ~= '0' then
     end
   end
 end
-if #requeued > 0 then redis.call('PUBLISH', base .. 'wake', string.format('%d', #requeued)) end
+if #requeued > 0 then redis.pcall('PUBLISH', base .. 'wake', string.format('%d', #requeued)) end
 return { requeued, buried }

@@ -53,5 +53,5 @@ if own and positive(own) then max = own end
 redis.call('ZREM', active, id)
 redis.call('HSET', row, 'state', 'pending', 'max_attempts', string.format('%d', tonumber(max) + 1))
 redis.call('ZADD', pending, priority, id)
-redis.call('PUBLISH', base .. 'wake', '1')
+redis.pcall('PUBLISH', base .. 'wake', '1')
 return 1

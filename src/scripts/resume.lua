@@ -19,5 +19,5 @@ if (mtype ~= 'hash' and mtype ~= 'none') or (ptype ~= 'zset' and ptype ~= 'none'
 end
 if redis.call('HDEL', meta, 'paused') == 0 then return 0 end
 local ready = redis.call('ZCARD', pending)
-if ready > 0 then redis.call('PUBLISH', string.sub(meta, 1, -5) .. 'wake', string.format('%d', ready)) end
+if ready > 0 then redis.pcall('PUBLISH', string.sub(meta, 1, -5) .. 'wake', string.format('%d', ready)) end
 return 1

@@ -50,5 +50,5 @@ local score = priority(row)
 redis.call('ZREM', dead, id)
 redis.call('HSET', row, 'state', 'pending', 'max_attempts', string.format('%d', attempts + tonumber(extra)))
 redis.call('ZADD', pending, score, id)
-redis.call('PUBLISH', base .. 'wake', '1')
+redis.pcall('PUBLISH', base .. 'wake', '1')
 return 1
