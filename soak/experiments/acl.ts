@@ -156,9 +156,9 @@ function apiCalls(conn: Connection, seed: readonly SeedJob[]): Attempt[] {
     ["fail", () => fail(conn, "b", active.id, active.token, "e", { backoffMs: 0, maxAttempts: 9, keep: 10 })],
     ["promote", () => promote(conn, "b", 100)],
     ["reap", () => reap(conn, "b", { limit: 100, maxAttempts: 9, keep: 10 })],
+    ["requeue", () => requeue(conn, "b", active.id, active.token, 9)],
   ];
   if (conn.wire === 6) {
-    calls.push(["requeue", () => requeue(conn, "b", active.id, active.token)]);
     calls.push(["reschedule", () => reschedule(conn, "b", active.id, active.token, 1000)]);
   }
   return calls.map(([label, call]) => ({ label, call, declaresB: true }));

@@ -106,9 +106,9 @@ export const FORMS: readonly Form[] = [
   },
   { verb: "REMOVE", keys: ["pending", "schedule", "done", "dead", "base"], values: ["id"], anchor: 0 },
   { verb: "PAUSE", keys: ["meta"], values: [], anchor: 0 },
-  { verb: "RESUME", keys: ["meta"], values: [], anchor: 0 },
+  { verb: "RESUME", keys: ["meta", "pending"], values: [], anchor: 0 },
   { verb: "RESCHEDULE", keys: ["active", "schedule", "base"], values: ["id", "token", "delay"], anchor: 0 },
-  { verb: "REQUEUE", keys: ["active", "pending", "base"], values: ["id", "token"], anchor: 0 },
+  { verb: "REQUEUE", keys: ["active", "pending", "base"], values: ["id", "token", "positive"], anchor: 0 },
   { verb: "INSTALL", keys: ["version"], values: [], anchor: 0 },
 ];
 
