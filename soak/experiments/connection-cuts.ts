@@ -6,9 +6,11 @@
  *
  * Targets: every job completes, 0 lost, 0 stuck, runs twice only among the jobs whose completion
  * was in flight at a cut, and the worker still runs afterwards (a probe job added after the
- * drain completes; `breaches` counts a worker that does not). Figures: the average of
- * `worker.activeCount` (busy slots) during and after the cuts, and the time to catch up (all
- * done) after the cuts stop.
+ * drain completes; `breaches` counts a worker that does not). The load outlasts the cuts, so a
+ * backlog is left when they stop: then at least 3/4 of the slots are busy on average, and the
+ * worker is back to that many busy slots within 2 s of the last cut. Figures: the average of
+ * `worker.activeCount` (busy slots) during and after the cuts, the time until 3/4 of the slots
+ * are busy again, and the time to drain the backlog.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Connection, connect, Queue, type Wire, Worker } from "../../src/index.js";
@@ -53,11 +55,11 @@ export const connectionCutsDefaults = {
     drainMs: 120_000,
   },
   suite: {
-    jobs: 3000,
+    jobs: 6000,
     concurrency: 20,
     handlerMs: 25,
     everyMs: 300,
-    cutForMs: 6000,
+    cutForMs: 4000,
     leaseMs: 2000,
     drainMs: 60_000,
   },
@@ -118,6 +120,11 @@ export function connectionCuts(wire: Wire, p: ConnectionCutsParams): Promise<Out
       phase = after;
       const doneAtStop = ledger.confirmed.size;
       const t1 = Date.now();
+      const busy = Math.ceil((p.concurrency * 3) / 4);
+      let backToSpeedMs: number | null = null;
+      const speedWatch = setInterval(() => {
+        if (backToSpeedMs === null && worker!.activeCount >= busy) backToSpeedMs = Date.now() - t1;
+      }, 5);
       const caughtUp = await waitFor(
         async () => {
           if (!ledger.allRan()) return false;
@@ -129,6 +136,7 @@ export function connectionCuts(wire: Wire, p: ConnectionCutsParams): Promise<Out
       );
       const catchUpMs = Date.now() - t1;
       clearInterval(sampler);
+      clearInterval(speedWatch);
 
       // The worker still runs: a job added now completes.
       const probe = await queue.add("probe"); // not in the ledger: not part of the load
@@ -143,10 +151,21 @@ export function connectionCuts(wire: Wire, p: ConnectionCutsParams): Promise<Out
       out.notes.push(
         `${cuts} cuts; ${doneAtStop} of ${p.jobs} confirmed when the cuts stopped (${rate(p.cutForMs, doneAtStop)} jobs/s)`,
         `busy slots avg ${average(during).toFixed(1)} during the cuts, ${average(after).toFixed(1)} after (of ${p.concurrency})`,
-        `catch-up after the cuts ${caughtUp ? `${catchUpMs} ms` : `timed out (${p.drainMs} ms)`}`,
+        `${busy} slots busy again ${backToSpeedMs === null ? "never" : `${backToSpeedMs} ms`} after the last cut`,
+        `backlog of ${p.jobs - doneAtStop} drained ${caughtUp ? `${catchUpMs} ms` : `not within ${p.drainMs} ms`} after the last cut`,
         `proxy connections accepted ${proxy.stats.accepted}; worker errors: ${workerErrors.text(3)}`,
       );
       if (!caughtUp) out.failures.push(`not caught up ${p.drainMs} ms after the cuts stopped`);
+      if (doneAtStop >= p.jobs)
+        out.failures.push("no backlog was left when the cuts stopped: the load is too small");
+      else {
+        if (average(after) < busy) {
+          out.failures.push(`busy slots after the cuts averaged ${average(after).toFixed(1)}, under ${busy}`);
+        }
+        if (backToSpeedMs === null || backToSpeedMs > 2000) {
+          out.failures.push(`${busy} slots were not busy again within 2 s of the last cut`);
+        }
+      }
       checkTargets(out);
     } finally {
       await quietly(worker?.close());
