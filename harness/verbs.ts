@@ -1,8 +1,10 @@
 /**
- * The protocol as data, written from docs/protocol.md: each verb's form, declared keys, values
- * (with their grammars and refusal names), the time scores it writes, and the pure checks the
- * harness needs to classify a call before it runs (shape, layout, value grammars, orphans).
+ * The verbs as the harness drives them, made from the protocol data (`protocol/verbs/*.json`):
+ * each verb's form, declared keys, values (with their grammars and refusal names), the time
+ * scores it writes, and the pure checks the harness needs to classify a call before it runs
+ * (shape, layout, value grammars, orphans).
  */
+import { formOf, JOB_CORE, PROTOCOL, type VerbSpec } from "../src/protocol.js";
 import type { RawDump } from "./compare.js";
 
 export type KeySlot = "row" | "pending" | "active" | "schedule" | "done" | "dead" | "meta" | "base";
@@ -38,174 +40,34 @@ export interface Verb {
   admission: boolean;
 }
 
-const id: ValueSlot = { slot: "<id>" };
-const token: ValueSlot = { slot: "<token>", grammar: "positive", name: "lease token" };
-const lease: ValueSlot = { slot: "<lease_ms>", grammar: "ms", name: "lease" };
-const keep: ValueSlot = { slot: "<keep>", grammar: "count", name: "keep" };
-const limit: ValueSlot = { slot: "<limit>", grammar: "limit", name: "limit" };
-const maxAttempts: ValueSlot = { slot: "<max_attempts>", grammar: "positive", name: "max attempts" };
+/** A job-core verb's spec as the harness's `Verb`. */
+function fromSpec(spec: VerbSpec): Verb {
+  const valueAt = (slot: string) => {
+    const at = spec.values.findIndex((v) => v.slot === slot);
+    if (at === -1) throw new Error(`${spec.verb}: no value ${slot}`);
+    return at;
+  };
+  const verb: Verb = {
+    verb: spec.verb,
+    script: spec.script,
+    form: formOf(spec),
+    keys: spec.keys.map((k) => k.slot as KeySlot),
+    anchor: spec.keys.findIndex((k) => k.anchor === true),
+    values: spec.values.map((v) => {
+      const slot: ValueSlot = { slot: `<${v.slot}>` };
+      if (v.grammar) slot.grammar = v.grammar;
+      if (v.name) slot.name = v.name;
+      return slot;
+    }),
+    times: spec.times.map((t) => ({ set: t.set, offset: t.offset === null ? null : valueAt(t.offset) })),
+    admission: spec.class === "admission",
+  };
+  if (spec.reply_time)
+    verb.replyTime = { index: spec.reply_time.index, offset: valueAt(spec.reply_time.offset) };
+  return verb;
+}
 
-export const VERBS: readonly Verb[] = [
-  {
-    verb: "ENQUEUE",
-    admission: true,
-    script: "enqueue",
-    form: "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>",
-    keys: ["row", "pending"],
-    anchor: 1,
-    values: [id, { slot: "<payload>" }],
-    times: [],
-  },
-  {
-    verb: "ADD",
-    admission: true,
-    script: "add",
-    form: "EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>",
-    keys: ["row", "pending", "schedule"],
-    anchor: 1,
-    values: [
-      id,
-      { slot: "<payload>" },
-      { slot: "<priority>", grammar: "priority", name: "priority" },
-      { slot: "<delay>", grammar: "delay", name: "delay" },
-      { slot: "<max_attempts>", grammar: "count", name: "max attempts" },
-    ],
-    times: [{ set: "schedule", offset: 3 }],
-  },
-  {
-    verb: "CLAIM",
-    admission: false,
-    script: "claim",
-    form: "EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>",
-    keys: ["pending", "active", "base"],
-    anchor: 0,
-    values: [lease],
-    times: [{ set: "active", offset: 0 }],
-    replyTime: { index: 3, offset: 0 },
-  },
-  {
-    verb: "EXTEND",
-    admission: false,
-    script: "extend",
-    form: "EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>",
-    keys: ["active", "base"],
-    anchor: 0,
-    values: [id, token, lease],
-    times: [{ set: "active", offset: 2 }],
-    replyTime: { index: null, offset: 2 },
-  },
-  {
-    verb: "COMPLETE",
-    admission: false,
-    script: "complete",
-    form: "EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>",
-    keys: ["active", "done", "base"],
-    anchor: 0,
-    values: [id, token, { slot: "<result>" }, keep],
-    times: [{ set: "done", offset: null }],
-  },
-  {
-    verb: "FAIL",
-    admission: false,
-    script: "fail",
-    form: "EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>",
-    keys: ["active", "pending", "schedule", "dead", "base"],
-    anchor: 0,
-    values: [
-      id,
-      token,
-      { slot: "<error>" },
-      { slot: "<backoff>", grammar: "delay", name: "backoff" },
-      maxAttempts,
-      keep,
-    ],
-    times: [
-      { set: "schedule", offset: 3 },
-      { set: "dead", offset: null },
-    ],
-  },
-  {
-    verb: "RETRY",
-    admission: true,
-    script: "retry",
-    form: "EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>",
-    keys: ["dead", "pending", "base"],
-    anchor: 0,
-    values: [id, { slot: "<extra_attempts>", grammar: "positive", name: "extra attempts" }],
-    times: [],
-  },
-  {
-    verb: "PROMOTE",
-    admission: false,
-    script: "promote",
-    form: "EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>",
-    keys: ["schedule", "pending", "base"],
-    anchor: 0,
-    values: [limit],
-    times: [],
-  },
-  {
-    verb: "REAP",
-    admission: false,
-    script: "reap",
-    form: "EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>",
-    keys: ["active", "pending", "dead", "base"],
-    anchor: 0,
-    values: [limit, maxAttempts, keep],
-    times: [{ set: "dead", offset: null }],
-  },
-  {
-    verb: "REMOVE",
-    admission: false,
-    script: "remove",
-    form: "EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>",
-    keys: ["pending", "schedule", "done", "dead", "base"],
-    anchor: 0,
-    values: [id],
-    times: [],
-  },
-  {
-    verb: "PAUSE",
-    admission: false,
-    script: "pause",
-    form: "EMQ.PAUSE 1 <meta>",
-    keys: ["meta"],
-    anchor: 0,
-    values: [],
-    times: [],
-  },
-  {
-    verb: "RESUME",
-    admission: false,
-    script: "resume",
-    form: "EMQ.RESUME 2 <meta> <pending>",
-    keys: ["meta", "pending"],
-    anchor: 0,
-    values: [],
-    times: [],
-  },
-  {
-    verb: "RESCHEDULE",
-    admission: false,
-    script: null,
-    form: "EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>",
-    keys: ["active", "schedule", "base"],
-    anchor: 0,
-    values: [id, token, { slot: "<delay>", grammar: "delay", name: "delay" }],
-    times: [{ set: "schedule", offset: 2 }],
-    replyTime: { index: null, offset: 2 },
-  },
-  {
-    verb: "REQUEUE",
-    admission: false,
-    script: "requeue",
-    form: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>",
-    keys: ["active", "pending", "base"],
-    anchor: 0,
-    values: [id, token, maxAttempts],
-    times: [],
-  },
-];
+export const VERBS: readonly Verb[] = JOB_CORE.map(fromSpec);
 
 export function verbOf(name: string): Verb {
   const found = VERBS.find((v) => v.verb === name);
@@ -233,14 +95,9 @@ export function accepts(grammar: Grammar, text: string): boolean {
   }
 }
 
-export const RULES: Record<Grammar, string> = {
-  ms: "a positive integer of milliseconds",
-  delay: "a non-negative integer of milliseconds",
-  count: "a non-negative integer",
-  positive: "a positive integer",
-  priority: "an integer",
-  limit: "an integer from 1 to 10000",
-};
+export const RULES: Record<Grammar, string> = Object.fromEntries(
+  Object.entries(PROTOCOL.grammars).map(([grammar, g]) => [grammar, g.rule]),
+) as Record<Grammar, string>;
 
 /** A value grammar's refusal text. */
 export function valueError(verb: string, name: string, grammar: Grammar): string {
@@ -352,8 +209,8 @@ export function layoutError(verb: string): string {
 }
 
 export const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
-export const BRAND = "echomq:6.0.0";
-export const VERSION_KEY = "{emq}:version";
+export const BRAND = PROTOCOL.brands.wire6;
+export const VERSION_KEY = PROTOCOL.brands.key;
 
 export function emqwire(found: Buffer | null): string {
   return `EMQWIRE expected ${BRAND} found ${found === null ? "(nil)" : found.toString("latin1")}`;

@@ -1,3 +1,8 @@
+/**
+ * EchoMQ: a job queue on Valkey. This is the user surface — connect, queues, workers, the host
+ * step of every transition, ids and typed errors. The keyspace, the scripts, the verb table and
+ * the engines are the advanced surface, `echomq/protocol`.
+ */
 export { installModuleBrand } from "./connector/install.js";
 export {
   connect,
@@ -6,7 +11,6 @@ export {
   type ConnectOptions,
   type Wire,
 } from "./connector/connection.js";
-export { WIRE4_BRAND, WIRE6_BRAND } from "./connector/fence.js";
 export {
   enqueue,
   add,
@@ -37,26 +41,8 @@ export {
   type ReapOptions,
   type ReapResult,
 } from "./jobs.js";
-export {
-  queueKey,
-  jobKey,
-  isValidQueue,
-  assertValidQueue,
-  MAX_QUEUE_BYTES,
-  slot,
-  hashtag,
-  crc16,
-  VERSION_KEY,
-  type QueueKeyType,
-} from "./keyspace.js";
-export { newId, isValidBrandedId, assertValidBrandedId, idTime, IdGenerator } from "./branded-id.js";
-export {
-  Script,
-  scripts,
-  declaredVerbs,
-  NATIVE_ONLY_VERBS,
-  type Wire6Declaration,
-} from "./scripts/index.js";
+export { isValidQueue, assertValidQueue, MAX_QUEUE_BYTES } from "./keyspace.js";
+export { newId, isValidBrandedId, assertValidBrandedId, idTime } from "./branded-id.js";
 export {
   EchoMQError,
   AuthError,
@@ -73,7 +59,6 @@ export {
   JobNotFoundError,
   OutOfMemoryError,
   NativeOnlyVerbError,
-  typedServerError,
 } from "./errors.js";
 export { Queue, type JobCounts, type JobInfo, type JobState } from "./queue.js";
 export {
@@ -86,5 +71,4 @@ export {
   type WorkerLogger,
   type WorkerOptions,
 } from "./worker.js";
-export { Timers, type TimerOptions } from "./timers.js";
-export { backoffDelay, DEFAULT_BACKOFF, type BackoffOption } from "./backoff.js";
+export { DEFAULT_BACKOFF, type BackoffOption } from "./backoff.js";

@@ -201,14 +201,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
-   * Wire 4: the host's pause read, then the claim. Slots that want to claim while a pause read is
-   * out join it instead of sending their own, so at high concurrency one `HGET` serves many
-   * claims. The read a claim acts on is then at most one round trip older than the claim's
-   * request — the same window every wire-4 claim already has between its read and its script
-   * (docs/architecture.md, "Pause on wire 4"). Wire 6: `EMQ.CLAIM` reads the flag itself (D2).
+   * The host's pause read, then the claim — unless the engine's claim reads the flag itself (the
+   * native `EMQ.CLAIM`, D2). Slots that want to claim while a pause read is out join it instead
+   * of sending their own, so at high concurrency one `HGET` serves many claims. The read a claim
+   * acts on is then at most one round trip older than the claim's request — the same window every
+   * scripted claim already has between its read and its script (docs/architecture.md, "Pause").
    */
   private async claimNext(): Promise<ClaimedJob | null> {
-    if (this.conn.wire === 4) {
+    if (!this.conn.engine.claimReadsPause) {
       this.pauseRead ??= isPaused(this.conn, this.name).finally(() => {
         this.pauseRead = null;
       });

@@ -20,9 +20,9 @@ import {
   installModuleBrand,
   optionsFromUrl,
   Queue,
-  queueKey,
   VersionFenceError,
 } from "../src/index.js";
+import { queueKey } from "../src/protocol.js";
 import { freePort, startValkey, type ValkeyServer } from "./support/valkey.js";
 
 const invalid = (argument: string, pattern: RegExp) => (e: unknown) =>

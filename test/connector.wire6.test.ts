@@ -13,11 +13,10 @@ import {
   enqueue,
   installModuleBrand,
   newId,
-  Script,
-  scripts,
   VersionFenceError,
   WireRefusalError,
 } from "../src/index.js";
+import { Script, SCRIPTS, scriptFor } from "../src/protocol.js";
 import { type FaultProxy, startProxy } from "./support/proxy.js";
 import { type MonitorEntry, type MonitorHandle, monitor, rawCommand } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
@@ -167,7 +166,7 @@ describe("wire-6 connector: what goes on the wire", () => {
     c4 = await connect({ port: plain.port });
     c6 = await connect({ port: mod.port, wire: 6, requiredVerbs: VERBS });
     // Load the scripts on the wire-4 node so each call is one EVALSHA (no NOSCRIPT round).
-    for (const s of Object.values(scripts)) await c4.send("SCRIPT", ["LOAD", s.source]);
+    for (const s of [...SCRIPTS.values()]) await c4.send("SCRIPT", ["LOAD", s.source]);
   });
   after(async () => {
     await c4.close();
@@ -197,8 +196,8 @@ describe("wire-6 connector: what goes on the wire", () => {
     assert.equal(native.length, 2, JSON.stringify(sent6));
     const [e4, c4line] = evalsha as [string[], string[]];
     const [e6, c6line] = native as [string[], string[]];
-    assert.equal(e4[1], scripts.enqueue.sha1);
-    assert.equal(c4line[1], scripts.claim.sha1);
+    assert.equal(e4[1], scriptFor("ENQUEUE").sha1);
+    assert.equal(c4line[1], scriptFor("CLAIM").sha1);
     assert.deepEqual(lower(e6), [
       "emq.enqueue",
       "2",

@@ -18,11 +18,9 @@ import {
   enqueue,
   extend,
   fail,
-  jobKey,
   OutOfMemoryError,
   pause,
   promote,
-  queueKey,
   reap,
   remove,
   requeue,
@@ -30,8 +28,8 @@ import {
   resume,
   retry,
   ServerError,
-  typedServerError,
 } from "../src/index.js";
+import { jobKey, queueKey, typedServerError } from "../src/protocol.js";
 import { startValkey } from "./support/valkey.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
 

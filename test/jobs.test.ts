@@ -6,12 +6,10 @@ import {
   InvalidArgumentError,
   InvalidIdError,
   InvalidQueueNameError,
-  jobKey,
   newId,
-  queueKey,
-  scripts,
   ServerError,
 } from "../src/index.js";
+import { jobKey, queueKey, scriptFor } from "../src/protocol.js";
 import { monitor, names, untilSentinel } from "./support/resp.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
 
@@ -132,21 +130,21 @@ forEachWire("server-side refusals (same text on both wires)", (ctx) => {
     const form = "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>";
     const id = newId();
     await refused(
-      () => conn.eval(scripts.enqueue, [queueKey("q", "pending")], [id, "x"]),
+      () => conn.eval(scriptFor("ENQUEUE"), [queueKey("q", "pending")], [id, "x"]),
       `ERR EMQ.ENQUEUE wrong number of keys: ${form}`,
     );
     await refused(
-      () => conn.eval(scripts.enqueue, rowAndPending("q", id), [id]),
+      () => conn.eval(scriptFor("ENQUEUE"), rowAndPending("q", id), [id]),
       `ERR EMQ.ENQUEUE wrong number of values: ${form}`,
     );
     const notJob = "XYZ0Nb1VTbfnu4";
     await refused(
-      () => conn.eval(scripts.enqueue, rowAndPending("q", notJob), [notJob, "x"]),
+      () => conn.eval(scriptFor("ENQUEUE"), rowAndPending("q", notJob), [notJob, "x"]),
       "ERR EMQ.ENQUEUE id must start with JOB",
     );
     await server.cli("SET", queueKey("q", "pending"), "not a zset");
     await refused(
-      () => conn.eval(scripts.enqueue, rowAndPending("q", id), [id, "x"]),
+      () => conn.eval(scriptFor("ENQUEUE"), rowAndPending("q", id), [id, "x"]),
       "WRONGTYPE Operation against a key holding the wrong kind of value",
     );
     assert.deepEqual(await dumpQueue(server, "q"), { "emq:{q}:pending": { type: "string" } });
@@ -156,36 +154,36 @@ forEachWire("server-side refusals (same text on both wires)", (ctx) => {
     const { conn, server } = ctx();
     const form = "EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>";
     await refused(
-      () => conn.eval(scripts.claim, claimKeys("q").slice(0, 2), ["1000"]),
+      () => conn.eval(scriptFor("CLAIM"), claimKeys("q").slice(0, 2), ["1000"]),
       `ERR EMQ.CLAIM wrong number of keys: ${form}`,
     );
     await refused(
-      () => conn.eval(scripts.claim, claimKeys("q"), []),
+      () => conn.eval(scriptFor("CLAIM"), claimKeys("q"), []),
       `ERR EMQ.CLAIM wrong number of values: ${form}`,
     );
     for (const lease of ["0", "-5", "01", "1.5", "abc", "", "1234567890123456"]) {
       await refused(
-        () => conn.eval(scripts.claim, claimKeys("q"), [lease]),
+        () => conn.eval(scriptFor("CLAIM"), claimKeys("q"), [lease]),
         "ERR EMQ.CLAIM lease must be a positive integer of milliseconds",
       );
     }
     // An orphan head (not a JOB id, or no row) is no refusal: dropped and counted, nothing to claim.
     await server.cli("ZADD", queueKey("q", "pending"), "0", "NOTAJOB", "1", newId());
-    assert.deepEqual(await conn.eval(scripts.claim, claimKeys("q"), ["1000"]), []);
+    assert.deepEqual(await conn.eval(scriptFor("CLAIM"), claimKeys("q"), ["1000"]), []);
     assert.deepEqual(await dumpQueue(server, "q"), { "emq:{q}:meta": { orphans: "2" } });
     const orphan = newId();
     await server.cli("ZADD", queueKey("q", "pending"), "0", orphan);
     await server.cli("HSET", `emq:{q}:job:${orphan}`, "state", "active", "attempts", "1", "payload", "p");
     await server.cli("ZADD", queueKey("q", "active"), "5", orphan);
     await refused(
-      () => conn.eval(scripts.claim, claimKeys("q"), ["1000"]),
+      () => conn.eval(scriptFor("CLAIM"), claimKeys("q"), ["1000"]),
       "ERR EMQ.CLAIM pending head is already active",
     );
     assert.deepEqual(await server.cli("ZSCORE", queueKey("q", "active"), orphan), "5", "nothing moved");
     await server.cli("DEL", queueKey("q", "active"), `emq:{q}:job:${orphan}`);
     await server.cli("SET", queueKey("q", "active"), "x");
     await refused(
-      () => conn.eval(scripts.claim, claimKeys("q"), ["1000"]),
+      () => conn.eval(scriptFor("CLAIM"), claimKeys("q"), ["1000"]),
       "WRONGTYPE Operation against a key holding the wrong kind of value",
     );
     assert.deepEqual(await dumpQueue(server, "q"), {

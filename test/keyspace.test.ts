@@ -2,16 +2,12 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
   assertValidQueue,
-  crc16,
-  hashtag,
   InvalidArgumentError,
   InvalidIdError,
   InvalidQueueNameError,
   isValidQueue,
-  jobKey,
-  queueKey,
-  slot,
 } from "../src/index.js";
+import { crc16, hashtag, jobKey, queueKey, slot } from "../src/protocol.js";
 
 describe("queueKey", () => {
   test("builds emq:{q}:<type>", () => {

@@ -18,22 +18,20 @@ import {
   InvalidArgumentError,
   InvalidIdError,
   InvalidQueueNameError,
-  jobKey,
   JobNotFoundError,
   LeaseLostError,
   newId,
   pause,
   promote,
-  queueKey,
   reap,
   remove,
   requeue,
   reschedule,
   resume,
   retry,
-  scripts,
   ServerError,
 } from "../src/index.js";
+import { jobKey, queueKey, scriptFor } from "../src/protocol.js";
 import { type ErrorClass, k, keysOf, lifecycle, NOT_JOB, refused, WRONGTYPE } from "./support/lifecycle.js";
 import { monitor, names, rawCommand, untilSentinel } from "./support/resp.js";
 import { forEachWire } from "./support/wires.js";
@@ -99,11 +97,11 @@ forEachWire("job lifecycle", (ctx) => {
     const other = newId();
     await cli("SET", jobKey("dup", other), "a string row");
     const snap = await dump("dup");
-    assert.equal(await conn.eval(scripts.add, keysOf.add("dup", other), [other, "x", "0", "0", "0"]), 0);
+    assert.equal(await conn.eval(scriptFor("ADD"), keysOf.add("dup", other), [other, "x", "0", "0", "0"]), 0);
     assert.deepEqual(await dump("dup"), snap);
     const edge = newId();
     const values = [edge, "", "-999999999999999", "0", "999999999999999"];
-    assert.equal(await conn.eval(scripts.add, keysOf.add("edge", edge), values), 1);
+    assert.equal(await conn.eval(scriptFor("ADD"), keysOf.add("edge", edge), values), 1);
     assert.deepEqual(await dump("edge"), {
       [jobKey("edge", edge)]: {
         state: "pending",
@@ -131,7 +129,7 @@ forEachWire("job lifecycle", (ctx) => {
     const verbOf = (c: string[]): string => {
       if (wire === 6) return c[0]!.toUpperCase();
       const sha = c[1];
-      return sha === scripts.enqueue.sha1 ? "ENQUEUE" : sha === scripts.add.sha1 ? "ADD" : c[0]!;
+      return sha === scriptFor("ENQUEUE").sha1 ? "ENQUEUE" : sha === scriptFor("ADD").sha1 ? "ADD" : c[0]!;
     };
     const seen = entries
       .filter((e) => e.client !== "lua")
@@ -205,7 +203,10 @@ forEachWire("job lifecycle", (ctx) => {
     assert.equal(results.filter((r) => !r.duplicate).length, 3);
     assert.equal(await cli("ZCARD", queueKey("nos", "pending")), 3);
     if (wire === 4)
-      assert.deepEqual(await cli("SCRIPT", "EXISTS", scripts.enqueue.sha1, scripts.add.sha1), [1, 1]);
+      assert.deepEqual(
+        await cli("SCRIPT", "EXISTS", scriptFor("ENQUEUE").sha1, scriptFor("ADD").sha1),
+        [1, 1],
+      );
   });
 
   test("addBulk: a server refusal of one job is thrown as its typed error; the others are added", async () => {
@@ -440,7 +441,7 @@ forEachWire("job lifecycle", (ctx) => {
     const text = "ERR EMQ.RETRY job is not dead";
     const { id } = await add(conn, "rn", "x");
     await refusedUnchanged("rn", () => retry(conn, "rn", id), text);
-    await refusedUnchanged("rn", () => conn.eval(scripts.retry, keysOf.retry("rn"), [id, "1"]), text);
+    await refusedUnchanged("rn", () => conn.eval(scriptFor("RETRY"), keysOf.retry("rn"), [id, "1"]), text);
     const active = await leased("ra");
     await refusedUnchanged("ra", () => retry(conn, "ra", active.id), text);
     const d1 = await buried("rb");
@@ -634,10 +635,10 @@ forEachWire("job lifecycle", (ctx) => {
   test("row and lease gates on EXTEND, COMPLETE, FAIL, REQUEUE: not found, state or membership not active, stale token", async () => {
     const { conn } = ctx();
     const lease = [
-      { verb: "EXTEND", script: scripts.extend, keys: keysOf.extend, tail: ["1000"] },
-      { verb: "COMPLETE", script: scripts.complete, keys: keysOf.complete, tail: ["r", "5"] },
-      { verb: "FAIL", script: scripts.fail, keys: keysOf.fail, tail: ["e", "0", "3", "5"] },
-      { verb: "REQUEUE", script: scripts.requeue, keys: keysOf.requeue, tail: ["3"] },
+      { verb: "EXTEND", script: scriptFor("EXTEND"), keys: keysOf.extend, tail: ["1000"] },
+      { verb: "COMPLETE", script: scriptFor("COMPLETE"), keys: keysOf.complete, tail: ["r", "5"] },
+      { verb: "FAIL", script: scriptFor("FAIL"), keys: keysOf.fail, tail: ["e", "0", "3", "5"] },
+      { verb: "REQUEUE", script: scriptFor("REQUEUE"), keys: keysOf.requeue, tail: ["3"] },
     ];
     let n = 0;
     for (const { verb, script, keys, tail } of lease) {
@@ -784,30 +785,30 @@ forEachWire("job lifecycle", (ctx) => {
   test("raw replies: integers as integers, states as bulk strings, REAP as two arrays of bulk strings", async () => {
     const { conn } = ctx();
     const id = newId();
-    assert.equal(await conn.eval(scripts.add, keysOf.add("rt1", id), [id, "x", "0", "0", "0"]), 1);
+    assert.equal(await conn.eval(scriptFor("ADD"), keysOf.add("rt1", id), [id, "x", "0", "0", "0"]), 1);
     const job = (await claim(conn, "rt1", 30_000))!;
     const token = String(job.attempts);
-    const deadline = await conn.eval(scripts.extend, keysOf.extend("rt1"), [id, token, "5000"]);
+    const deadline = await conn.eval(scriptFor("EXTEND"), keysOf.extend("rt1"), [id, token, "5000"]);
     assert.equal(typeof deadline, "number");
-    const state = await conn.eval(scripts.fail, keysOf.fail("rt1"), [id, token, "e", "0", "1", "5"]);
+    const state = await conn.eval(scriptFor("FAIL"), keysOf.fail("rt1"), [id, token, "e", "0", "1", "5"]);
     assert.ok(Buffer.isBuffer(state), "FAIL answers a bulk string");
     assert.equal(state.toString(), "dead");
-    assert.equal(await conn.eval(scripts.retry, keysOf.retry("rt1"), [id, "3"]), 1);
+    assert.equal(await conn.eval(scriptFor("RETRY"), keysOf.retry("rt1"), [id, "3"]), 1);
     const again = (await claim(conn, "rt1", 1))!;
     await sleep(5);
-    const reaped = (await conn.eval(scripts.reap, keysOf.reap("rt1"), ["10", "5", "5"])) as unknown[];
+    const reaped = (await conn.eval(scriptFor("REAP"), keysOf.reap("rt1"), ["10", "5", "5"])) as unknown[];
     assert.deepEqual(reaped, [[Buffer.from(again.id)], []]);
-    assert.deepEqual(await conn.eval(scripts.reap, keysOf.reap("rt1"), ["10", "5", "5"]), [[], []]);
-    assert.equal(await conn.eval(scripts.promote, keysOf.promote("rt1"), ["10"]), 0);
+    assert.deepEqual(await conn.eval(scriptFor("REAP"), keysOf.reap("rt1"), ["10", "5", "5"]), [[], []]);
+    assert.equal(await conn.eval(scriptFor("PROMOTE"), keysOf.promote("rt1"), ["10"]), 0);
     const third = (await claim(conn, "rt1", 30_000))!;
     const done = [id, String(third.attempts), "r", "5"];
-    assert.equal(await conn.eval(scripts.complete, keysOf.complete("rt1"), done), 1);
-    assert.equal(await conn.eval(scripts.remove, keysOf.remove("rt1"), [id]), 1);
-    assert.equal(await conn.eval(scripts.remove, keysOf.remove("rt1"), [id]), 0);
-    assert.equal(await conn.eval(scripts.pause, keysOf.meta("rt1"), []), 1);
-    assert.equal(await conn.eval(scripts.pause, keysOf.meta("rt1"), []), 0);
-    assert.equal(await conn.eval(scripts.resume, keysOf.resume("rt1"), []), 1);
-    assert.equal(await conn.eval(scripts.resume, keysOf.resume("rt1"), []), 0);
+    assert.equal(await conn.eval(scriptFor("COMPLETE"), keysOf.complete("rt1"), done), 1);
+    assert.equal(await conn.eval(scriptFor("REMOVE"), keysOf.remove("rt1"), [id]), 1);
+    assert.equal(await conn.eval(scriptFor("REMOVE"), keysOf.remove("rt1"), [id]), 0);
+    assert.equal(await conn.eval(scriptFor("PAUSE"), keysOf.meta("rt1"), []), 1);
+    assert.equal(await conn.eval(scriptFor("PAUSE"), keysOf.meta("rt1"), []), 0);
+    assert.equal(await conn.eval(scriptFor("RESUME"), keysOf.resume("rt1"), []), 1);
+    assert.equal(await conn.eval(scriptFor("RESUME"), keysOf.resume("rt1"), []), 0);
   });
 
   /* ------------------------------------------------------------------ host validation */

@@ -15,10 +15,10 @@ import {
   enqueue,
   installModuleBrand,
   newId,
-  scripts,
   ServerError,
   VersionFenceError,
 } from "../src/index.js";
+import { scriptFor } from "../src/protocol.js";
 import { type RespArg, type RespReply, rawCommands } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 import {
@@ -357,7 +357,7 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
 
       const reply = (await call(server.port, [
         "EVAL",
-        scripts.claim.source,
+        scriptFor("CLAIM").source,
         3,
         ...claimKeys("q"),
         30000,
@@ -531,7 +531,7 @@ describe("keyspace equality: wire-4 scripts vs the native verbs", () => {
     await c6.close();
     const replies = await rawCommands(mod.port, [
       ["MULTI"],
-      ["EVAL", scripts.claim.source, 3, ...claimKeys("lx1"), 30000],
+      ["EVAL", scriptFor("CLAIM").source, 3, ...claimKeys("lx1"), 30000],
       ["EMQ.CLAIM", 3, ...claimKeys("lx2"), 30000],
       ["TIME"],
       ["EXEC"],
@@ -654,9 +654,9 @@ describe("ACL: the fence reads as the calling client", () => {
     await assert.rejects(claim(conn, "b", 10_000), noperm);
     await seedJob(server.port, "b", ID_A);
     const seeded = await dumpAll(server.port);
-    await assert.rejects(conn.eval(scripts.claim, claimKeys("b"), [10_000]), noperm);
+    await assert.rejects(conn.eval(scriptFor("CLAIM"), claimKeys("b"), [10_000]), noperm);
     await assert.rejects(
-      conn.eval(scripts.enqueue, [row("b", ID_B), k("b", "pending")], [ID_B, "x"]),
+      conn.eval(scriptFor("ENQUEUE"), [row("b", ID_B), k("b", "pending")], [ID_B, "x"]),
       noperm,
     );
     assert.deepEqual(await dumpAll(server.port), seeded, "nothing written on b");

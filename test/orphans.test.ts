@@ -5,17 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import {
-  claim,
-  enqueue,
-  jobKey,
-  newId,
-  type QueueKeyType,
-  queueKey,
-  remove,
-  scripts,
-  ServerError,
-} from "../src/index.js";
+import { claim, enqueue, newId, remove, ServerError } from "../src/index.js";
+import { jobKey, queueKey, type QueueKeyType, scriptFor } from "../src/protocol.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
 
 const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
@@ -130,7 +121,7 @@ forEachWire("orphans", (ctx) => {
     await cli("SET", k("o8", "meta"), "x");
     await refusedUnchanged("o8", () => claim(conn, "o8", 30_000), WRONGTYPE);
     const keys = [k("o8", "pending"), k("o8", "active"), k("o8", "")];
-    await refusedUnchanged("o8", () => conn.eval(scripts.claim, keys, ["30000"]), WRONGTYPE);
+    await refusedUnchanged("o8", () => conn.eval(scriptFor("CLAIM"), keys, ["30000"]), WRONGTYPE);
   });
 
   test("remove of an id whose row is gone: out of pending, schedule, done and dead (not active); 1 if any held it", async () => {

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { add, claim, fail, newId, pause, queueKey, type Script, scripts } from "../src/index.js";
+import { add, claim, fail, newId, pause } from "../src/index.js";
+import { queueKey, type Script, scriptFor } from "../src/protocol.js";
 import {
   COUNT_BAD,
   keysOf,
@@ -70,7 +71,7 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
   const cases: VerbCase[] = [
     {
       verb: "ADD",
-      script: scripts.add,
+      script: scriptFor("ADD"),
       form: "EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>",
       setup: async (q) => {
         const id = newId();
@@ -87,7 +88,7 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     },
     {
       verb: "REQUEUE",
-      script: scripts.requeue,
+      script: scriptFor("REQUEUE"),
       form: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>",
       setup: async (q) => {
         const { id, token } = await job(q);
@@ -99,7 +100,7 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     },
     {
       verb: "EXTEND",
-      script: scripts.extend,
+      script: scriptFor("EXTEND"),
       form: "EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>",
       setup: async (q) => {
         const { id, token } = await job(q);
@@ -114,7 +115,7 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     },
     {
       verb: "COMPLETE",
-      script: scripts.complete,
+      script: scriptFor("COMPLETE"),
       form: "EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>",
       setup: async (q) => {
         const { id, token } = await job(q);
@@ -126,7 +127,7 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     },
     {
       verb: "FAIL",
-      script: scripts.fail,
+      script: scriptFor("FAIL"),
       form: "EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>",
       setup: async (q) => {
         const { id, token } = await job(q);
@@ -143,7 +144,7 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     },
     {
       verb: "RETRY",
-      script: scripts.retry,
+      script: scriptFor("RETRY"),
       form: "EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>",
       setup: async (q) => {
         const { id, token } = await job(q);
@@ -156,7 +157,7 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     },
     {
       verb: "PROMOTE",
-      script: scripts.promote,
+      script: scriptFor("PROMOTE"),
       form: "EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>",
       setup: async (q) => {
         await add(ctx().conn, q, "x", { delay: 1 });
@@ -168,7 +169,7 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     },
     {
       verb: "REAP",
-      script: scripts.reap,
+      script: scriptFor("REAP"),
       form: "EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>",
       setup: async (q) => {
         await job(q, 1);
@@ -180,7 +181,7 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     },
     {
       verb: "REMOVE",
-      script: scripts.remove,
+      script: scriptFor("REMOVE"),
       form: "EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>",
       setup: async (q) => {
         const { id } = await add(ctx().conn, q, "x");
@@ -192,7 +193,7 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     },
     {
       verb: "PAUSE",
-      script: scripts.pause,
+      script: scriptFor("PAUSE"),
       form: "EMQ.PAUSE 1 <meta>",
       setup: async (q) => ({ keys: keysOf.meta(q), values: [] }),
       values: [],
@@ -201,7 +202,7 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     },
     {
       verb: "RESUME",
-      script: scripts.resume,
+      script: scriptFor("RESUME"),
       form: "EMQ.RESUME 2 <meta> <pending>",
       setup: async (q) => {
         await pause(ctx().conn, q);

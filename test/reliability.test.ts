@@ -25,12 +25,12 @@ import {
   LeaseLostError,
   NativeOnlyVerbError,
   Queue,
-  queueKey,
   reap,
   requeue,
   reschedule,
   Worker,
 } from "../src/index.js";
+import { queueKey } from "../src/protocol.js";
 import { startHoldProxy } from "./fixtures/hold-proxy.js";
 import { LOG_KEY, loggingHandler, RUNS_KEY } from "./fixtures/log-handler.js";
 import type { ValkeyServer } from "./support/valkey.js";

@@ -8,7 +8,6 @@ import { test } from "node:test";
 import {
   claim,
   fail,
-  jobKey,
   JobNotFoundError,
   LeaseLostError,
   NativeOnlyVerbError,
@@ -17,6 +16,7 @@ import {
   reschedule,
   WireRefusalError,
 } from "../src/index.js";
+import { jobKey } from "../src/protocol.js";
 import { lifecycle, refused } from "./support/lifecycle.js";
 import { monitor, names, untilSentinel } from "./support/resp.js";
 import { forEachWire } from "./support/wires.js";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
-import { slot } from "../src/index.js";
+import { slot } from "../src/protocol.js";
 import { rawCommands } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 

@@ -14,7 +14,7 @@ import {
   type StandResult,
   VERDICT_OK,
 } from "../src/cli/stand.js";
-import { queueKey, scripts } from "../src/index.js";
+import { queueKey, scriptFor } from "../src/protocol.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -101,7 +101,7 @@ describe("the stand (in-process)", () => {
     const eb = lower(enq!.monitor.b.transition);
     assert.equal(ea.length, 1);
     assert.equal(eb.length, 1);
-    assert.deepEqual(ea[0]!.slice(0, 2), ["evalsha", scripts.enqueue.sha1]);
+    assert.deepEqual(ea[0]!.slice(0, 2), ["evalsha", scriptFor("ENQUEUE").sha1]);
     assert.equal(eb[0]![0], "emq.enqueue");
     assert.deepEqual(ea[0]!.slice(2), eb[0]!.slice(1));
     assert.deepEqual(eb[0]!.slice(1, 4), [
@@ -117,7 +117,7 @@ describe("the stand (in-process)", () => {
     const pauseRead = ["hget", queueKey(result.queue, "meta"), "paused"];
     assert.deepEqual(ca[0], pauseRead);
     assert.deepEqual(cb[0], pauseRead);
-    assert.deepEqual(ca[1]!.slice(0, 2), ["evalsha", scripts.claim.sha1]);
+    assert.deepEqual(ca[1]!.slice(0, 2), ["evalsha", scriptFor("CLAIM").sha1]);
     assert.equal(cb[1]![0], "emq.claim");
     assert.deepEqual(ca[1]!.slice(2), cb[1]!.slice(1));
     assert.deepEqual(cb[1]!.slice(1), [
@@ -219,7 +219,7 @@ describe("the stand's comparison", () => {
       reloaded: false,
       inner: [],
     });
-    const a = capture([pause, ["evalsha", scripts.claim.sha1, ...tail]]);
+    const a = capture([pause, ["evalsha", scriptFor("CLAIM").sha1, ...tail]]);
     const same = compareMonitor("claim", a, capture([pause, ["emq.claim", ...tail]]), queue);
     assert.deepEqual(
       same.map((r) => r.mark),

@@ -12,7 +12,6 @@ import {
   enqueue,
   extend,
   fail,
-  jobKey,
   pause,
   promote,
   reap,
@@ -22,6 +21,7 @@ import {
   resume,
   retry,
 } from "../src/index.js";
+import { jobKey } from "../src/protocol.js";
 import { k, lifecycle } from "./support/lifecycle.js";
 import { forEachWire } from "./support/wires.js";
 

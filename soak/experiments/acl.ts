@@ -33,10 +33,10 @@ import {
   reap,
   requeue,
   reschedule,
-  scripts,
   type Wire,
   Worker,
 } from "../../src/index.js";
+import { SCRIPTS, scriptFor } from "../../src/protocol.js";
 import { checkTargets, measure, type Outcome, quietly, startFor, Tally, waitFor } from "./common.js";
 import { type Arg, FORMS, type Form, type KeyType, keyOf, Rng } from "./fuzz-calls.js";
 import { diff, digests, type SeedJob, seedQueue } from "./seed.js";
@@ -86,8 +86,7 @@ function values(form: Form, job: SeedJob | undefined): Arg[] {
 /** Every form's call on b (each fit job), and with the anchor's queue and the others' crossed. */
 function verbCalls(conn: Connection, seed: readonly SeedJob[]): Attempt[] {
   const out: Attempt[] = [];
-  const scriptOf = (verb: string) =>
-    (scripts as Record<string, (typeof scripts)[keyof typeof scripts]>)[verb.toLowerCase()];
+  const scriptOf = (verb: string) => SCRIPTS.get(verb);
   for (const form of FORMS.filter((f) => f.verb !== "INSTALL")) {
     const fit = ["EXTEND", "COMPLETE", "FAIL", "RESCHEDULE", "REQUEUE"].includes(form.verb)
       ? seed.filter((j) => j.state === "active")
@@ -228,7 +227,7 @@ export function acl(wire: Wire, p: AclParams): Promise<Outcome> {
     try {
       admin = await connect({ port: server.port, wire }); // wire 4: brands the node (SET NX)
       const seed = await seedQueue(admin, "b");
-      for (const script of Object.values(scripts)) await admin.send("SCRIPT", ["LOAD", script.source]);
+      for (const script of [...SCRIPTS.values()]) await admin.send("SCRIPT", ["LOAD", script.source]);
       u = await connect({ port: server.port, wire, username: "u", password: "pw", name: "emq-limited" });
 
       // 1. The limited user works on a: add, process, pause and resume.

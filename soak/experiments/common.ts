@@ -7,7 +7,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { modulePath } from "../../src/cli/module-path.js";
-import { type Connection, connect, installModuleBrand, queueKey, type Wire } from "../../src/index.js";
+import { type Connection, connect, installModuleBrand, type Wire } from "../../src/index.js";
+import { queueKey } from "../../src/protocol.js";
 import { type StartValkeyOptions, startValkey, type ValkeyServer } from "../../test/support/valkey.js";
 
 export type Params = Record<string, number | string>;

@@ -3,7 +3,8 @@
  * which handler runs started and ran to their end, which completions the server confirmed. At
  * the end it is compared with what the server holds to count lost, stuck and double completions.
  */
-import { type Connection, type Job, jobKey, type Worker } from "../../src/index.js";
+import type { Connection, Job, Worker } from "../../src/index.js";
+import { jobKey } from "../../src/protocol.js";
 import { type Outcome, whereAre } from "./common.js";
 
 export class JobsLedger {

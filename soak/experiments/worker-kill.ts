@@ -12,7 +12,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Redis } from "iovalkey";
-import { type Connection, Queue, queueKey, type Wire, Worker } from "../../src/index.js";
+import { type Connection, Queue, type Wire, Worker } from "../../src/index.js";
+import { queueKey } from "../../src/protocol.js";
 import { LOG_KEY, loggingHandler, RUNS_KEY } from "../../test/fixtures/log-handler.js";
 import {
   brief,

@@ -21,10 +21,8 @@ import {
   type EnqueueResult,
   installModuleBrand,
   newId,
-  queueKey,
-  scripts,
-  VERSION_KEY,
 } from "../index.js";
+import { queueKey, SCRIPTS, scriptFor, VERSION_KEY } from "../protocol.js";
 import { type EmbeddedValkey, startEmbeddedValkey } from "./embedded-valkey.js";
 import { modulePath } from "./module-path.js";
 import { type Monitor, type MonitorLine, openMonitor } from "./monitor.js";
@@ -429,7 +427,7 @@ export function compareMonitor(
   queue: string,
 ): Row[] {
   const rows: Row[] = [];
-  const script = scripts[step];
+  const script = scriptFor(step.toUpperCase());
   const verb = lower(script.command ?? "");
   const meta = queueKey(queue, "meta");
   const expectA = step === "claim" ? ["hget", "evalsha"] : ["evalsha"];
@@ -542,7 +540,7 @@ function abbreviate(value: string, payload: string, runIdB: string): string {
   if (value === payload) return "<payload>";
   if (value === runIdB) return `${quote(value.slice(0, 12))}…`;
   if (/^[0-9a-f]{40}$/.test(value)) return `"${value.slice(0, 8)}…"`;
-  for (const script of Object.values(scripts)) {
+  for (const script of [...SCRIPTS.values()]) {
     if (value === script.source) return `<${script.name}.lua source, ${Buffer.byteLength(value)} B>`;
   }
   return value.length > 48 ? `${quote(value.slice(0, 40))}…(${value.length} B)` : quote(value);
@@ -590,7 +588,7 @@ function render(result: StandResult, out: (line: string) => void): void {
     }
     if (step.monitor.a.reloaded) {
       out(
-        `    A  note: its first "evalsha" was answered NOSCRIPT; the connector sent "script" "LOAD" <${scripts[step.name].name}.lua source> and the same line again`,
+        `    A  note: its first "evalsha" was answered NOSCRIPT; the connector sent "script" "LOAD" <${scriptFor(step.name.toUpperCase()).name}.lua source> and the same line again`,
       );
     }
     const names = (lines: string[][]) => lines.map((args) => (args[0] ?? "").toUpperCase()).join(" ");

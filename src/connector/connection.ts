@@ -5,6 +5,16 @@
 import type tls from "node:tls";
 import { Command, Redis } from "iovalkey";
 import {
+  type Arg,
+  type Engine,
+  type EngineKind,
+  engineFor,
+  type Line,
+  type ScriptCall,
+  type Sender,
+  type Wire,
+} from "../engine/index.js";
+import {
   AuthError,
   ConnectionClosedError,
   ConnectionError,
@@ -13,14 +23,11 @@ import {
   InvalidArgumentError,
   ServerError,
   VersionFenceError,
-  WireRefusalError,
 } from "../errors.js";
-import { declaredVerbs, type Script } from "../scripts/index.js";
-import { fenceWire4, fenceWire6 } from "./fence.js";
+import { JOB_CORE_VERBS, type Script } from "../scripts/index.js";
 import { FencingConnector } from "./fencing-connector.js";
 
-export type Wire = 4 | 6;
-export type Arg = string | Buffer | number;
+export type { Arg, ScriptCall, Wire } from "../engine/index.js";
 
 export interface ConnectOptions {
   host?: string;
@@ -81,36 +88,30 @@ export function optionsFromUrl(url: string): ConnectOptions {
   return opts;
 }
 
-/** One call of a script: the script, its keys and its arguments. */
-export interface ScriptCall {
-  script: Script;
-  keys: readonly string[];
-  args: readonly Arg[];
-}
-
-function isNoScript(result: unknown): boolean {
-  return result instanceof ServerError && result.reply.startsWith("NOSCRIPT");
-}
-
-export class Connection {
-  readonly wire: Wire;
+export class Connection implements Sender {
+  /** The executor this connection runs transitions with (wire 4: scripts; wire 6: native). */
+  readonly engine: Engine;
   /** The underlying client; for commands outside the job core. */
   readonly client: Redis;
   private readonly connector: FencingConnector;
   private closed = false;
-  private readonly loading = new Map<string, Promise<unknown>>();
   private readonly functions = new Map<string, (...args: Arg[]) => Promise<unknown>>();
 
   /** @internal use `connect()` */
   constructor(
     client: Redis,
     connector: FencingConnector,
-    wire: Wire,
+    engine: (sender: Sender) => Engine,
     private readonly options: ConnectOptions,
   ) {
     this.client = client;
     this.connector = connector;
-    this.wire = wire;
+    this.engine = engine(this);
+  }
+
+  /** The wire this connection speaks: 4 (scripts) or 6 (the native module). */
+  get wire(): Wire {
+    return this.engine.wire;
   }
 
   /** A new connection to the same node with the same options (fenced like this one). */
@@ -132,74 +133,30 @@ export class Connection {
   }
 
   /**
-   * Runs a script's transition. Wire 4: `EVALSHA <sha> <numkeys> <keys…> <args…>`, loading the
-   * source once on `NOSCRIPT` and re-sending the same line. Wire 6: a script that declares a verb
-   * goes as `EMQ.<VERB> <numkeys> <keys…> <args…>`; a `read` script as `EVALSHA`; any other is
-   * refused locally. Replies keep bulk strings as Buffers.
+   * Runs a script as this connection's engine runs it: wire 4 `EVALSHA <sha> <numkeys> <keys…>
+   * <args…>` (loading the source once on `NOSCRIPT`); wire 6 a script that declares a verb as
+   * `EMQ.<VERB>` with the same tail, a `read` script as `EVALSHA`, any other refused locally.
+   * Replies keep bulk strings as Buffers.
    */
-  async eval(script: Script, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
-    const [command, line] = this.lineOf({ script, keys, args });
-    try {
-      return await this.send(command, line);
-    } catch (err) {
-      if (command !== "EVALSHA" || !isNoScript(err)) throw err;
-      await this.load(script);
-      return this.send(command, line);
-    }
+  eval(script: Script, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+    return this.engine.eval(script, keys, args);
   }
 
-  /**
-   * Runs many transitions, pipelined: every line is written in the same tick and the replies
-   * come back in one round trip. Each result is the call's reply, or its error (typed like
-   * `send`'s) — one call's refusal does not stop the others. Lines that meet `NOSCRIPT` are
-   * re-sent once their script is loaded.
-   */
-  async evalBatch(calls: readonly ScriptCall[]): Promise<unknown[]> {
-    const lines = calls.map((call) => this.lineOf(call));
-    const results = await this.sendAll(lines);
-    const missing = results.flatMap((r, i) => (isNoScript(r) ? [i] : []));
-    if (missing.length === 0) return results;
-    const scripts = new Set(missing.map((i) => (calls[i] as ScriptCall).script));
-    await Promise.all([...scripts].map((script) => this.load(script)));
-    const again = await this.sendAll(missing.map((i) => lines[i] as [string, Arg[]]));
-    missing.forEach((at, k) => {
-      results[at] = again[k];
-    });
-    return results;
-  }
-
-  /** The command a script's call goes out as on this connection's wire (see `eval`). */
-  private lineOf(call: ScriptCall): [string, Arg[]] {
-    const { script, keys, args } = call;
-    const tail: Arg[] = [keys.length, ...keys, ...args];
-    if (this.wire === 6) {
-      const command = script.command;
-      if (command) return [command, tail];
-      if (script.wire6 !== "read") throw new WireRefusalError(script.name);
-    }
-    return ["EVALSHA", [script.sha1, ...tail]];
+  /** Runs many script calls in one round trip; each result is the call's reply or its error. */
+  evalBatch(calls: readonly ScriptCall[]): Promise<unknown[]> {
+    return this.engine.evalBatch(calls);
   }
 
   /**
    * Sends commands in the same tick, so they leave together (the connector coalesces one tick's
    * writes); each result is the reply or the typed error.
    */
-  private sendAll(commands: readonly [string, Arg[]][]): Promise<unknown[]> {
+  sendAll(commands: readonly Line[]): Promise<unknown[]> {
     return Promise.all(
       commands.map(([name, args]) =>
         this.commandFunction(name)(...args).catch((err: unknown) => this.translate(err)),
       ),
     );
-  }
-
-  /** `SCRIPT LOAD`, once for all the calls that met `NOSCRIPT` for this script at the same time. */
-  private load(script: Script): Promise<unknown> {
-    let loading = this.loading.get(script.sha1);
-    if (!loading) {
-      loading = this.send("SCRIPT", ["LOAD", script.source]).finally(() => this.loading.delete(script.sha1));
-      this.loading.set(script.sha1, loading);
-    }
-    return loading;
   }
 
   /** Sends one command; replies keep bulk strings as Buffers. Errors are typed. */
@@ -291,13 +248,11 @@ export class Connection {
  * `connectTimeoutMs` (or refuses `db` / `name`).
  */
 export async function connect(options: ConnectOptions = {}): Promise<Connection> {
-  const { host, port, wire, timeoutMs, writeBatch } = checkConnectOptions(options);
-  const verbs = options.requiredVerbs ?? declaredVerbs();
-  const fence = wire === 4 ? fenceWire4 : (send: Parameters<typeof fenceWire4>[0]) => fenceWire6(send, verbs);
+  const { host, port, engine, timeoutMs, writeBatch } = checkConnectOptions(options);
   const connector = new FencingConnector(
     { host, port, tls: options.tls },
     { username: options.username, password: options.password, db: options.db, name: options.name },
-    fence,
+    engine.fence,
     timeoutMs,
     writeBatch,
   );
@@ -321,9 +276,9 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
   client.on("error", () => {}); // errors reach callers through their commands
   // Register the module's commands before any pipeline exists: an auto-pipeline copies the
   // client's built-ins when it is created, so a command added later would be missing from it.
-  for (const verb of [...declaredVerbs(), "VERSION", "INSTALL"])
+  for (const verb of [...JOB_CORE_VERBS, "VERSION", "INSTALL"])
     client.addBuiltinCommand(`emq.${verb.toLowerCase()}`);
-  const connection = new Connection(client, connector, wire, options);
+  const connection = new Connection(client, connector, (sender) => engine.create(sender), options);
   try {
     await withTimeout(client.connect(), timeoutMs, () => lastError(connector));
   } catch (err) {
@@ -353,7 +308,7 @@ function integerOption(name: string, value: unknown, fallback: number, min: numb
 export function checkConnectOptions(options: ConnectOptions): {
   host: string;
   port: number;
-  wire: Wire;
+  engine: EngineKind;
   timeoutMs: number;
   writeBatch: number;
 } {
@@ -367,8 +322,7 @@ export function checkConnectOptions(options: ConnectOptions): {
   if (typeof host !== "string" || host.length === 0) {
     throw new InvalidArgumentError("host", `must be a non-empty string, got ${String(options.host)}`);
   }
-  const wire = options.wire ?? 4;
-  if (wire !== 4 && wire !== 6) throw new InvalidArgumentError("wire", `must be 4 or 6, got ${String(wire)}`);
+  const engine = engineFor(options.wire ?? 4, options.requiredVerbs);
   if (options.db !== undefined) integerOption("db", options.db, 0, 0, 2 ** 31 - 1);
   for (const name of ["username", "password", "name"] as const) {
     const value = options[name];
@@ -379,7 +333,7 @@ export function checkConnectOptions(options: ConnectOptions): {
   return {
     host,
     port: integerOption("port", options.port, 6379, 1, 65535),
-    wire,
+    engine,
     timeoutMs: integerOption("connectTimeoutMs", options.connectTimeoutMs, 5000, 1, MAX_TIMER_MS),
     writeBatch: integerOption("writeBatch", options.writeBatch, 16, 1, 1_000_000),
   };

@@ -47,7 +47,8 @@ export async function fenceWire4(send: Send): Promise<void> {
 }
 
 export interface ModuleVersion {
-  wire: string;
+  /** The brand the module speaks (the reply's `wire` field). */
+  brand: string;
   module: string;
   verbs: string[];
 }
@@ -58,7 +59,7 @@ export function parseModuleVersion(reply: RespReply): ModuleVersion | null {
   for (let i = 0; i + 1 < reply.length; i += 2) fields.set(String(reply[i]), reply[i + 1]!);
   const verbs = fields.get("verbs");
   if (!Array.isArray(verbs)) return null;
-  return { wire: String(fields.get("wire")), module: String(fields.get("module")), verbs: verbs.map(String) };
+  return { brand: String(fields.get("wire")), module: String(fields.get("module")), verbs: verbs.map(String) };
 }
 
 /**
@@ -75,7 +76,7 @@ export async function fenceWire6(send: Send, requiredVerbs: readonly string[]): 
   }
   const version = parseModuleVersion(reply);
   if (!version) throw new VersionFenceError(WIRE6_BRAND, "unreadable EMQ.VERSION reply");
-  if (version.wire !== WIRE6_BRAND) throw new VersionFenceError(WIRE6_BRAND, version.wire, "module wire");
+  if (version.brand !== WIRE6_BRAND) throw new VersionFenceError(WIRE6_BRAND, version.brand, "module wire");
   if (Number(version.module.split(".")[0]) !== MODULE_MAJOR) {
     throw new VersionFenceError(
       WIRE6_BRAND,

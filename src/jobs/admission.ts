@@ -1,9 +1,9 @@
 /** Host steps that bring jobs in and lease them out: `enqueue`, `add`, `claim`. */
 import { newId } from "../branded-id.js";
-import type { Connection, ScriptCall } from "../connector/connection.js";
-import { EchoMQError, InvalidArgumentError, typedServerError } from "../errors.js";
+import type { Connection } from "../connector/connection.js";
+import type { VerbCall } from "../engine/index.js";
+import { EchoMQError, InvalidArgumentError } from "../errors.js";
 import { assertValidQueue } from "../keyspace.js";
-import { scripts } from "../scripts/index.js";
 import {
   assertInteger,
   assertJobId,
@@ -118,26 +118,22 @@ function checkAdd(payload: unknown, opts: unknown, where = ""): CheckedAdd {
  * writes are exactly `ADD`'s with priority 0, delay 0 and no attempt limit, on a shorter line
  * (two keys and two values instead of three and five).
  */
-function addCall(queue: string, id: string, job: CheckedAdd): ScriptCall {
+function addCall(queue: string, id: string, job: CheckedAdd): VerbCall {
   if (job.values === null) {
-    return {
-      script: scripts.enqueue,
-      keys: [row(queue, id), key(queue, "pending")],
-      args: [id, job.payload],
-    };
+    return { verb: "ENQUEUE", keys: [row(queue, id), key(queue, "pending")], values: [id, job.payload] };
   }
   return {
-    script: scripts.add,
+    verb: "ADD",
     keys: [row(queue, id), key(queue, "pending"), key(queue, "schedule")],
-    args: [id, job.payload, ...job.values],
+    values: [id, job.payload, ...job.values],
   };
 }
 
 /** Sends one checked `add`, replacing a generated id that collides. */
 function sendAdd(conn: Connection, queue: string, job: CheckedAdd): Promise<EnqueueResult> {
   return admit(queue, job.ownId, async (id) => {
-    const { script, keys, args } = addCall(queue, id, job);
-    return (await run(conn, script, keys, args)) === 1;
+    const { verb, keys, values } = addCall(queue, id, job);
+    return (await run(conn, verb, keys, values)) === 1;
   });
 }
 
@@ -174,10 +170,10 @@ export async function addBulk(
   });
   if (checked.length === 0) return [];
   const ids = checked.map((job) => job.ownId ?? newId());
-  const replies = await conn.evalBatch(checked.map((job, i) => addCall(queue, ids[i] as string, job)));
+  const replies = await conn.engine.runBatch(checked.map((job, i) => addCall(queue, ids[i] as string, job)));
   const results = replies.map((reply, i): EnqueueResult | Promise<EnqueueResult> => {
     const job = checked[i] as CheckedAdd;
-    if (reply instanceof Error) throw typedServerError(reply);
+    if (reply instanceof Error) throw reply;
     if (reply === 1) return { id: ids[i] as string, duplicate: false };
     if (job.ownId !== undefined) return { id: job.ownId, duplicate: true };
     return sendAdd(conn, queue, job); // a generated id collided: the single path picks a new one
@@ -204,9 +200,9 @@ export async function claim(conn: Connection, queue: string, leaseMs: number): P
 }
 
 /**
- * The claim verb alone, without the host's pause read. A worker on wire 6 uses it: `EMQ.CLAIM`
- * reads the pause flag inside the command (declared difference D2), so the separate round trip
- * would only repeat it. Validate `queue` and `leaseMs` before calling.
+ * The claim verb alone, without the host's pause read. A worker whose engine's claim reads the
+ * pause flag itself (the native `EMQ.CLAIM`, declared difference D2) uses it: the separate round
+ * trip would only repeat the read. Validate `queue` and `leaseMs` before calling.
  */
 export async function claimVerb(
   conn: Connection,
@@ -215,7 +211,7 @@ export async function claimVerb(
 ): Promise<ClaimedJob | null> {
   const reply = (await run(
     conn,
-    scripts.claim,
+    "CLAIM",
     [key(queue, "pending"), key(queue, "active"), key(queue, "")],
     [leaseMs],
   )) as [Buffer, Buffer, number, number] | [];

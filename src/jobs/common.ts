@@ -4,9 +4,8 @@
  */
 import { assertValidBrandedId } from "../branded-id.js";
 import type { Arg, Connection } from "../connector/connection.js";
-import { InvalidArgumentError, InvalidIdError, typedServerError } from "../errors.js";
+import { InvalidArgumentError, InvalidIdError } from "../errors.js";
 import { jobKey, type QueueKeyType, queueKey } from "../keyspace.js";
-import type { Script } from "../scripts/index.js";
 
 export type Payload = string | Uint8Array;
 
@@ -84,32 +83,17 @@ export function row(queue: string, id: string): string {
   return jobKey(queue, id);
 }
 
-/** Runs a script (wire 4) or its verb (wire 6); a refusal is thrown as its typed error. */
-export async function run(
-  conn: Connection,
-  script: Script,
-  keys: readonly string[],
-  args: readonly Arg[],
-): Promise<unknown> {
-  try {
-    return await conn.eval(script, keys, args);
-  } catch (err) {
-    throw typedServerError(err);
-  }
-}
-
-/** Sends a native-only verb as `EMQ.<VERB> <numkeys> <keys…> <args…>` (wire 6). */
-export async function runNative(
+/**
+ * Runs a protocol verb on the connection's engine (wire 4 its script, wire 6 its native command);
+ * a refusal is thrown as its typed error.
+ */
+export function run(
   conn: Connection,
   verb: string,
-  keys: string[],
-  args: Arg[],
+  keys: readonly string[],
+  values: readonly Arg[],
 ): Promise<unknown> {
-  try {
-    return await conn.send(`EMQ.${verb}`, [keys.length, ...keys, ...args]);
-  } catch (err) {
-    throw typedServerError(err);
-  }
+  return conn.engine.run(verb, keys, values);
 }
 
 /** A bulk-string reply as text (ids and states are ASCII). */

@@ -6,7 +6,6 @@
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError, NativeOnlyVerbError } from "../errors.js";
 import { assertValidQueue } from "../keyspace.js";
-import { scripts } from "../scripts/index.js";
 import {
   assertInteger,
   assertJobId,
@@ -18,7 +17,6 @@ import {
   MAX_INTEGER,
   type Payload,
   run,
-  runNative,
   text,
   toArg,
   typeOf,
@@ -53,7 +51,7 @@ export async function extend(
   leased(queue, id, token);
   assertLeaseMs(leaseMs);
   const keys = [key(queue, "active"), key(queue, "")];
-  return (await run(conn, scripts.extend, keys, [id, String(token), String(leaseMs)])) as number;
+  return (await run(conn, "EXTEND", keys, [id, String(token), String(leaseMs)])) as number;
 }
 
 /** Completes a job: its row keeps `result` in `done` (at most `keep` ids), or is deleted (keep 0). */
@@ -69,7 +67,7 @@ export async function complete(
   assertPayload(result, "result");
   assertInteger("keep", keep, 0, MAX_INTEGER);
   const keys = [key(queue, "active"), key(queue, "done"), key(queue, "")];
-  await run(conn, scripts.complete, keys, [id, String(token), toArg(result), String(keep)]);
+  await run(conn, "COMPLETE", keys, [id, String(token), toArg(result), String(keep)]);
 }
 
 /**
@@ -94,7 +92,7 @@ export async function fail(
   const keep = assertInteger("keep", o.keep, 0, MAX_INTEGER);
   const keys = (["active", "pending", "schedule", "dead", ""] as const).map((t) => key(queue, t));
   const values = [id, String(token), error, String(backoff), String(maxAttempts), String(keep)];
-  return text(await run(conn, scripts.fail, keys, values)) as FailState;
+  return text(await run(conn, "FAIL", keys, values)) as FailState;
 }
 
 /**
@@ -110,7 +108,7 @@ export async function reschedule(
 ): Promise<number> {
   leased(queue, id, token);
   assertInteger("delayMs", delayMs, 0, MAX_INTEGER, " of milliseconds");
-  if (conn.wire !== 6) {
+  if (!conn.engine.runs("RESCHEDULE")) {
     throw new NativeOnlyVerbError(
       "RESCHEDULE",
       "On wire 4 use fail() with backoffMs = the delay (it records an error and may bury the job " +
@@ -118,7 +116,7 @@ export async function reschedule(
     );
   }
   const keys = [key(queue, "active"), key(queue, "schedule"), key(queue, "")];
-  return (await runNative(conn, "RESCHEDULE", keys, [id, String(token), String(delayMs)])) as number;
+  return (await run(conn, "RESCHEDULE", keys, [id, String(token), String(delayMs)])) as number;
 }
 
 /**
@@ -137,5 +135,5 @@ export async function requeue(
   leased(queue, id, token);
   assertInteger("maxAttempts", maxAttempts, 1, MAX_INTEGER);
   const keys = [key(queue, "active"), key(queue, "pending"), key(queue, "")];
-  await run(conn, scripts.requeue, keys, [id, String(token), String(maxAttempts)]);
+  await run(conn, "REQUEUE", keys, [id, String(token), String(maxAttempts)]);
 }

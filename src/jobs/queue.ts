@@ -4,7 +4,6 @@
  */
 import type { Connection } from "../connector/connection.js";
 import { assertValidQueue } from "../keyspace.js";
-import { scripts } from "../scripts/index.js";
 import {
   assertInteger,
   assertJobId,
@@ -38,7 +37,7 @@ export async function retry(conn: Connection, queue: string, id: string, extraAt
   assertJobId(id);
   assertInteger("extraAttempts", extraAttempts, 1, MAX_INTEGER);
   const keys = [key(queue, "dead"), key(queue, "pending"), key(queue, "")];
-  await run(conn, scripts.retry, keys, [id, String(extraAttempts)]);
+  await run(conn, "RETRY", keys, [id, String(extraAttempts)]);
 }
 
 /** Moves up to `limit` due ids from `schedule` to `pending`; returns how many moved. */
@@ -46,7 +45,7 @@ export async function promote(conn: Connection, queue: string, limit: number): P
   assertValidQueue(queue);
   assertInteger("limit", limit, 1, MAX_LIMIT);
   const keys = [key(queue, "schedule"), key(queue, "pending"), key(queue, "")];
-  return (await run(conn, scripts.promote, keys, [String(limit)])) as number;
+  return (await run(conn, "PROMOTE", keys, [String(limit)])) as number;
 }
 
 /** Expired leases (deadline before server time) go back to `pending`, or to `dead` when exhausted. */
@@ -58,7 +57,7 @@ export async function reap(conn: Connection, queue: string, opts: ReapOptions): 
   const keep = assertInteger("keep", o.keep, 0, MAX_INTEGER);
   const keys = [key(queue, "active"), key(queue, "pending"), key(queue, "dead"), key(queue, "")];
   const values = [String(limit), String(maxAttempts), String(keep)];
-  const [requeued, dead] = (await run(conn, scripts.reap, keys, values)) as [Buffer[], Buffer[]];
+  const [requeued, dead] = (await run(conn, "REAP", keys, values)) as [Buffer[], Buffer[]];
   return { requeued: requeued.map(text), dead: dead.map(text) };
 }
 
@@ -67,13 +66,13 @@ export async function remove(conn: Connection, queue: string, id: string): Promi
   assertValidQueue(queue);
   assertJobId(id);
   const keys = (["pending", "schedule", "done", "dead", ""] as const).map((t) => key(queue, t));
-  return (await run(conn, scripts.remove, keys, [id])) === 1;
+  return (await run(conn, "REMOVE", keys, [id])) === 1;
 }
 
 /** Sets the queue's paused flag; false when it was already paused. */
 export async function pause(conn: Connection, queue: string): Promise<boolean> {
   assertValidQueue(queue);
-  return (await run(conn, scripts.pause, [key(queue, "meta")], [])) === 1;
+  return (await run(conn, "PAUSE", [key(queue, "meta")], [])) === 1;
 }
 
 /**
@@ -82,5 +81,5 @@ export async function pause(conn: Connection, queue: string): Promise<boolean> {
  */
 export async function resume(conn: Connection, queue: string): Promise<boolean> {
   assertValidQueue(queue);
-  return (await run(conn, scripts.resume, [key(queue, "meta"), key(queue, "pending")], [])) === 1;
+  return (await run(conn, "RESUME", [key(queue, "meta"), key(queue, "pending")], [])) === 1;
 }

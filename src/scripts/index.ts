@@ -1,9 +1,11 @@
 /**
  * The script registry. Each transition's Lua source is read verbatim from this folder; its SHA-1
- * is computed here; its wire-6 declaration says what a module node runs instead.
+ * is computed here; its wire-6 declaration says what a module node runs instead. Which scripts
+ * exist, and which verb each pairs with, comes from the protocol data (`protocol/verbs/`).
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { JOB_CORE } from "../verbs/index.js";
 
 /** What a script is on wire 6: a native verb (`{ verb: "ENQUEUE" }`), a `read`, or nothing. */
 export type Wire6Declaration = { verb: string } | "read" | null;
@@ -31,50 +33,22 @@ export function loadScript(name: string, wire6: Wire6Declaration): Script {
   return new Script(name, readFileSync(new URL(`${name}.lua`, folder), "utf8"), wire6);
 }
 
-export const scripts = {
-  enqueue: loadScript("enqueue", { verb: "ENQUEUE" }),
-  add: loadScript("add", { verb: "ADD" }),
-  claim: loadScript("claim", { verb: "CLAIM" }),
-  extend: loadScript("extend", { verb: "EXTEND" }),
-  complete: loadScript("complete", { verb: "COMPLETE" }),
-  fail: loadScript("fail", { verb: "FAIL" }),
-  retry: loadScript("retry", { verb: "RETRY" }),
-  promote: loadScript("promote", { verb: "PROMOTE" }),
-  reap: loadScript("reap", { verb: "REAP" }),
-  remove: loadScript("remove", { verb: "REMOVE" }),
-  pause: loadScript("pause", { verb: "PAUSE" }),
-  resume: loadScript("resume", { verb: "RESUME" }),
-  requeue: loadScript("requeue", { verb: "REQUEUE" }),
-} as const;
+/** Every job-core verb's script twin, by verb token, in protocol order. */
+export const SCRIPTS: ReadonlyMap<string, Script> = new Map(
+  JOB_CORE.flatMap((spec) =>
+    spec.script ? [[spec.verb, loadScript(spec.script, { verb: spec.verb })]] : [],
+  ),
+);
 
-/** Verbs only the module runs (no script): the host sends `EMQ.<VERB>` itself, on wire 6 only. */
-export const NATIVE_ONLY_VERBS = ["RESCHEDULE"] as const;
-
-/** The fourteen job-core verbs, in the order `EMQ.VERSION` lists them. */
-export const JOB_CORE_VERBS = [
-  "ENQUEUE",
-  "ADD",
-  "CLAIM",
-  "EXTEND",
-  "COMPLETE",
-  "FAIL",
-  "RETRY",
-  "PROMOTE",
-  "REAP",
-  "REMOVE",
-  "PAUSE",
-  "RESUME",
-  "RESCHEDULE",
-  "REQUEUE",
-] as const;
-
-/**
- * The native verbs a wire-6 connector requires: every verb the host's scripts declare, then the
- * native-only verbs.
- */
-export function declaredVerbs(): string[] {
-  const scripted = Object.values(scripts).flatMap((s) =>
-    s.wire6 && s.wire6 !== "read" ? [s.wire6.verb] : [],
-  );
-  return [...scripted, ...NATIVE_ONLY_VERBS];
+/** The script twin of a job-core verb (`CLAIM` → claim.lua); throws for a native-only verb. */
+export function scriptFor(verb: string): Script {
+  const script = SCRIPTS.get(verb);
+  if (!script) throw new Error(`the protocol gives ${verb} no script twin`);
+  return script;
 }
+
+/** The job-core verbs without a script twin: only the module runs them. */
+export const NATIVE_ONLY_VERBS: readonly string[] = JOB_CORE.filter((s) => !s.script).map((s) => s.verb);
+
+/** The fourteen job-core verb tokens, in the order `EMQ.VERSION` lists them. */
+export const JOB_CORE_VERBS: readonly string[] = JOB_CORE.map((s) => s.verb);

@@ -1,0 +1,64 @@
+/**
+ * The engine: what an executor must do for the host. Two engines run one contract — the scripts
+ * engine (wire 4: each transition is its Lua script, sent as `EVALSHA`) and the native engine
+ * (wire 6: each transition is the module's `EMQ.<VERB>` command) — and the rest of the host
+ * (host steps, `Queue`, `Worker`) calls the engine, never the wire number.
+ */
+import type { Send } from "../connector/fence.js";
+import type { Script } from "../scripts/index.js";
+
+export type Wire = 4 | 6;
+export type Arg = string | Buffer | number;
+/** One command as sent: its name and its arguments. */
+export type Line = [command: string, args: Arg[]];
+/** What an engine needs from its connection. */
+export interface Sender {
+  /** Sends one command; a refusal is thrown as a typed error. */
+  send(command: string, args: readonly Arg[]): Promise<unknown>;
+  /** Sends commands in one tick (they leave together); each result is the reply or its typed error. */
+  sendAll(lines: readonly Line[]): Promise<unknown[]>;
+}
+
+/** One transition: a protocol verb (`CLAIM`), its declared keys and its values. */
+export interface VerbCall {
+  verb: string;
+  keys: readonly string[];
+  values: readonly Arg[];
+}
+
+/** One call of a script: the script, its keys and its arguments. */
+export interface ScriptCall {
+  script: Script;
+  keys: readonly string[];
+  args: readonly Arg[];
+}
+
+export interface Engine {
+  readonly wire: Wire;
+  /**
+   * True when the engine's claim reads the queue's pause flag inside the transition (the native
+   * `EMQ.CLAIM`, declared difference D2); otherwise the host reads the flag first.
+   */
+  readonly claimReadsPause: boolean;
+  /** Whether this engine can run `verb` (the scripts engine runs only verbs with a script twin). */
+  runs(verb: string): boolean;
+  /**
+   * Runs one transition. A refusal is thrown typed (`LeaseLostError`, `JobNotFoundError`,
+   * `OutOfMemoryError`, `ServerError`); a verb the engine cannot run, `NativeOnlyVerbError`.
+   */
+  run(verb: string, keys: readonly string[], values: readonly Arg[]): Promise<unknown>;
+  /** Runs many transitions in one round trip; each result is the reply or its typed error. */
+  runBatch(calls: readonly VerbCall[]): Promise<unknown[]>;
+  /** Runs a script as this engine would (a script that declares a verb runs as that verb). */
+  eval(script: Script, keys: readonly string[], args: readonly Arg[]): Promise<unknown>;
+  /** Runs many script calls in one round trip; each result is the reply or its error. */
+  evalBatch(calls: readonly ScriptCall[]): Promise<unknown[]>;
+}
+
+/** An engine as `connect()` picks it: its wire, the fence its sockets pass, and the engine itself. */
+export interface EngineKind {
+  readonly wire: Wire;
+  /** Runs on every new socket after the boot commands and before it carries anything else. */
+  fence(send: Send): Promise<void>;
+  create(sender: Sender): Engine;
+}
