@@ -3,6 +3,7 @@
  * well-formed calls built from a form, and malformations that each make a call one the protocol
  * must refuse (so its reply must be an error and it must write nothing).
  */
+import { anchorOf, JOB_CORE, type ValueSpec, verbSpec } from "../../src/protocol.js";
 import { newId } from "../../src/index.js";
 import type { SeedJob } from "./seed.js";
 
@@ -73,44 +74,20 @@ export interface Form {
   anchor: number;
 }
 
-/** Every form of docs/protocol.md, EMQ.VERSION (no arguments) aside. */
-export const FORMS: readonly Form[] = [
-  { verb: "ENQUEUE", keys: ["row", "pending"], values: ["id", "bytes"], anchor: 1 },
-  {
-    verb: "ADD",
-    keys: ["row", "pending", "schedule"],
-    values: ["id", "bytes", "priority", "delay", "count"],
-    anchor: 1,
-  },
-  { verb: "CLAIM", keys: ["pending", "active", "base"], values: ["ms"], anchor: 0 },
-  { verb: "EXTEND", keys: ["active", "base"], values: ["id", "token", "ms"], anchor: 0 },
-  {
-    verb: "COMPLETE",
-    keys: ["active", "done", "base"],
-    values: ["id", "token", "bytes", "count"],
-    anchor: 0,
-  },
-  {
-    verb: "FAIL",
-    keys: ["active", "pending", "schedule", "dead", "base"],
-    values: ["id", "token", "bytes", "delay", "positive", "count"],
-    anchor: 0,
-  },
-  { verb: "RETRY", keys: ["dead", "pending", "base"], values: ["id", "positive"], anchor: 0 },
-  { verb: "PROMOTE", keys: ["schedule", "pending", "base"], values: ["limit"], anchor: 0 },
-  {
-    verb: "REAP",
-    keys: ["active", "pending", "dead", "base"],
-    values: ["limit", "positive", "count"],
-    anchor: 0,
-  },
-  { verb: "REMOVE", keys: ["pending", "schedule", "done", "dead", "base"], values: ["id"], anchor: 0 },
-  { verb: "PAUSE", keys: ["meta"], values: [], anchor: 0 },
-  { verb: "RESUME", keys: ["meta", "pending"], values: [], anchor: 0 },
-  { verb: "RESCHEDULE", keys: ["active", "schedule", "base"], values: ["id", "token", "delay"], anchor: 0 },
-  { verb: "REQUEUE", keys: ["active", "pending", "base"], values: ["id", "token", "positive"], anchor: 0 },
-  { verb: "INSTALL", keys: ["version"], values: [], anchor: 0 },
-];
+/** What a value of a spec is, to the fuzzer: an id, the token, bytes, or a numeric grammar. */
+function kindOf(value: ValueSpec): ValueKind {
+  if (value.slot === "id") return "id";
+  if (value.slot === "token") return "token";
+  return value.grammar ?? "bytes";
+}
+
+/** Every form of the protocol data, EMQ.VERSION (no arguments) aside. */
+export const FORMS: readonly Form[] = [...JOB_CORE, verbSpec("INSTALL")].map((spec) => ({
+  verb: spec.verb,
+  keys: spec.keys.map((k) => k.slot as KeyType),
+  values: spec.values.map(kindOf),
+  anchor: anchorOf(spec),
+}));
 
 export type Arg = string | Buffer;
 

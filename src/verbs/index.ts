@@ -32,8 +32,12 @@ export function placeholder(slot: KeySlot): string {
   return slot === "version" ? PROTOCOL.brands.key : `<${slot}>`;
 }
 
-/** The form: `EMQ.<VERB> <numkeys> <keys…> <values…>` (the text shape refusals name). */
+/**
+ * The form: `EMQ.<VERB> <numkeys> <keys…> <values…>` (the text shape refusals name). A read
+ * command without keys (`EMQ.VERSION`) takes no `numkeys` at all.
+ */
 export function formOf(spec: VerbSpec): string {
+  if (spec.class === "read" && spec.keys.length === 0) return `EMQ.${spec.verb}`;
   const keys = spec.keys.map((k) => placeholder(k.slot));
   const values = spec.values.map((v) => `<${v.slot}>`);
   return [`EMQ.${spec.verb}`, String(spec.keys.length), ...keys, ...values].join(" ");

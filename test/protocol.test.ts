@@ -1,0 +1,130 @@
+/**
+ * The protocol is written once, as data (`protocol/`): these tests prove that every piece made
+ * from it agrees with it — the data's own consistency, the script twins (their first line and
+ * their header form), the host's engines, the harness's verb table and the verb tables of
+ * docs/protocol.md. (The module's registration and key specs: test/module.registration.test.ts.)
+ */
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { describe, test } from "node:test";
+import { VERBS as HARNESS_VERBS } from "../harness/verbs.js";
+import { missing, render } from "../scripts/protocol-doc.js";
+import { engineFor } from "../src/engine/index.js";
+import {
+  anchorOf,
+  formOf,
+  JOB_CORE,
+  JOB_CORE_VERBS,
+  NATIVE_ONLY_VERBS,
+  PROTOCOL,
+  SCRIPTS,
+  VERB_SPECS,
+} from "../src/protocol.js";
+
+const scriptsDir = new URL("../src/scripts/", import.meta.url);
+const lua = (name: string) => readFileSync(new URL(`${name}.lua`, scriptsDir), "utf8");
+
+describe("the protocol data", () => {
+  test("the fourteen job-core verbs, each described once, in EMQ.VERSION order", () => {
+    assert.equal(PROTOCOL.job_core.length, 14);
+    assert.deepEqual(new Set(PROTOCOL.job_core).size, 14);
+    assert.deepEqual(JOB_CORE_VERBS, PROTOCOL.job_core);
+    for (const verb of PROTOCOL.job_core) assert.equal(VERB_SPECS.get(verb)?.core, true, verb);
+    const cores = [...VERB_SPECS.values()].filter((s) => s.core).map((s) => s.verb);
+    assert.deepEqual(cores.sort(), [...PROTOCOL.job_core].sort());
+  });
+
+  test("every key names a known slot and known flags; keyed commands have one anchor", () => {
+    for (const spec of VERB_SPECS.values()) {
+      for (const key of spec.keys) {
+        assert.ok(key.slot in PROTOCOL.key_slots, `${spec.verb}: slot ${key.slot}`);
+        for (const flag of key.flags)
+          assert.ok(PROTOCOL.key_flags.includes(flag), `${spec.verb}: flag ${flag}`);
+      }
+      if (spec.keys.length > 0) {
+        assert.equal(spec.keys.filter((k) => k.anchor).length, 1, `${spec.verb}: one anchor`);
+        assert.notEqual(spec.keys[anchorOf(spec)]?.slot, "base", `${spec.verb}: the base cannot anchor`);
+      }
+      assert.ok(spec.class in PROTOCOL.classes, `${spec.verb}: class ${spec.class}`);
+    }
+  });
+
+  test("every grammar is known; every time offset names a value", () => {
+    for (const spec of VERB_SPECS.values()) {
+      const slots = spec.values.map((v) => v.slot);
+      for (const value of spec.values) {
+        if (value.grammar) {
+          assert.ok(value.grammar in PROTOCOL.grammars, `${spec.verb}: grammar ${value.grammar}`);
+          assert.ok(value.name, `${spec.verb}: ${value.slot} has a grammar, so a refusal name`);
+        }
+      }
+      for (const t of spec.times)
+        if (t.offset !== null) assert.ok(slots.includes(t.offset), `${spec.verb}: ${t.offset}`);
+      if (spec.reply_time) assert.ok(slots.includes(spec.reply_time.offset), spec.verb);
+    }
+  });
+});
+
+describe("the script twins", () => {
+  test("each job-core verb with a script has its .lua; every .lua belongs to one verb", () => {
+    const files = readdirSync(scriptsDir)
+      .filter((f) => f.endsWith(".lua"))
+      .map((f) => f.slice(0, -4))
+      .sort();
+    const named = JOB_CORE.flatMap((s) => (s.script ? [s.script] : [])).sort();
+    assert.deepEqual(files, named);
+    assert.deepEqual(
+      [...SCRIPTS.keys()],
+      JOB_CORE.filter((s) => s.script).map((s) => s.verb),
+    );
+    assert.deepEqual(NATIVE_ONLY_VERBS, ["RESCHEDULE"]);
+  });
+
+  for (const spec of JOB_CORE.filter((s) => s.script)) {
+    test(`${spec.script}.lua: its first line is its class's shebang, its header names its form`, () => {
+      const source = lua(spec.script!);
+      const lines = source.split("\n");
+      assert.equal(lines[0], PROTOCOL.classes[spec.class].shebang, "shebang");
+      const form = lines.find((l) => l.startsWith("-- Form:"));
+      assert.equal(form?.replace(/^-- Form:\s+/, ""), formOf(spec));
+      assert.match(
+        source,
+        new RegExp(`local form = '${formOf(spec).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}'`),
+      );
+    });
+  }
+});
+
+describe("the pieces made from the data", () => {
+  test("the engines: the scripts engine runs the verbs with a twin, the native engine every verb", () => {
+    const sender = { send: async () => null, sendAll: async () => [] };
+    const scripts = engineFor(4).create(sender);
+    const native = engineFor(6).create(sender);
+    for (const verb of JOB_CORE_VERBS) {
+      assert.equal(scripts.runs(verb), SCRIPTS.has(verb), verb);
+      assert.equal(native.runs(verb), true, verb);
+    }
+    assert.equal(scripts.claimReadsPause, false);
+    assert.equal(native.claimReadsPause, true);
+  });
+
+  test("the harness's verb table is the data's", () => {
+    assert.deepEqual(
+      HARNESS_VERBS.map((v) => [v.verb, v.form, v.keys, v.anchor, v.admission, v.script]),
+      JOB_CORE.map((s) => [
+        s.verb,
+        formOf(s),
+        s.keys.map((k) => k.slot),
+        anchorOf(s),
+        s.class === "admission",
+        s.script,
+      ]),
+    );
+  });
+
+  test("docs/protocol.md's generated tables are what the data says, one per command", () => {
+    const doc = readFileSync(new URL("../docs/protocol.md", import.meta.url), "utf8");
+    assert.deepEqual(missing(doc), []);
+    assert.equal(render(doc), doc, "run npx tsx scripts/protocol-doc.ts and commit docs/protocol.md");
+  });
+});
