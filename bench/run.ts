@@ -16,7 +16,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { modulePath } from "../src/cli/module-path.js";
+import { modulePath } from "../tools/module-path.js";
 import { renderChart } from "./chart.js";
 import type { MeasurePlan, MeasureResult } from "./measure.js";
 import { fullModes, MEASURES, type Measure, type ModeConfig, narrow, smokeModes } from "./modes.js";

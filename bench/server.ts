@@ -5,7 +5,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { Redis } from "iovalkey";
-import { startEmbeddedValkey } from "../src/cli/embedded-valkey.js";
+import { startEmbeddedValkey } from "../tools/embedded-valkey.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -25,7 +25,7 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** A bench node: the project's embedded server (`src/cli/embedded-valkey.ts`) with the bench's options. */
+/** A bench node: the project's embedded server (`tools/embedded-valkey.ts`) with the bench's options. */
 export async function startServer(opts: ServerOptions): Promise<BenchServer> {
   const server = await startEmbeddedValkey({
     aof: opts.aof,

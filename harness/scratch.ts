@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { modulePath } from "../src/cli/module-path.js";
+import { modulePath } from "../tools/module-path.js";
 import { startValkey, type ValkeyServer } from "../test/support/valkey.js";
 import type { RawDump, RawValue } from "./compare.js";
 import { type Command, ok, type Reply, RespClient, Subscriber, text } from "./resp.js";

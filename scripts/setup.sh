@@ -65,9 +65,9 @@ fi
 if [ -f module/Cargo.toml ]; then
   say "building the native module (cargo build --release)"
   (cd module && cargo build --release --quiet)
-  say "module: $(node scripts/module-path.mjs)"
+  say "module: $(npx tsx tools/module-path.ts)"
 fi
 say "building the package (dist/)"
 npm run -s build
 say "ready"
-if [ "$run_demo" = 1 ]; then exec npx tsx src/cli/demo.ts; fi
+if [ "$run_demo" = 1 ]; then exec npx tsx tools/demo.ts; fi

@@ -10,7 +10,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { modulePath } from "../src/cli/module-path.js";
+import { modulePath } from "../tools/module-path.js";
 import {
   AuthError,
   ConnectionError,

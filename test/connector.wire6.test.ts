@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { modulePath } from "../src/cli/module-path.js";
+import { modulePath } from "../tools/module-path.js";
 import {
   claim,
   connect,

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { modulePath } from "../src/cli/module-path.js";
+import { modulePath } from "../tools/module-path.js";
 import {
   add,
   addBulk,

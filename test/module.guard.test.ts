@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { modulePath } from "../src/cli/module-path.js";
+import { modulePath } from "../tools/module-path.js";
 import { installModuleBrand } from "../src/index.js";
 import { type RespReply, rawCommands } from "./support/resp.js";
 import {

@@ -13,7 +13,7 @@ import {
   runStand,
   type StandResult,
   VERDICT_OK,
-} from "../src/cli/stand.js";
+} from "../tools/stand.js";
 import { queueKey, scriptFor } from "../src/protocol.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -136,8 +136,8 @@ describe("the stand (in-process)", () => {
 });
 
 describe("the stand (the command)", () => {
-  test("npx tsx src/cli/stand.ts exits 0 with the verdict line", async () => {
-    const child = spawn("npx", ["tsx", "src/cli/stand.ts"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  test("npx tsx tools/stand.ts exits 0 with the verdict line", async () => {
+    const child = spawn("npx", ["tsx", "tools/stand.ts"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => {

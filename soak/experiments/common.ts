@@ -6,7 +6,7 @@
  * `failures`, so the soak prints a full table and the test suite asserts `failures` is empty.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { modulePath } from "../../src/cli/module-path.js";
+import { modulePath } from "../../tools/module-path.js";
 import { type Connection, connect, installModuleBrand, type Wire } from "../../src/index.js";
 import { queueKey } from "../../src/protocol.js";
 import { type StartValkeyOptions, startValkey, type ValkeyServer } from "../../test/support/valkey.js";

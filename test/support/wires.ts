@@ -3,7 +3,7 @@
  * scripts) and wire 6 (a server with the module, branded by EMQ.INSTALL).
  */
 import { after, before, beforeEach, describe } from "node:test";
-import { modulePath } from "../../src/cli/module-path.js";
+import { modulePath } from "../../tools/module-path.js";
 import { type Connection, connect, installModuleBrand, type Wire } from "../../src/index.js";
 import { startValkey, type ValkeyServer } from "./valkey.js";
 

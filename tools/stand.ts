@@ -21,8 +21,8 @@ import {
   type EnqueueResult,
   installModuleBrand,
   newId,
-} from "../index.js";
-import { queueKey, SCRIPTS, scriptFor, VERSION_KEY } from "../protocol.js";
+} from "../src/index.js";
+import { queueKey, SCRIPTS, scriptFor, VERSION_KEY } from "../src/protocol.js";
 import { type EmbeddedValkey, startEmbeddedValkey } from "./embedded-valkey.js";
 import { modulePath } from "./module-path.js";
 import { type Monitor, type MonitorLine, openMonitor } from "./monitor.js";
