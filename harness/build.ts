@@ -7,6 +7,13 @@ import type { Action, SeedArg } from "./steps.js";
 import type { DeclaredId } from "./declared.js";
 import { type KeySlot, verbOf } from "./verbs.js";
 
+/** A listed case: its actions, run on fresh queues (`A` unless `queues` names more). */
+export interface Case {
+  name: string;
+  queues?: string[];
+  actions: Action[];
+}
+
 /** Branded ids (JOB + 11 Base62), sorted by their last character. */
 export const J = (n: number): string => `JOB${String(n).padStart(11, "0")}`;
 

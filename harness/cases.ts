@@ -5,15 +5,9 @@
  * (D8). The refusals every verb shares — shape, layout (D3), fence (D4), write guard (D5), a
  * numkeys EVAL refuses (P1) — are generated for all verbs in harness/refusals.ts.
  */
-import { addJob, C, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
+import { addJob, C, type Case, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
 import { CLAIM_CASES } from "./claims.js";
 import type { Action } from "./steps.js";
-
-export interface Case {
-  name: string;
-  queues?: string[];
-  actions: Action[];
-}
 
 const BINARY = Buffer.from([0, 1, 13, 10, 0, 255, 254, 13, 10, 0x22, 0x5c, 0]);
 const MIB = Buffer.alloc(1 << 20, 0);

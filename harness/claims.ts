@@ -2,8 +2,7 @@
  * The listed cases of `CLAIM`: leases, values, type and head gates, the paused claim (D2, D7),
  * and the orphans ahead of the head — dropped (at most 100 per call) and counted in `meta`.
  */
-import { C, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
-import type { Case } from "./cases.js";
+import { C, type Case, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
 import type { Action } from "./steps.js";
 
 const BIG = "999999999999999";

@@ -5,19 +5,9 @@
  * of server time around their call, the declared `lease_epoch` checked and masked — and typed
  * replies rendered as canonical text.
  */
+import type { RawDump } from "./dump.js";
 import type { Reply } from "./resp.js";
 import { TIME_SETS, type TimeSet } from "./verbs.js";
-
-export type RawValue =
-  | { type: "string"; value: Buffer }
-  | { type: "hash"; fields: [Buffer, Buffer][] }
-  | { type: "zset"; members: [Buffer, string][] }
-  | { type: "list"; items: Buffer[] }
-  | { type: "set"; members: Buffer[] }
-  | { type: "other"; name: string };
-
-/** Key (latin1) → value. */
-export type RawDump = Map<string, RawValue>;
 
 /** A normalised value: its type and its entries as exact text (bytes as latin1), sorted. */
 export interface NormValue {

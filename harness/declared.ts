@@ -9,7 +9,7 @@
  * P1 is not (yet) in docs/protocol.md: the harness needs it and proposes it.
  */
 import { canon, showReply } from "./compare.js";
-import type { RawValue } from "./compare.js";
+import type { RawValue } from "./dump.js";
 import type { Reply } from "./resp.js";
 import { fence } from "./spec.js";
 import { layoutError, type Verb, WRONGTYPE, wrongKeys } from "./verbs.js";

@@ -5,8 +5,7 @@
  * their own steps, writing nothing, on both sides; every drain and control runs and writes the
  * same on both sides. Each step also checks that the limit held (see `CaseRun.overMaxmemory`).
  */
-import { addJob, C, callOf, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
-import type { Case } from "./cases.js";
+import { addJob, C, type Case, callOf, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
 import type { Action } from "./steps.js";
 
 /** `verb` called over `maxmemory`. */

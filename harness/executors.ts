@@ -12,9 +12,10 @@
 import type { Bodies } from "./bodies.js";
 import type { Window } from "./compare.js";
 import { type Command, ok, type Reply, text, timeMs } from "./resp.js";
-import type { RawValue } from "./compare.js";
+import type { RawValue } from "./dump.js";
 import { RespClient } from "./resp.js";
-import { Keyspace, type Scratch } from "./scratch.js";
+import { Keyspace } from "./dump.js";
+import type { Scratch } from "./scratch.js";
 import { accepts, BRAND, type KeySlot, queueKey, rowKey, type Verb, VERSION_KEY } from "./verbs.js";
 
 /** A key in a call or seed: a queue's key (built per side), a row, or the same raw bytes on both sides. */

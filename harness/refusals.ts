@@ -4,8 +4,7 @@
  * dedicated cases), the write guard (over maxmemory and on a read-only replica: compared; on a
  * writable replica: D5), and the checks of `EMQ.INSTALL`.
  */
-import { C, callOf, claimed, enq, J, key, keysFor, raw, row } from "./build.js";
-import type { Case } from "./cases.js";
+import { C, type Case, callOf, claimed, enq, J, key, keysFor, raw, row } from "./build.js";
 import type { KeyRef } from "./executors.js";
 import type { Action } from "./steps.js";
 import { BRAND, queueKey, rowKey, VERBS, type Verb, VERSION_KEY } from "./verbs.js";

@@ -4,7 +4,8 @@
  * `EMQ.*` record in the AOF; the same keyspace after a restart that loads it), and report.
  */
 import { type Bodies, loadBodies } from "./bodies.js";
-import { CASES, type Case } from "./cases.js";
+import type { Case } from "./build.js";
+import { CASES } from "./cases.js";
 import { DRAIN_CASES } from "./drains.js";
 import { changes, show } from "./compare.js";
 import { Executors, type Fault } from "./executors.js";

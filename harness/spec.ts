@@ -5,7 +5,8 @@
  * The harness holds the module to the prediction, and applies the same writes to the reference
  * side so both queues stay in step.
  */
-import { canon, changes, type RawDump, type RawValue, showReply } from "./compare.js";
+import { canon, changes, showReply } from "./compare.js";
+import type { RawDump, RawValue } from "./dump.js";
 import type { Executors } from "./executors.js";
 import type { Command, Reply } from "./resp.js";
 import {

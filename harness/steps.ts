@@ -10,12 +10,12 @@ import {
   type NormDump,
   normalize,
   type QueueName,
-  type RawDump,
   showReply,
   tokenizeReply,
   type Window,
 } from "./compare.js";
 import { type DeclaredId, GUARD_TEXT, judge } from "./declared.js";
+import type { RawDump } from "./dump.js";
 import {
   type Call,
   type Executors,

@@ -5,7 +5,7 @@
  * (shape, layout, value grammars, orphans).
  */
 import { formOf, JOB_CORE, PROTOCOL, type VerbSpec } from "../src/protocol.js";
-import type { RawDump } from "./compare.js";
+import type { RawDump } from "./dump.js";
 
 export type KeySlot = "row" | "pending" | "active" | "schedule" | "done" | "dead" | "meta" | "base";
 export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit";

@@ -24,10 +24,9 @@ import {
   changes,
   diffDumps,
   normalize,
-  type RawDump,
-  type RawValue,
   tokenizeReply,
 } from "../harness/compare.js";
+import type { RawDump, RawValue } from "../harness/dump.js";
 import type { Fault } from "../harness/executors.js";
 import { PinError, pinHead, readPins, verifyPins, writePins } from "../harness/pins.js";
 import { parseReply, type Reply, ReplyStream } from "../harness/resp.js";
