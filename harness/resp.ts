@@ -1,162 +1,95 @@
 /**
- * The harness's own RESP2 client. It keeps every reply's RESP type (status, error, integer,
- * bulk, nil, array), because the harness compares typed replies: a status `+pending` and a bulk
- * `$7 pending` are different replies, and a general-purpose client would fold them together.
+ * The harness's RESP2 client, on the one encoder and decoder (`src/connector/resp.ts`). It keeps
+ * every reply's RESP type, because the harness compares typed replies: a status `+pending` and a
+ * bulk `$7 pending` are different replies, and a general-purpose client would fold them together.
+ * The test helpers (`test/support/resp.ts`) build their plain-valued calls on it.
  */
 import net from "node:net";
+import { encodeCommand, RawSession, type Reply, type RespArg } from "../src/connector/resp.js";
 
-export type Reply =
-  | { t: "status"; v: string }
-  | { t: "error"; v: string }
-  | { t: "int"; v: string }
-  | { t: "bulk"; v: Buffer }
-  | { t: "nil" }
-  | { t: "nilarray" }
-  | { t: "array"; v: Reply[] };
-
-export type Arg = string | Buffer | number;
+export type { Reply } from "../src/connector/resp.js";
+export type Arg = RespArg;
 export type Command = readonly Arg[];
 
-const CRLF = Buffer.from("\r\n");
-
-/** One command as a RESP array of bulk strings. */
-export function encode(args: Command): Buffer {
-  const parts: Buffer[] = [Buffer.from(`*${args.length}\r\n`)];
-  for (const arg of args) {
-    const bytes = Buffer.isBuffer(arg) ? arg : Buffer.from(String(arg));
-    parts.push(Buffer.from(`$${bytes.length}\r\n`), bytes, CRLF);
-  }
-  return Buffer.concat(parts);
-}
-
-/** Parses one reply at `pos`; null when the buffer does not hold all of it yet. */
-export function parseReply(buf: Buffer, pos: number): [Reply, number] | null {
-  const end = buf.indexOf(CRLF, pos);
-  if (end < 0) return null;
-  const line = buf.toString("latin1", pos + 1, end);
-  const next = end + 2;
-  switch (buf[pos]) {
-    case 0x2b: // +
-      return [{ t: "status", v: line }, next];
-    case 0x2d: // -
-      return [{ t: "error", v: line }, next];
-    case 0x3a: // :
-      return [{ t: "int", v: line }, next];
-    case 0x24: {
-      // $
-      const len = Number(line);
-      if (len < 0) return [{ t: "nil" }, next];
-      if (buf.length < next + len + 2) return null;
-      return [{ t: "bulk", v: Buffer.from(buf.subarray(next, next + len)) }, next + len + 2];
-    }
-    case 0x2a: {
-      // *
-      const len = Number(line);
-      if (len < 0) return [{ t: "nilarray" }, next];
-      const items: Reply[] = [];
-      let at = next;
-      for (let i = 0; i < len; i++) {
-        const item = parseReply(buf, at);
-        if (item === null) return null;
-        items.push(item[0]);
-        at = item[1];
-      }
-      return [{ t: "array", v: items }, at];
-    }
-    default:
-      throw new Error(`RESP protocol error: unexpected byte 0x${buf[pos]?.toString(16)} at ${pos}`);
-  }
-}
-
-/** Accumulates socket data and hands out every complete reply, in order. */
-export class ReplyStream {
-  private buf: Buffer = Buffer.alloc(0);
-
-  push(chunk: Buffer): Reply[] {
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
-    const out: Reply[] = [];
-    let pos = 0;
-    for (;;) {
-      if (pos >= this.buf.length) break;
-      const parsed = parseReply(this.buf, pos);
-      if (parsed === null) break;
-      out.push(parsed[0]);
-      pos = parsed[1];
-    }
-    this.buf = pos === 0 ? this.buf : this.buf.subarray(pos);
-    return out;
-  }
-}
-
-interface Waiter {
-  count: number;
-  replies: Reply[];
-  resolve: (replies: Reply[]) => void;
-  reject: (err: Error) => void;
+export interface ClientOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Bound for connecting (and AUTH); default 10000 ms. */
+  timeoutMs?: number;
+  /** `AUTH [user] password` right after connecting; a refusal rejects. */
+  user?: string;
+  password?: string;
 }
 
 /** A persistent connection: `call` pipelines commands in one write and resolves with their replies. */
 export class RespClient {
-  private readonly waiting: Waiter[] = [];
-  private readonly stream = new ReplyStream();
-  private closedError: Error | null = null;
-  /** Replies nobody waited for (pub/sub pushes on a subscriber). */
-  onPush: ((reply: Reply) => void) | null = null;
+  /** Resolves when the socket has closed, for whatever reason. */
+  readonly closed: Promise<void>;
+  private isOpen = true;
+  private readonly session: RawSession;
 
   private constructor(
     private readonly socket: net.Socket,
     readonly label: string,
   ) {
     socket.setNoDelay(true);
-    socket.on("data", (chunk: Buffer) => {
-      for (const reply of this.stream.push(chunk)) this.deliver(reply);
-    });
-    socket.on("error", () => {});
-    socket.on("close", () => {
-      this.closedError = new Error(`connection to ${label} closed`);
-      for (const w of this.waiting.splice(0)) w.reject(this.closedError);
-    });
+    this.session = new RawSession(socket, () => new Error(`connection to ${label} closed before the reply`));
+    this.closed = new Promise((resolve) =>
+      socket.once("close", () => {
+        this.isOpen = false;
+        resolve();
+      }),
+    );
   }
 
-  static connect(port: number, host = "127.0.0.1", timeoutMs = 10_000): Promise<RespClient> {
+  static connect(port: number, o: ClientOptions = {}): Promise<RespClient> {
+    const host = o.host ?? "127.0.0.1";
+    const timeoutMs = o.timeoutMs ?? 10_000;
     return new Promise((resolve, reject) => {
       const socket = net.connect({ host, port });
       const timer = setTimeout(() => {
         socket.destroy();
-        reject(new Error(`connecting to ${host}:${port} timed out`));
+        reject(new Error(`connecting to ${host}:${port} timed out after ${timeoutMs} ms`));
       }, timeoutMs);
       socket.once("error", (err) => {
         clearTimeout(timer);
         reject(new Error(`could not connect to ${host}:${port}: ${err.message}`));
       });
       socket.once("connect", () => {
-        clearTimeout(timer);
-        resolve(new RespClient(socket, `${host}:${port}`));
+        const client = new RespClient(socket, `${host}:${port}`);
+        client.authenticate(o).then(
+          () => {
+            clearTimeout(timer);
+            resolve(client);
+          },
+          (err: Error) => {
+            clearTimeout(timer);
+            socket.destroy();
+            reject(err);
+          },
+        );
       });
     });
   }
 
-  private deliver(reply: Reply): void {
-    const w = this.waiting[0];
-    if (w === undefined) {
-      this.onPush?.(reply);
-      return;
-    }
-    w.replies.push(reply);
-    if (w.replies.length === w.count) {
-      this.waiting.shift();
-      w.resolve(w.replies);
-    }
+  private async authenticate(o: ClientOptions): Promise<void> {
+    if (o.password === undefined) return;
+    const reply = await this.one(...(o.user === undefined ? ["AUTH"] : ["AUTH", o.user]), o.password);
+    if (reply.t === "error") throw new Error(`AUTH to ${this.label} failed: ${reply.v}`);
+  }
+
+  /** Replies nobody waited for (pub/sub pushes, MONITOR lines, replies to `write`). */
+  set onPush(handler: ((reply: Reply) => void) | null) {
+    this.session.onPush = handler;
+  }
+
+  get isClosed(): boolean {
+    return !this.isOpen;
   }
 
   /** Sends every command in one write; resolves with one reply per command (errors are replies). */
   call(commands: readonly Command[]): Promise<Reply[]> {
-    if (commands.length === 0) return Promise.resolve([]);
-    if (this.closedError) return Promise.reject(this.closedError);
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ count: commands.length, replies: [], resolve, reject });
-      this.socket.write(Buffer.concat(commands.map(encode)));
-    });
+    return this.session.call(commands);
   }
 
   /** One command; its reply. */
@@ -167,15 +100,18 @@ export class RespClient {
 
   /** Writes a command whose replies arrive as pushes (SUBSCRIBE and friends). */
   sendPushed(args: Command): void {
-    this.socket.write(encode(args));
+    this.session.write(encodeCommand(args));
+  }
+
+  /** Writes raw bytes (half a command, say); their replies arrive as pushes. */
+  write(bytes: Buffer | string): void {
+    this.session.write(bytes);
   }
 
   close(): Promise<void> {
-    if (this.socket.destroyed) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.socket.once("close", () => resolve());
-      this.socket.destroy();
-    });
+    if (this.socket.destroyed) return this.closed;
+    this.socket.destroy();
+    return this.closed;
   }
 }
 

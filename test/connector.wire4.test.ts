@@ -16,7 +16,7 @@ import { RawSession } from "../src/connector/resp.js";
 import net from "node:net";
 import { freePort, startValkey, type ValkeyServer } from "./support/valkey.js";
 import { startProxy, type FaultProxy } from "./support/proxy.js";
-import { monitor } from "./support/resp.js";
+import { monitor } from "./support/monitor.js";
 
 const V = "{emq}:version";
 

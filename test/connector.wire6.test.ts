@@ -18,7 +18,8 @@ import {
 } from "../src/index.js";
 import { Script, SCRIPTS, scriptFor } from "../src/protocol.js";
 import { type FaultProxy, startProxy } from "./support/proxy.js";
-import { type MonitorEntry, type MonitorHandle, monitor, rawCommand } from "./support/resp.js";
+import { type MonitorEntry, type MonitorHandle, monitor } from "./support/monitor.js";
+import { rawCommand } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 
 const V = "{emq}:version";

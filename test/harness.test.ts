@@ -19,17 +19,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { loadBodies, PINS_FILE, REPO } from "../harness/bodies.js";
-import {
-  canon,
-  changes,
-  diffDumps,
-  normalize,
-  tokenizeReply,
-} from "../harness/compare.js";
+import { canon, changes, diffDumps, normalize, tokenizeReply } from "../harness/compare.js";
 import type { RawDump, RawValue } from "../harness/dump.js";
 import type { Fault } from "../harness/executors.js";
 import { PinError, pinHead, readPins, verifyPins, writePins } from "../harness/pins.js";
-import { parseReply, type Reply, ReplyStream } from "../harness/resp.js";
+import { parseReply, type Reply, ReplyStream } from "../src/connector/resp.js";
 import { ALL_CASES, runHarness } from "../harness/run.js";
 import { applyWrites, predictNative } from "../harness/spec.js";
 import { accepts, layoutQueue, queueKey, rowKey, shapeOf, verbOf } from "../harness/verbs.js";

@@ -10,7 +10,7 @@ import {
   ServerError,
 } from "../src/index.js";
 import { jobKey, queueKey, scriptFor } from "../src/protocol.js";
-import { monitor, names, untilSentinel } from "./support/resp.js";
+import { monitor, names, untilSentinel } from "./support/monitor.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
 
 async function serverMs(cli: (...a: string[]) => Promise<unknown>): Promise<number> {

@@ -33,7 +33,8 @@ import {
 } from "../src/index.js";
 import { jobKey, queueKey, scriptFor } from "../src/protocol.js";
 import { type ErrorClass, k, keysOf, lifecycle, NOT_JOB, refused, WRONGTYPE } from "./support/lifecycle.js";
-import { monitor, names, rawCommand, untilSentinel } from "./support/resp.js";
+import { monitor, names, untilSentinel } from "./support/monitor.js";
+import { rawCommand } from "./support/resp.js";
 import { forEachWire } from "./support/wires.js";
 
 forEachWire("job lifecycle", (ctx) => {

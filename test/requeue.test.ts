@@ -18,7 +18,7 @@ import {
 } from "../src/index.js";
 import { jobKey } from "../src/protocol.js";
 import { lifecycle, refused } from "./support/lifecycle.js";
-import { monitor, names, untilSentinel } from "./support/resp.js";
+import { monitor, names, untilSentinel } from "./support/monitor.js";
 import { forEachWire } from "./support/wires.js";
 
 forEachWire("requeue and reschedule", (ctx) => {

@@ -25,7 +25,11 @@ import {
 import { queueKey, SCRIPTS, scriptFor, VERSION_KEY } from "../src/protocol.js";
 import { type EmbeddedValkey, startEmbeddedValkey } from "./embedded-valkey.js";
 import { modulePath } from "./module-path.js";
-import { type Monitor, type MonitorLine, openMonitor } from "./monitor.js";
+import {
+  type MonitorEntry as MonitorLine,
+  type MonitorHandle as Monitor,
+  monitor as openMonitor,
+} from "../test/support/monitor.js";
 
 export const QUEUE = "quotes";
 export const LEASE_MS = 30_000;
@@ -246,7 +250,7 @@ async function settle(monitor: Monitor, inspector: Inspector, marker: string): P
   const seen = monitor.waitFor((l) => lower(l.args[0]) === "echo" && l.args[1] === marker);
   await call(inspector, "ECHO", marker);
   const line = await seen;
-  return monitor.lines.indexOf(line);
+  return monitor.entries().indexOf(line);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -720,8 +724,8 @@ export async function runStand(opts: StandOptions = {}): Promise<StandResult> {
       },
     };
     const addr: Record<Side, string> = { a: await clientAddr(connA), b: await clientAddr(connB) };
-    const monA = await ownMonitor(await openMonitor(a.host, a.port));
-    const monB = await ownMonitor(await openMonitor(b.host, b.port));
+    const monA = await ownMonitor(await openMonitor(a.port, { host: a.host }));
+    const monB = await ownMonitor(await openMonitor(b.port, { host: b.host }));
 
     const id = newId();
     const steps: StepResult[] = [];
@@ -737,8 +741,8 @@ export async function runStand(opts: StandOptions = {}): Promise<StandResult> {
       const endA = await settle(monA, inspA, `stand:${name}:done`);
       const endB = await settle(monB, inspB, `stand:${name}:done`);
       const monitor = {
-        a: capture(monA.lines.slice(from.a, endA), addr.a),
-        b: capture(monB.lines.slice(from.b, endB), addr.b),
+        a: capture(monA.entries().slice(from.a, endA), addr.a),
+        b: capture(monB.entries().slice(from.b, endB), addr.b),
       };
       from = { a: endA + 1, b: endB + 1 };
       const keyspace = { a: await readKeyspace(inspA, queue), b: await readKeyspace(inspB, queue) };

@@ -59,7 +59,11 @@ export function parseModuleVersion(reply: RespReply): ModuleVersion | null {
   for (let i = 0; i + 1 < reply.length; i += 2) fields.set(String(reply[i]), reply[i + 1]!);
   const verbs = fields.get("verbs");
   if (!Array.isArray(verbs)) return null;
-  return { brand: String(fields.get("wire")), module: String(fields.get("module")), verbs: verbs.map(String) };
+  return {
+    brand: String(fields.get("wire")),
+    module: String(fields.get("module")),
+    verbs: verbs.map(String),
+  };
 }
 
 /**
