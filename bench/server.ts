@@ -31,7 +31,8 @@ export async function startServer(opts: ServerOptions): Promise<BenchServer> {
     aof: opts.aof,
     ...(opts.module ? { module: opts.module } : {}),
   });
-  return { ...server, module: Boolean(opts.module), aof: opts.aof };
+  const { host, port, pid } = server;
+  return { host, port, pid, module: Boolean(opts.module), aof: opts.aof, stop: () => server.stop() };
 }
 
 export function sleep(ms: number): Promise<void> {

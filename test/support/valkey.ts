@@ -1,8 +1,8 @@
 /**
- * Throwaway valkey-server instances for tests.
- *
- * Each server listens on a free 127.0.0.1 port, lives in its own temp directory (config, log,
- * AOF, nodes.conf, aclfile) and is killed when the test process exits, however it exits.
+ * Throwaway valkey-server instances for tests: the embedded server (`tools/embedded-valkey.ts`:
+ * the process, its port, its dir and its cleanup) plus what tests need on top — ACL users, a
+ * password, cluster mode, replicas, the debug and module commands, restart and crash. Servers
+ * still running are also killed when the test process is interrupted (SIGINT, SIGTERM, SIGHUP).
  *
  *   const server = await startValkey({ aof: true });
  *   await server.cli("SET", "k", "v");
@@ -11,14 +11,19 @@
  *   await server.restart();          // starts it again on the same port and dir
  *   await server.stop();             // kills it and removes the dir
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, readFileSync, rmSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import net from "node:net";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import {
+  AddressInUseError,
+  type EmbeddedValkey,
+  freePort,
+  killAll,
+  startEmbeddedValkey,
+} from "../../tools/embedded-valkey.js";
 import { type RespArg, type RespReply, rawCommand } from "./resp.js";
+
+export { freePort } from "../../tools/embedded-valkey.js";
 
 export interface StartValkeyOptions {
   /** appendonly yes + appendfsync always. Default: no persistence at all (`save ""`, no AOF). */
@@ -52,7 +57,6 @@ export interface ValkeyServer {
   readonly dir: string;
   /** redis://[:password@]127.0.0.1:port */
   readonly url: string;
-  readonly logFile: string;
   /** Cluster bus port, when started with `cluster`. */
   readonly clusterPort: number | undefined;
   /** SIGTERM (SIGKILL after a bound), wait for exit, remove the dir (unless keepDir). Idempotent. */
@@ -66,80 +70,25 @@ export interface ValkeyServer {
   crash(): Promise<void>;
   /** Runs one command as the default user; a server error rejects. */
   cli(...args: RespArg[]): Promise<RespReply>;
-  /** The last lines of the server log and its stdout/stderr. */
+  /** The last lines of the server's log. */
   logTail(lines?: number): string;
 }
 
-const HOST = "127.0.0.1";
 const START_ATTEMPTS = 5;
-const STOP_GRACE_MS = 5000;
-const KILL_WAIT_MS = 5000;
-const POLL_MS = 25;
-
-/* ------------------------------------------------------------------ process-exit cleanup */
-
-interface Live {
-  child: ChildProcess;
-  dir: string;
-  keepDir: boolean;
-}
-const live = new Map<number, Live>();
-
-function killAllNow(): void {
-  for (const [pid, entry] of live) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-    if (!entry.keepDir) rmSync(entry.dir, { recursive: true, force: true });
-  }
-  live.clear();
-}
 
 function onSignal(signal: NodeJS.Signals): void {
-  killAllNow();
+  killAll();
   // Re-raise with the default behaviour unless someone else handles this signal too.
   if (process.listenerCount(signal) === 1) {
     process.removeListener(signal, onSignal);
     process.kill(process.pid, signal);
   }
 }
-
-process.on("exit", killAllNow);
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, onSignal);
-
-/* ------------------------------------------------------------------ helpers */
-
-/** A port that was free on 127.0.0.1 a moment ago (bind port 0, read it, close). */
-export function freePort(host = HOST): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once("error", reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      if (address === null || typeof address === "string") {
-        server.close();
-        reject(new Error("could not read the port of a listening socket"));
-        return;
-      }
-      server.close(() => resolve(address.port));
-    });
-  });
-}
 
 /** Quotes a value for valkey.conf. */
 function q(value: string): string {
   return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
-}
-
-class AddressInUseError extends Error {}
-
-function tailOf(file: string, lines: number): string {
-  if (!existsSync(file)) return "";
-  const all = readFileSync(file, "utf8").trimEnd().split("\n");
-  return all.slice(-lines).join("\n");
 }
 
 function aclLines(opts: StartValkeyOptions): string[] {
@@ -151,39 +100,19 @@ function aclLines(opts: StartValkeyOptions): string[] {
   return lines;
 }
 
-interface Layout {
-  dir: string;
-  port: number;
-  clusterPort: number | undefined;
-}
-
-function configText(opts: StartValkeyOptions, layout: Layout): string {
-  const { dir, port, clusterPort } = layout;
-  const lines = [
-    `bind ${HOST}`,
-    `port ${port}`,
-    `dir ${q(dir)}`,
-    `logfile ${q(join(dir, "valkey.log"))}`,
-    "daemonize no",
-    'save ""',
-    "enable-debug-command local",
-    "enable-module-command local",
-    "repl-diskless-sync-delay 0",
-  ];
-  if (opts.aof) lines.push("appendonly yes", "appendfsync always");
-  else lines.push("appendonly no");
-  if (opts.module !== undefined)
-    lines.push(["loadmodule", q(opts.module), ...(opts.moduleArgs ?? []).map(q)].join(" "));
+/** What tests add to the embedded server's defaults, as valkey.conf lines. */
+function configLines(opts: StartValkeyOptions, dir: string, clusterPort: number | undefined): string[] {
+  const lines = ["enable-debug-command local", "enable-module-command local", "repl-diskless-sync-delay 0"];
   if (opts.acl !== undefined) lines.push(`aclfile ${q(join(dir, "users.acl"))}`);
   else if (opts.password !== undefined) lines.push(`requirepass ${q(opts.password)}`);
-  if (opts.cluster) {
+  if (clusterPort !== undefined) {
     lines.push("cluster-enabled yes", "cluster-config-file nodes.conf", `cluster-port ${clusterPort}`);
   }
   if (opts.replicaOf) {
     lines.push(`replicaof ${opts.replicaOf.host} ${opts.replicaOf.port}`);
     if (opts.replicaOf.password !== undefined) lines.push(`masterauth ${q(opts.replicaOf.password)}`);
   }
-  return `${lines.join("\n")}\n`;
+  return lines;
 }
 
 function infoField(info: RespReply, field: string): string | undefined {
@@ -194,23 +123,23 @@ function infoField(info: RespReply, field: string): string | undefined {
 /* ------------------------------------------------------------------ the server */
 
 class Server implements ValkeyServer {
-  readonly host = HOST;
-  readonly logFile: string;
-  private child: ChildProcess | null = null;
-  private exited: Promise<void> = Promise.resolve();
-  private removed = false;
-
   constructor(
+    private readonly base: EmbeddedValkey,
     private readonly opts: StartValkeyOptions,
-    readonly dir: string,
-    public port: number,
     readonly clusterPort: number | undefined,
-  ) {
-    this.logFile = join(dir, "valkey.log");
-  }
+  ) {}
 
+  get host(): string {
+    return this.base.host;
+  }
+  get port(): number {
+    return this.base.port;
+  }
   get pid(): number {
-    return this.child?.pid ?? -1;
+    return this.base.pid;
+  }
+  get dir(): string {
+    return this.base.dir;
   }
 
   get url(): string {
@@ -218,181 +147,51 @@ class Server implements ValkeyServer {
     return `redis://${auth}${this.host}:${this.port}`;
   }
 
-  private get outFile(): string {
-    return join(this.dir, "stdout.log");
-  }
-
-  private get startTimeoutMs(): number {
-    return this.opts.startTimeoutMs ?? 10_000;
-  }
-
   logTail(lines = 30): string {
-    const log = tailOf(this.logFile, lines);
-    const out = tailOf(this.outFile, lines);
-    return [log && `--- ${this.logFile}\n${log}`, out && `--- stdout/stderr\n${out}`]
-      .filter(Boolean)
-      .join("\n");
+    return this.base.logTail(lines);
   }
 
   cli(...args: RespArg[]): Promise<RespReply> {
     return rawCommand(this.port, args, { host: this.host, password: this.opts.password });
   }
 
-  async writeFiles(): Promise<void> {
-    const layout = { dir: this.dir, port: this.port, clusterPort: this.clusterPort };
-    await writeFile(join(this.dir, "valkey.conf"), configText(this.opts, layout));
-    if (this.opts.acl !== undefined)
-      await writeFile(join(this.dir, "users.acl"), `${aclLines(this.opts).join("\n")}\n`);
-  }
-
-  /** Spawns the process and waits until it is ready; rejects (with the log tail) if it is not. */
-  async launch(): Promise<void> {
-    const child = this.spawnChild();
-    let exitNote: string | null = null;
-    this.exited = new Promise<void>((resolve) => {
-      child.once("exit", (code, signal) => {
-        exitNote = signal ? `killed by ${signal}` : `exited with code ${code}`;
-        if (child.pid !== undefined) live.delete(child.pid);
-        resolve();
+  /** After each start: cluster_state:ok for a cluster node, the sync for a replica. */
+  async settle(): Promise<void> {
+    if (this.opts.cluster) {
+      const info = await this.cli("CLUSTER", "INFO");
+      if (infoField(info, "cluster_slots_assigned") === "0")
+        await this.cli("CLUSTER", "ADDSLOTSRANGE", 0, 16383);
+      await this.base.waitFor("did not reach cluster_state:ok", async () => {
+        return infoField(await this.cli("CLUSTER", "INFO"), "cluster_state") === "ok";
       });
-    });
-    const spawnError = new Promise<never>((_, reject) => {
-      child.once("error", (err) => reject(new Error(`could not run valkey-server: ${err.message}`)));
-    });
-    spawnError.catch(() => {});
-    try {
-      await Promise.race([this.waitReady(() => exitNote), spawnError]);
-      if (this.opts.cluster) await this.ensureClusterOk(() => exitNote);
-      if (this.opts.replicaOf && this.opts.replicaOf.waitForSync !== false)
-        await this.waitForSync(() => exitNote);
-    } catch (err) {
-      await this.halt();
-      throw err;
+    }
+    if (this.opts.replicaOf && this.opts.replicaOf.waitForSync !== false) {
+      await this.base.waitFor("did not sync with its primary", async () => {
+        return infoField(await this.cli("INFO", "replication"), "master_link_status") === "up";
+      });
     }
   }
 
-  private spawnChild(): ChildProcess {
-    const out = openSync(this.outFile, "a");
-    try {
-      const args = [join(this.dir, "valkey.conf"), ...(this.opts.extraArgs ?? [])];
-      const child = spawn("valkey-server", args, { cwd: this.dir, stdio: ["ignore", out, out] });
-      child.unref();
-      this.child = child;
-      if (child.pid !== undefined)
-        live.set(child.pid, { child, dir: this.dir, keepDir: this.opts.keepDir ?? false });
-      return child;
-    } finally {
-      closeSync(out);
-    }
+  crash(): Promise<void> {
+    return this.base.kill();
   }
 
-  private failure(what: string, exitNote: string | null): Error {
-    const tail = this.logTail();
-    if (exitNote !== null && /Address already in use/i.test(tail)) {
-      return new AddressInUseError(`port ${this.port} is already in use`);
-    }
-    const how = exitNote === null ? "" : ` (valkey-server ${exitNote})`;
-    return new Error(
-      `valkey-server on ${this.host}:${this.port} ${what}${how}\n${tail || "(no log output)"}`,
-    );
-  }
-
-  /** Polls until `check` resolves true, failing fast if the process exits. */
-  private async poll(
-    what: string,
-    exitNote: () => string | null,
-    check: () => Promise<boolean>,
-  ): Promise<void> {
-    const deadline = Date.now() + this.startTimeoutMs;
-    let lastError = "";
-    while (Date.now() < deadline) {
-      if (exitNote() !== null) throw this.failure(`failed to start`, exitNote());
-      try {
-        if (await check()) return;
-      } catch (err) {
-        lastError = err instanceof Error ? err.message : String(err);
-      }
-      await sleep(POLL_MS);
-    }
-    const last = lastError ? `; last error: ${lastError}` : "";
-    throw this.failure(`${what} within ${this.startTimeoutMs} ms${last}`, exitNote());
-  }
-
-  private waitReady(exitNote: () => string | null): Promise<void> {
-    return this.poll("did not answer PING", exitNote, async () => {
-      const opts = { host: this.host, password: this.opts.password, timeoutMs: 1000 };
-      if ((await rawCommand(this.port, ["PING"], opts)) !== "PONG") return false;
-      const info = await rawCommand(this.port, ["INFO", "persistence"], opts);
-      return infoField(info, "loading") === "0";
-    });
-  }
-
-  private async ensureClusterOk(exitNote: () => string | null): Promise<void> {
-    const info = await this.cli("CLUSTER", "INFO");
-    if (infoField(info, "cluster_slots_assigned") === "0")
-      await this.cli("CLUSTER", "ADDSLOTSRANGE", 0, 16383);
-    await this.poll("did not reach cluster_state:ok", exitNote, async () => {
-      return infoField(await this.cli("CLUSTER", "INFO"), "cluster_state") === "ok";
-    });
-  }
-
-  private waitForSync(exitNote: () => string | null): Promise<void> {
-    return this.poll("did not sync with its primary", exitNote, async () => {
-      return infoField(await this.cli("INFO", "replication"), "master_link_status") === "up";
-    });
-  }
-
-  /** Kills the process (SIGTERM, then SIGKILL) and waits for it to exit; keeps the dir. */
-  private async halt(): Promise<void> {
-    const child = this.child;
-    if (child === null || child.exitCode !== null || child.signalCode !== null) return;
-    child.kill("SIGTERM");
-    if (await this.exitedWithin(STOP_GRACE_MS)) return;
-    child.kill("SIGKILL");
-    if (!(await this.exitedWithin(KILL_WAIT_MS))) {
-      throw new Error(`valkey-server pid ${child.pid} did not exit after SIGKILL`);
-    }
-  }
-
-  private async exitedWithin(ms: number): Promise<boolean> {
-    const timeout = new AbortController();
-    const timer = sleep(ms, false, { signal: timeout.signal }).catch(() => false);
-    const done = await Promise.race([this.exited.then(() => true), timer]);
-    timeout.abort();
-    return done;
-  }
-
-  async crash(): Promise<void> {
-    const child = this.child;
-    if (child === null || child.exitCode !== null || child.signalCode !== null) return;
-    child.kill("SIGKILL");
-    if (!(await this.exitedWithin(KILL_WAIT_MS))) {
-      throw new Error(`valkey-server pid ${child.pid} did not exit after SIGKILL`);
-    }
-  }
-
-  async stop(): Promise<void> {
-    await this.halt();
-    if (this.removed || this.opts.keepDir) return;
-    this.removed = true;
-    await rm(this.dir, { recursive: true, force: true });
+  stop(): Promise<void> {
+    return this.base.stop();
   }
 
   async restart(): Promise<void> {
-    if (this.removed)
-      throw new Error(
-        `cannot restart valkey-server on port ${this.port}: it was stopped and its dir removed`,
-      );
-    await this.halt();
+    await this.base.halt();
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.launch();
-        return;
+        await this.base.launch();
+        break;
       } catch (err) {
         if (!(err instanceof AddressInUseError) || attempt >= START_ATTEMPTS) throw err;
         await sleep(100 * attempt);
       }
     }
+    await this.settle();
   }
 }
 
@@ -402,22 +201,29 @@ class Server implements ValkeyServer {
  * Rejects with the log tail if it fails to start.
  */
 export async function startValkey(opts: StartValkeyOptions = {}): Promise<ValkeyServer> {
-  const dir = await mkdtemp(join(tmpdir(), "emq-valkey-"));
+  let clusterPort: number | undefined;
+  const base = await startEmbeddedValkey({
+    ...(opts.module === undefined ? {} : { module: opts.module, moduleArgs: opts.moduleArgs ?? [] }),
+    aof: opts.aof ?? false,
+    // After the embedded server's `everysec`, so it wins (and a caller's own choice after it).
+    extraArgs: [...(opts.aof ? ["--appendfsync", "always"] : []), ...(opts.extraArgs ?? [])],
+    ...(opts.password === undefined ? {} : { password: opts.password }),
+    keepDir: opts.keepDir ?? false,
+    startTimeoutMs: opts.startTimeoutMs ?? 10_000,
+    configFile: async (dir) => {
+      if (opts.cluster) clusterPort ??= await freePort();
+      const file = join(dir, "valkey.conf");
+      await writeFile(file, `${configLines(opts, dir, clusterPort).join("\n")}\n`);
+      if (opts.acl !== undefined) await writeFile(join(dir, "users.acl"), `${aclLines(opts).join("\n")}\n`);
+      return file;
+    },
+  });
+  const server = new Server(base, opts, clusterPort);
   try {
-    for (let attempt = 1; ; attempt++) {
-      const port = await freePort();
-      const clusterPort = opts.cluster ? await freePort() : undefined;
-      const server = new Server(opts, dir, port, clusterPort);
-      await server.writeFiles();
-      try {
-        await server.launch();
-        return server;
-      } catch (err) {
-        if (!(err instanceof AddressInUseError) || attempt >= START_ATTEMPTS) throw err;
-      }
-    }
+    await server.settle();
   } catch (err) {
-    await rm(dir, { recursive: true, force: true });
+    await base.stop();
     throw err;
   }
+  return server;
 }
