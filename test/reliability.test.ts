@@ -31,8 +31,8 @@ import {
   Worker,
 } from "../src/index.js";
 import { queueKey } from "../src/protocol.js";
-import { startHoldProxy } from "./fixtures/hold-proxy.js";
 import { LOG_KEY, loggingHandler, RUNS_KEY } from "./fixtures/log-handler.js";
+import { startProxy } from "./support/proxy.js";
 import type { ValkeyServer } from "./support/valkey.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
 
@@ -301,7 +301,7 @@ forEachWire("worker reliability", (ctx) => {
     const { id } = await new Queue(q, conn).add("J");
     // Worker A reaches the server through a proxy that can hold its commands, so the test acts
     // behind its back without racing its heartbeat.
-    const proxy = await startHoldProxy(server.port);
+    const proxy = await startProxy({ targetPort: server.port });
     const aConn = await connect({ port: proxy.port, wire });
     const other = await conn.duplicate();
     let a: Worker | undefined;
@@ -527,7 +527,7 @@ forEachWire("worker reliability", (ctx) => {
     const queue = new Queue(q, conn);
     // The worker reaches the server through a proxy that holds its commands: its claim is sent
     // but not answered until the test releases it, after close() has begun.
-    const proxy = await startHoldProxy(server.port);
+    const proxy = await startProxy({ targetPort: server.port });
     const wConn = await connect({ port: proxy.port, wire });
     let w: Worker | undefined;
     let releaseHandler!: () => void;
@@ -583,7 +583,7 @@ forEachWire("worker reliability", (ctx) => {
   }, async (t) => {
     const { server, wire } = ctx();
     const q = "empty-claim";
-    const proxy = await startHoldProxy(server.port);
+    const proxy = await startProxy({ targetPort: server.port });
     const wConn = await connect({ port: proxy.port, wire });
     let w: Worker | undefined;
     try {

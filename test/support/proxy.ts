@@ -10,9 +10,14 @@
  *                                     drop the next matching command (never forwarded), then
  *                                     cut its connection shortly after: a command "in flight"
  *
+ *   proxy.hold(); ...; proxy.release()
+ *                                     buffer what clients send (replies still flow), then forward
+ *                                     it in order: act "behind the back" of a client
+ *
  *   const mark = proxy.mark();  ...;  proxy.since(mark)   commands that reached the server since
  */
 import net from "node:net";
+import { parseReply, RespProtocolError } from "../../src/connector/resp.js";
 
 export interface ProxyOptions {
   targetPort: number;
@@ -64,12 +69,17 @@ export interface FaultProxy {
    * `cutAfterMs` later. Resolves with the swallowed command once the cut is done.
    */
   swallowNext(predicate?: CommandPredicate, opts?: SwallowOptions): Promise<ProxyCommand>;
+  /** From now on, what clients send is held back (nothing reaches the server); replies still flow. */
+  hold(): void;
+  /** Forwards everything held, in order, and stops holding. */
+  release(): void;
+  /** Bytes clients sent that are held back now. */
+  heldBytes(): number;
   /** Stops listening and destroys every connection. */
   close(): Promise<void>;
 }
 
 const HOST = "127.0.0.1";
-const CRLF = Buffer.from("\r\n");
 
 /* ------------------------------------------------------------------ RESP command framing */
 
@@ -80,32 +90,23 @@ interface Frame {
 
 class FramingError extends Error {}
 
-/** Reads `<prefix><integer>\r\n` at `offset`; null when the line is incomplete. */
-function readLength(buf: Buffer, offset: number, prefix: string): { value: number; next: number } | null {
-  const eol = buf.indexOf(CRLF, offset);
-  if (eol === -1) return null;
-  const line = buf.toString("latin1", offset, eol);
-  if (line[0] !== prefix || !/^-?\d+$/.test(line.slice(1))) {
-    throw new FramingError(`expected ${prefix}<n>, got ${JSON.stringify(line.slice(0, 40))}`);
-  }
-  return { value: Number(line.slice(1)), next: eol + 2 };
-}
-
 /** One `*N` array of bulk strings starting at `offset`; null when more bytes are needed. */
 function readArrayFrame(buf: Buffer, offset: number): Frame | null {
-  const head = readLength(buf, offset, "*");
-  if (head === null) return null;
-  const args: Buffer[] = [];
-  let pos = head.next;
-  for (let i = 0; i < head.value; i++) {
-    const bulk = readLength(buf, pos, "$");
-    if (bulk === null) return null;
-    const end = bulk.next + bulk.value;
-    if (buf.length < end + 2) return null;
-    args.push(buf.subarray(bulk.next, end));
-    pos = end + 2;
+  let parsed: ReturnType<typeof parseReply>;
+  try {
+    parsed = parseReply(buf, offset);
+  } catch (err) {
+    if (err instanceof RespProtocolError) throw new FramingError(err.message);
+    throw err;
   }
-  return { args, end: pos };
+  if (parsed === null) return null;
+  const [reply, end] = parsed;
+  if (reply.t !== "array") throw new FramingError(`expected an array, got ${reply.t}`);
+  const args = reply.v.map((arg) => {
+    if (arg.t !== "bulk") throw new FramingError(`expected bulk strings, got ${arg.t}`);
+    return arg.v;
+  });
+  return { args, end };
 }
 
 /** An inline command (`PING\r\n`) starting at `offset`; null when the line is incomplete. */
@@ -143,6 +144,8 @@ interface Link {
   doomed: boolean;
   /** The stream could not be framed: forward raw bytes, log nothing more. */
   raw: boolean;
+  /** What the client sent while the proxy held. */
+  held: Buffer[];
 }
 
 class FaultProxyImpl implements FaultProxy {
@@ -153,6 +156,7 @@ class FaultProxyImpl implements FaultProxy {
   private readonly swallows: Swallow[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private refuseUntil = 0;
+  private holding = false;
   private nextIndex = 0;
   port = 0;
 
@@ -195,6 +199,21 @@ class FaultProxyImpl implements FaultProxy {
     });
   }
 
+  hold(): void {
+    this.holding = true;
+  }
+
+  release(): void {
+    this.holding = false;
+    for (const link of this.links) for (const chunk of link.held.splice(0)) this.fromClient(link, chunk);
+  }
+
+  heldBytes(): number {
+    let n = 0;
+    for (const link of this.links) for (const chunk of link.held) n += chunk.length;
+    return n;
+  }
+
   close(): Promise<void> {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
@@ -226,6 +245,7 @@ class FaultProxyImpl implements FaultProxy {
       pending: Buffer.alloc(0),
       doomed: false,
       raw: false,
+      held: [],
     };
     this.links.add(link);
     this.stats.open = this.links.size;
@@ -249,6 +269,10 @@ class FaultProxyImpl implements FaultProxy {
   }
 
   private fromClient(link: Link, chunk: Buffer): void {
+    if (this.holding) {
+      link.held.push(chunk);
+      return;
+    }
     if (link.raw) {
       if (!link.doomed) link.server.write(chunk);
       return;
