@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { type RespArg, type RespReply, rawCommands } from "./resp.js";
+import { plainDump, plainValue, readDump } from "./dump.js";
 import type { ValkeyServer } from "./valkey.js";
 
 export const V = "{emq}:version";
@@ -20,7 +21,7 @@ export const READONLY = "READONLY You can't write against a read only replica.";
 export const OOM = "OOM command not allowed when used memory > 'maxmemory'.";
 /** The verbs these tests drive; a wire-6 connector here requires just these. */
 export const VERBS = ["ENQUEUE", "CLAIM"];
-/** The fourteen job-core verb tokens (SPEC §6). */
+/** The fourteen job-core verb tokens (docs/protocol.md). */
 export const JOB_CORE = [
   "ENQUEUE",
   "ADD",
@@ -88,54 +89,11 @@ export type Dump = Record<string, { type: string; value: unknown }>;
 
 /** Every key of the current db with its type and full value (bytes as latin1), for equality checks. */
 export async function dumpAll(port: number): Promise<Dump> {
-  const opts = { returnBuffers: true };
-  const [keys] = await rawCommands(port, [["KEYS", "*"]], opts);
-  const names = (keys as Buffer[]).map((b) => b.toString("latin1")).sort();
-  const raw = names.map((n) => Buffer.from(n, "latin1"));
-  const types = (
-    await rawCommands(
-      port,
-      raw.map((key) => ["TYPE", key]),
-      opts,
-    )
-  ).map(String);
-  const reads: RespArg[][] = raw.map((key, i) => {
-    switch (types[i]) {
-      case "string":
-        return ["GET", key];
-      case "hash":
-        return ["HGETALL", key];
-      case "zset":
-        return ["ZRANGE", key, "0", "-1", "WITHSCORES"];
-      case "list":
-        return ["LRANGE", key, "0", "-1"];
-      case "set":
-        return ["SMEMBERS", key];
-      default:
-        return ["TYPE", key];
-    }
-  });
-  const values = await rawCommands(port, reads, opts);
-  const out: Dump = {};
-  names.forEach((name, i) => {
-    const type = types[i]!;
-    const value = values[i];
-    const text = (v: RespReply) => (Buffer.isBuffer(v) ? v.toString("latin1") : v);
-    let shown: unknown;
-    if (type === "hash") {
-      const flat = (value as Buffer[]).map((b) => b.toString("latin1"));
-      const fields: Record<string, string> = {};
-      for (let j = 0; j < flat.length; j += 2) fields[flat[j]!] = flat[j + 1]!;
-      shown = fields;
-    } else if (Array.isArray(value)) {
-      shown = value.map(text);
-      if (type === "set") (shown as string[]).sort();
-    } else {
-      shown = text(value ?? null);
-    }
-    out[name] = { type, value: shown };
-  });
-  return out;
+  const dump = await readDump(port, (keys) => keys.dumpAll());
+  return plainDump(dump, "latin1", (value) => ({
+    type: value.type === "other" ? value.name : value.type,
+    value: plainValue(value, "latin1"),
+  }));
 }
 
 /** The server's dirty counter: it moves on every write, even one that rewrites the same value. */

@@ -5,6 +5,7 @@
 import { after, before, beforeEach, describe } from "node:test";
 import { modulePath } from "../../tools/module-path.js";
 import { type Connection, connect, installModuleBrand, type Wire } from "../../src/index.js";
+import { plainDump, plainValue, readDump } from "./dump.js";
 import { startValkey, type ValkeyServer } from "./valkey.js";
 
 export interface WireContext {
@@ -41,24 +42,15 @@ export function forEachWire(title: string, body: (ctx: () => WireContext) => voi
   }
 }
 
-/** Every key under a queue's hashtag with its value, for field-by-field comparisons. */
+/**
+ * Every key under a queue's hashtag, for field-by-field comparisons: a hash as an object, a zset as
+ * `[member, score, …]`, any other type as `{ type }`.
+ */
 export async function dumpQueue(server: ValkeyServer, queue: string): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = {};
-  const keys = ((await server.cli("KEYS", `emq:{${queue}}:*`)) as (string | Buffer)[]).map(String).sort();
-  for (const key of keys) {
-    const type = String(await server.cli("TYPE", key));
-    if (type === "hash") {
-      const flat = (await server.cli("HGETALL", key)) as (string | Buffer)[];
-      const row: Record<string, string> = {};
-      for (let i = 0; i < flat.length; i += 2) row[String(flat[i])] = String(flat[i + 1]);
-      out[key] = row;
-    } else if (type === "zset") {
-      out[key] = ((await server.cli("ZRANGE", key, "0", "-1", "WITHSCORES")) as (string | Buffer)[]).map(
-        String,
-      );
-    } else {
-      out[key] = { type };
-    }
-  }
-  return out;
+  const dump = await readDump(server.port, (keys) =>
+    keys.dumpQueues([Buffer.from(queue).toString("latin1")]),
+  );
+  return plainDump(dump, "utf8", (value) =>
+    value.type === "hash" || value.type === "zset" ? plainValue(value, "utf8") : { type: value.type },
+  );
 }
