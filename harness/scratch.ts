@@ -2,7 +2,8 @@
  * The scratch server both sides share: one valkey-server with the module loaded and
  * `appendonly yes`, branded `echomq:6.0.0` by `EMQ.INSTALL`. It reads keyspaces (SCAN MATCH under
  * each queue's hashtag, then every key by its type), watches the wake channels, and restarts on
- * its AOF for the durability checks.
+ * its AOF for the durability checks. The stand also starts a plain one (`module: null`: no
+ * module, no brand), the node its wire-4 connector brands.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,8 +14,8 @@ import { ok, RespClient, Subscriber, text } from "./resp.js";
 import { BRAND, VERSION_KEY } from "./verbs.js";
 
 export interface ScratchOptions {
-  /** The module to load; default: the built module (ECHOMQ_MODULE overrides). */
-  module?: string;
+  /** The module to load; default: the built module (ECHOMQ_MODULE overrides); null: a plain node. */
+  module?: string | null;
 }
 
 export class Scratch {
@@ -25,22 +26,24 @@ export class Scratch {
     readonly server: ValkeyServer,
     public client: RespClient,
     public sub: Subscriber,
-    readonly module: string,
+    readonly module: string | undefined,
   ) {
     this.keys = new Keyspace(client);
   }
 
   static async start(opts: ScratchOptions = {}): Promise<Scratch> {
-    const module = opts.module ?? modulePath();
+    const module = opts.module === null ? undefined : (opts.module ?? modulePath());
     // appendfsync everysec: a graceful restart still finds every command in the AOF (flushed on exit).
-    const server = await startValkey({ aof: true, module, extraArgs: ["--appendfsync", "everysec"] });
+    const aof = { aof: true, extraArgs: ["--appendfsync", "everysec"] };
+    const server = await startValkey(module === undefined ? aof : { ...aof, module });
     const client = await RespClient.connect(server.port);
     const scratch = new Scratch(server, client, await Subscriber.connect(server.port, "emq:*"), module);
+    await scratch.readRunId();
+    if (module === undefined) return scratch;
     const installed = ok(await client.one("EMQ.INSTALL", 1, VERSION_KEY), "EMQ.INSTALL");
     if (installed.t !== "int") throw new Error(`EMQ.INSTALL answered ${JSON.stringify(installed)}`);
     const brand = text(await client.one("GET", VERSION_KEY));
     if (brand !== BRAND) throw new Error(`the scratch server is not branded ${BRAND} (found ${brand})`);
-    await scratch.readRunId();
     return scratch;
   }
 
@@ -59,7 +62,7 @@ export class Scratch {
    * writes from clients (`replica-read-only no`). */
   startReplica(writable = false): Promise<ValkeyServer> {
     return startValkey({
-      module: this.module,
+      ...(this.module === undefined ? {} : { module: this.module }),
       replicaOf: { host: this.server.host, port: this.server.port },
       ...(writable ? { extraArgs: ["--replica-read-only", "no"] } : {}),
     });

@@ -6,21 +6,22 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { before, describe, test } from "node:test";
-import {
-  compareKeyspaces,
-  compareMonitor,
-  type Keyspace,
-  runStand,
-  type StandResult,
-  VERDICT_OK,
-} from "../tools/stand.js";
+import type { RawDump } from "../harness/dump.js";
+import { verbOf } from "../harness/verbs.js";
+import { type KeyEntry, runStand, type StandResult, VERDICT_OK } from "../tools/stand.js";
+import { compareKeyspaces, compareMonitor } from "../tools/stand-compare.js";
 import { queueKey, scriptFor } from "../src/protocol.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
-function keys(ks: Keyspace): string[] {
+function keys(ks: KeyEntry[]): string[] {
   return ks.map((e) => `${e.key} ${e.type}`);
 }
+
+/** A hash's fields, a zset's members with their scores (in member order). */
+const entriesOf = (ks: KeyEntry[], key: string) => ks.find((e) => e.key === key)!.entries;
+const fieldsOf = (ks: KeyEntry[], key: string): Record<string, string> =>
+  Object.fromEntries(entriesOf(ks, key));
 
 describe("the stand (in-process)", () => {
   let result: StandResult;
@@ -34,7 +35,10 @@ describe("the stand (in-process)", () => {
     assert.equal(printed.length, 1);
     const parsed = JSON.parse(printed[0]!) as StandResult;
     assert.equal(parsed.verdict, VERDICT_OK);
-    assert.deepEqual(parsed.keyspaces, result.keyspaces);
+    assert.deepEqual(
+      parsed.steps.map((s) => s.keyspace),
+      result.steps.map((s) => s.keyspace),
+    );
     assert.deepEqual(result.unexpected, []);
     assert.equal(result.ok, true);
     assert.equal(result.verdict, VERDICT_OK);
@@ -58,8 +62,8 @@ describe("the stand (in-process)", () => {
   test("row fields are equal except lease_epoch, present only on B and equal to B's run_id", () => {
     const row = queueKey(result.queue, "job:") + result.id;
     for (const step of result.steps) {
-      const a = step.keyspace.a.find((e) => e.key === row)!.hash!;
-      const b = { ...step.keyspace.b.find((e) => e.key === row)!.hash! };
+      const a = fieldsOf(step.keyspace.a, row);
+      const b = fieldsOf(step.keyspace.b, row);
       assert.equal(a.lease_epoch, undefined, "the script writes no lease_epoch");
       if (step.name === "claim") {
         assert.equal(b.lease_epoch, result.nodes.b.runId);
@@ -78,19 +82,21 @@ describe("the stand (in-process)", () => {
   test("the lease deadlines differ only by when each claim ran", () => {
     const active = queueKey(result.queue, "active");
     const claimStep = result.steps[1]!;
-    const sa = claimStep.keyspace.a.find((e) => e.key === active)!.zset!;
-    const sb = claimStep.keyspace.b.find((e) => e.key === active)!.zset!;
+    const sa = entriesOf(claimStep.keyspace.a, active);
+    const sb = entriesOf(claimStep.keyspace.b, active);
     assert.deepEqual(
-      sa.map((m) => m.member),
-      sb.map((m) => m.member),
+      sa.map(([member]) => member),
+      sb.map(([member]) => member),
     );
     const replyA = claimStep.reply.a as { deadline: number };
     const replyB = claimStep.reply.b as { deadline: number };
-    assert.equal(sa[0]!.score, replyA.deadline);
-    assert.equal(sb[0]!.score, replyB.deadline);
-    assert.ok(Math.abs(sb[0]!.score - sa[0]!.score) < 5000, "both claims ran within seconds");
+    assert.equal(Number(sa[0]![1]), replyA.deadline);
+    assert.equal(Number(sb[0]![1]), replyB.deadline);
+    assert.ok(Math.abs(Number(sb[0]![1]) - Number(sa[0]![1])) < 5000, "both claims ran within seconds");
     const row = claimStep.rows.find((r) => r.key === active)!;
-    assert.equal(row.mark, "expected");
+    assert.equal(row.mark, replyA.deadline === replyB.deadline ? "equal" : "declared");
+    const replyRow = claimStep.rows.find((r) => r.what === "reply deadline")!;
+    assert.equal(replyRow.mark, row.mark);
   });
 
   test("MONITOR: EVALSHA on A, EMQ.ENQUEUE / EMQ.CLAIM on B, with the same tail", () => {
@@ -160,20 +166,25 @@ describe("the stand's comparison", () => {
   const row = queueKey(queue, "job:") + id;
   const active = queueKey(queue, "active");
   const runIdB = "a".repeat(40);
-  const deadlines = {
-    reply: { a: 31_000, b: 31_002 },
-    window: { a: [1000, 1001], b: [1002, 1003] },
-  } as const;
-  const ctx = { queue, leased: id, runIdB, deadlines: structuredClone(deadlines) as never, lease: 30_000 };
-  const node = (hash: Record<string, string>, score: number): Keyspace => [
-    { key: active, type: "zset", zset: [{ member: id, score }] },
-    { key: row, type: "hash", hash },
-  ];
+  const ctx = {
+    queue,
+    leased: id,
+    runIdB,
+    windows: { a: { lo: 1000, hi: 1001 }, b: { lo: 1002, hi: 1003 } },
+    offsets: { active: 30_000 },
+  };
+  const b = (s: string) => Buffer.from(s, "latin1");
+  const node = (hash: Record<string, string>, score: number): RawDump =>
+    new Map([
+      [active, { type: "zset", members: [[b(id), String(score)]] }],
+      [row, { type: "hash", fields: Object.entries(hash).map(([f, v]): [Buffer, Buffer] => [b(f), b(v)]) }],
+    ]);
   const claimed = { state: "active", attempts: "1", payload: "p" };
-  const unexpected = (a: Keyspace, b: Keyspace) =>
-    compareKeyspaces(a, b, ctx)
+  /** What each unexpected row names: the key and field, or (for a finding) its text. */
+  const unexpected = (a: RawDump, bb: RawDump) =>
+    compareKeyspaces(a, bb, ctx)
       .filter((r) => r.mark === "unexpected")
-      .map((r) => r.what);
+      .map((r) => (r.what === "keyspace" ? r.note : r.what));
 
   test("the declared differences pass: lease_epoch = B's run_id, deadlines within their windows", () => {
     const rows = compareKeyspaces(
@@ -184,9 +195,9 @@ describe("the stand's comparison", () => {
     assert.deepEqual(
       rows.map((r) => [r.what, r.mark]),
       [
-        [`${active} ${id}`, "expected"],
+        [`${active} ${id}`, "declared"],
         [`${row} attempts`, "equal"],
-        [`${row} lease_epoch`, "expected"],
+        [`${row} lease_epoch`, "declared"],
         [`${row} payload`, "equal"],
         [`${row} state`, "equal"],
       ],
@@ -194,46 +205,51 @@ describe("the stand's comparison", () => {
   });
 
   test("anything else is unexpected", () => {
-    const b = node({ ...claimed, lease_epoch: runIdB }, 31_002);
-    assert.deepEqual(unexpected(node({ ...claimed, lease_epoch: runIdB }, 31_000), b), [
-      `${row} lease_epoch`,
-    ]);
-    assert.deepEqual(unexpected(node(claimed, 31_000), node({ ...claimed, lease_epoch: "other" }, 31_002)), [
-      `${row} lease_epoch`,
-    ]);
-    assert.deepEqual(unexpected(node(claimed, 31_000), node(claimed, 31_002)), [`${row} lease_epoch`]);
-    assert.deepEqual(unexpected(node({ ...claimed, attempts: "2" }, 31_000), b), [`${row} attempts`]);
-    assert.deepEqual(unexpected(node(claimed, 31_000), node({ ...claimed, lease_epoch: runIdB }, 40_000)), [
-      `${active} ${id}`,
-    ]);
-    const extra: Keyspace = [...b, { key: queueKey(queue, "pending"), type: "zset", zset: [] }];
+    const good = node({ ...claimed, lease_epoch: runIdB }, 31_002);
+    const onlyEpoch = (found: string[]) => {
+      assert.ok(found.length > 0);
+      for (const f of found) assert.ok(f.includes(row) && f.includes("lease_epoch"), f);
+    };
+    onlyEpoch(unexpected(node({ ...claimed, lease_epoch: runIdB }, 31_000), good)); // on A too
+    onlyEpoch(unexpected(node(claimed, 31_000), node({ ...claimed, lease_epoch: "other" }, 31_002)));
+    onlyEpoch(unexpected(node(claimed, 31_000), node(claimed, 31_002))); // absent on B
+    assert.deepEqual(unexpected(node({ ...claimed, attempts: "2" }, 31_000), good), [`${row} attempts`]);
+    const late = unexpected(node(claimed, 31_000), node({ ...claimed, lease_epoch: runIdB }, 40_000));
+    assert.equal(late[0], `${active} ${id}`);
+    assert.ok(late.length === 2 && late[1]!.includes(active) && late[1]!.includes("40000"), late.join("; "));
+    const extra: RawDump = new Map([...good, [queueKey(queue, "pending"), { type: "zset", members: [] }]]);
     assert.deepEqual(unexpected(node(claimed, 31_000), extra), [`${queueKey(queue, "pending")}`]);
   });
 
-  test("MONITOR lines must keep the tail", () => {
+  test("MONITOR lines must keep the tail, and the tail must be the verb's form", () => {
+    const claimVerb = verbOf("CLAIM");
     const pause = ["hget", queueKey(queue, "meta"), "paused"];
     const tail = ["3", queueKey(queue, "pending"), active, queueKey(queue, ""), "30000"];
     const capture = (transition: string[][]) => ({
       sent: transition,
       transition,
       reloaded: false,
-      inner: [],
     });
-    const a = capture([pause, ["evalsha", scriptFor("CLAIM").sha1, ...tail]]);
-    const same = compareMonitor("claim", a, capture([pause, ["emq.claim", ...tail]]), queue);
-    assert.deepEqual(
-      same.map((r) => r.mark),
-      ["equal", "equal"],
-    );
-    const moved = compareMonitor(
-      "claim",
-      a,
-      capture([pause, ["emq.claim", ...tail.slice(0, 4), "30001"]]),
-      queue,
-    );
-    assert.deepEqual(
-      moved.map((r) => r.mark),
-      ["equal", "unexpected"],
-    );
+    const marks = (a: string[][], bb: string[][]) =>
+      compareMonitor(claimVerb, capture(a), capture(bb), queue).map((r) => r.mark);
+    const sha = scriptFor("CLAIM").sha1;
+    assert.deepEqual(marks([pause, ["evalsha", sha, ...tail]], [pause, ["emq.claim", ...tail]]), [
+      "equal",
+      "equal",
+    ]);
+    const moved = [...tail.slice(0, 4), "30001"];
+    assert.deepEqual(marks([pause, ["evalsha", sha, ...tail]], [pause, ["emq.claim", ...moved]]), [
+      "equal",
+      "unexpected",
+    ]);
+    const swapped = ["3", active, queueKey(queue, "pending"), queueKey(queue, ""), "30000"];
+    assert.deepEqual(marks([pause, ["evalsha", sha, ...swapped]], [pause, ["emq.claim", ...swapped]]), [
+      "equal",
+      "unexpected",
+    ]);
+    assert.deepEqual(marks([pause, ["evalsha", "0".repeat(40), ...tail]], [pause, ["emq.claim", ...tail]]), [
+      "equal",
+      "unexpected",
+    ]);
   });
 });
