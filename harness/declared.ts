@@ -4,9 +4,7 @@
  *
  * D1 (lease_epoch) and D6 (lease time) are deltas inside ordinary comparisons (harness/compare.ts
  * checks and masks `lease_epoch`; exact cases share one clock). D8 (RESCHEDULE) runs the
- * executable check of harness/spec.ts. The rest are judged here.
- *
- * P1 is not (yet) in docs/protocol.md: the harness needs it and proposes it.
+ * executable check of harness/spec.ts. The rest, P1 included, are judged here.
  */
 import { canon, showReply } from "./compare.js";
 import type { RawValue } from "./dump.js";

@@ -8,7 +8,7 @@ import { assertValidBrandedId } from "./branded-id.js";
 /** The key every node's brand lives in (the version fence). */
 export const VERSION_KEY = "{emq}:version";
 
-/** The per-queue key types (SPEC §2). `job:` rows are built by `jobKey`. */
+/** The per-queue key types (docs/protocol.md, "Keyspace"). `job:` rows are built by `jobKey`. */
 export type QueueKeyType = "pending" | "active" | "schedule" | "done" | "dead" | "meta" | "";
 
 /**

@@ -20,7 +20,7 @@ import { monitor } from "./support/monitor.js";
 
 const V = "{emq}:version";
 
-describe("wire-4 connector: the fence table (SPEC §4, wire-4 column)", () => {
+describe("wire-4 connector: the fence table (docs/protocol.md, the version fence, wire-4 column)", () => {
   let server: ValkeyServer;
   before(async () => {
     server = await startValkey();

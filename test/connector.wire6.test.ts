@@ -1,5 +1,5 @@
 /**
- * The wire-6 connector against real servers: its fence (SPEC §4, wire-6 column) writes nothing,
+ * The wire-6 connector against real servers: its fence (docs/protocol.md, the version fence, wire-6 column) writes nothing,
  * job-core scripts go out as `EMQ.<VERB>` with the EVALSHA line's tail, `read` scripts go as
  * EVALSHA, undeclared scripts never leave the host, and every reconnect re-runs the fence.
  */
@@ -55,7 +55,7 @@ async function resetTo(server: ValkeyServer, brand: string | null): Promise<void
   if (brand !== null) await server.cli("SET", V, brand);
 }
 
-describe("wire-6 connector: the fence (SPEC §4, wire-6 column)", () => {
+describe("wire-6 connector: the fence (docs/protocol.md, the version fence, wire-6 column)", () => {
   let mod: ValkeyServer;
   let plain: ValkeyServer;
   before(async () => {

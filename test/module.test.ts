@@ -61,7 +61,7 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
   after(() => server.stop());
   beforeEach(() => resetTo(server, null));
 
-  describe("native fence (SPEC §4, native column)", () => {
+  describe("native fence (docs/protocol.md, the version fence, native column)", () => {
     const refused: [string, string | null, string][] = [
       ["absent", null, "EMQWIRE expected echomq:6.0.0 found (nil)"],
       ["the scripts' brand", WIRE4, "EMQWIRE expected echomq:6.0.0 found echomq:4.0.0"],

@@ -1,6 +1,7 @@
 /**
- * The connector side of the version fence (SPEC §4). Each function runs on a fresh socket after
- * the boot commands and before the socket carries anything else; `send` speaks raw RESP.
+ * The connector side of the version fence (docs/protocol.md, "The version fence"). Each function
+ * runs on a fresh socket after the boot commands and before the socket carries anything else;
+ * `send` speaks raw RESP.
  */
 import { VersionFenceError } from "../errors.js";
 import { VERSION_KEY } from "../keyspace.js";
