@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { type RespArg, type RespReply, rawCommands } from "./resp.js";
+import { PROTOCOL } from "../../src/protocol.js";
 import { plainDump, plainValue, readDump } from "./dump.js";
 import type { ValkeyServer } from "./valkey.js";
 
@@ -21,23 +22,8 @@ export const READONLY = "READONLY You can't write against a read only replica.";
 export const OOM = "OOM command not allowed when used memory > 'maxmemory'.";
 /** The verbs these tests drive; a wire-6 connector here requires just these. */
 export const VERBS = ["ENQUEUE", "CLAIM"];
-/** The fourteen job-core verb tokens (docs/protocol.md). */
-export const JOB_CORE = [
-  "ENQUEUE",
-  "ADD",
-  "CLAIM",
-  "EXTEND",
-  "COMPLETE",
-  "FAIL",
-  "RETRY",
-  "PROMOTE",
-  "REAP",
-  "REMOVE",
-  "PAUSE",
-  "RESUME",
-  "RESCHEDULE",
-  "REQUEUE",
-];
+/** The fourteen job-core verb tokens, from the protocol data (protocol/protocol.json). */
+export const JOB_CORE: readonly string[] = PROTOCOL.job_core;
 
 /* ------------------------------------------------------------------ helpers */
 
