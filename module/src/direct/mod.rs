@@ -37,7 +37,7 @@ mod key;
 mod register;
 
 pub use key::Key;
-pub use register::{register, Command, Verb};
+pub use register::{handler, register, Command, Handler, KeyArg, Run, Verb};
 
 type RString = raw::RedisModuleString;
 type RKey = raw::RedisModuleKey;
