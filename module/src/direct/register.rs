@@ -8,12 +8,14 @@
 //! (`EXTEND` … `REQUEUE`), and `<base>meta` (`CLAIM`) — cannot be declared ahead: they are not in
 //! the arguments. The layout step keeps them in the anchor's queue (same hashtag, same slot).
 
-use std::ffi::{c_char, c_int, CStr};
+use std::ffi::{c_int, CStr};
 
 use valkey_module::commands::{BeginSearch, FindKeys, KeySpec, KeySpecFlags};
 use valkey_module::{raw, Context, ValkeyValue};
 
-use super::{reply_error, Args, RCtx, RString};
+use super::db::Args;
+use super::ffi::{self, RCtx, RString};
+use super::reply;
 use crate::errors::Refusal;
 
 /// A verb as a command runs it: the reply, or one refusal.
@@ -26,7 +28,7 @@ pub trait Run {
 }
 
 /// A command handler as the server calls it.
-pub type Handler = unsafe extern "C" fn(*mut RCtx, *mut *mut RString, c_int) -> c_int;
+pub type Handler = extern "C" fn(*mut RCtx, *mut *mut RString, c_int) -> c_int;
 
 /// One declared key: its argv position and its key-spec flags.
 pub struct KeyArg {
@@ -59,29 +61,11 @@ impl KeyArg {
     }
 }
 
-/// The handler of the command whose verb is `R`.
-///
-/// # Safety
-///
-/// Called by the server only: `ctx` is the live command context and `argv` holds `argc` live
-/// argument strings that outlive the call.
-pub unsafe extern "C" fn handler<R: Run>(
-    ctx: *mut RCtx,
-    argv: *mut *mut RString,
-    argc: c_int,
-) -> c_int {
-    let strings: &[*mut RString] = if argv.is_null() || argc <= 0 {
-        &[]
-    } else {
-        // SAFETY: the server calls a handler with `argc` live argument strings that outlive
-        // the call.
-        unsafe { std::slice::from_raw_parts(argv, argc as usize) }
-    };
+/// The handler of the command whose verb is `R`: the server calls it with the command's live
+/// context and its `argc` arguments.
+pub extern "C" fn handler<R: Run>(ctx: *mut RCtx, argv: *mut *mut RString, argc: c_int) -> c_int {
     let ctx = Context::new(ctx);
-    match (R::VERB)(&ctx, Args { strings }) {
-        Ok(value) => reply(&ctx, value),
-        Err(refusal) => reply_error(&ctx, &refusal.wire_line()),
-    }
+    reply::answer(&ctx, (R::VERB)(&ctx, Args::new(argv, argc)));
     raw::Status::Ok as c_int
 }
 
@@ -110,73 +94,47 @@ pub fn register(ctx: &Context, commands: &[Command]) -> bool {
 
 /// `RedisModule_CreateCommand` (no legacy key positions), then `RedisModule_SetCommandInfo`.
 fn create(ctx: &Context, command: &Command) -> bool {
-    // The key specs as the server reads them: one per key, then a zeroed terminator.
+    // The key specs as the server reads them: one per key, then the terminator.
     let mut specs: Vec<raw::RedisModuleCommandKeySpec> =
         command.keys.iter().map(|key| (&key.spec()).into()).collect();
-    // SAFETY: an all-zero key spec is the array's terminator (`begin_search_type` 0).
-    specs.push(unsafe { std::mem::zeroed() });
-    // SAFETY: called from the module's load hook with its live context; NUL-terminated strings;
-    // the info and its key specs are read (copied) by the server during the call.
-    unsafe {
-        let created = raw::RedisModule_CreateCommand.unwrap()(
-            ctx.ctx,
-            command.name.as_ptr(),
-            Some(command.handler),
-            command.flags.as_ptr(),
-            0,
-            0,
-            0,
-        );
-        if created != raw::Status::Ok as c_int {
-            return false;
-        }
-        let cmd = raw::RedisModule_GetCommand.unwrap()(ctx.ctx, command.name.as_ptr());
-        if cmd.is_null() {
-            return false;
-        }
-        let mut info = raw::RedisModuleCommandInfo {
-            version: &INFO_VERSION,
-            summary: command.summary.as_ptr(),
-            complexity: std::ptr::null(),
-            since: std::ptr::null(),
-            history: std::ptr::null_mut(),
-            tips: std::ptr::null(),
-            arity: command.arity,
-            key_specs: specs.as_mut_ptr(),
-            args: std::ptr::null_mut(),
-        };
-        raw::RedisModule_SetCommandInfo.unwrap()(cmd, &mut info) == raw::Status::Ok as c_int
-    }
+    specs.push(ffi::zeroed_key_spec());
+    let mut info = raw::RedisModuleCommandInfo {
+        version: &INFO_VERSION,
+        summary: command.summary.as_ptr(),
+        complexity: std::ptr::null(),
+        since: std::ptr::null(),
+        history: std::ptr::null_mut(),
+        tips: std::ptr::null(),
+        arity: command.arity,
+        key_specs: specs.as_mut_ptr(),
+        args: std::ptr::null_mut(),
+    };
+    let handler: raw::RedisModuleCmdFunc = Some(command.handler);
+    ffi::create_command(ctx.ctx, (command.name, command.flags), handler, &mut info)
 }
 
-/// Sends one value (the shapes the verbs answer with; any other through the crate).
-fn reply(ctx: &Context, value: ValkeyValue) {
-    // SAFETY: the live command context; buffers are valid for the length given.
-    unsafe {
-        match value {
-            ValkeyValue::Integer(n) => {
-                raw::RedisModule_ReplyWithLongLong.unwrap()(ctx.ctx, n);
-            }
-            ValkeyValue::StringBuffer(bytes) => {
-                raw::RedisModule_ReplyWithStringBuffer.unwrap()(
-                    ctx.ctx,
-                    bytes.as_ptr().cast::<c_char>(),
-                    bytes.len(),
-                );
-            }
-            ValkeyValue::Null => {
-                raw::RedisModule_ReplyWithNull.unwrap()(ctx.ctx);
-            }
-            ValkeyValue::Array(items) => {
-                raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, items.len() as std::ffi::c_long);
-                for item in items {
-                    reply(ctx, item);
-                }
-            }
-            ValkeyValue::NoReply => {}
-            other => {
-                ctx.reply(Ok(other));
-            }
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_key_spec_per_declared_key() {
+        let key = KeyArg {
+            pos: 4,
+            flags: KeySpecFlags::READ_ONLY | KeySpecFlags::NOT_KEY,
+        };
+        let spec: raw::RedisModuleCommandKeySpec = (&key.spec()).into();
+        assert!(spec.notes.is_null());
+        assert_eq!(
+            spec.flags,
+            u64::from(raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_NOT_KEY)
+        );
+        assert_eq!(ffi::index_range(&spec), Some((4, (0, 1, 0))));
+    }
+
+    #[test]
+    fn the_terminator_ends_the_array() {
+        let end = ffi::zeroed_key_spec();
+        assert_eq!(end.begin_search_type, 0);
     }
 }
