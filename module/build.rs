@@ -36,7 +36,10 @@ fn main() {
             write(&out.join("commands.rs"), &commands_rs(&protocol, &verbs));
         }
         Err(e) => {
-            eprintln!("error: the protocol data in {} is inconsistent: {e}", dir.display());
+            eprintln!(
+                "error: the protocol data in {} is inconsistent: {e}",
+                dir.display()
+            );
             std::process::exit(1);
         }
     }
@@ -125,7 +128,8 @@ fn load(dir: &Path) -> Res<(Protocol, Vec<Verb>)> {
     let protocol = read_protocol(&dir.join("protocol.json"))?;
     let mut verbs = Vec::new();
     let verbs_dir = dir.join("verbs");
-    let entries = std::fs::read_dir(&verbs_dir).map_err(|e| format!("{}: {e}", verbs_dir.display()))?;
+    let entries =
+        std::fs::read_dir(&verbs_dir).map_err(|e| format!("{}: {e}", verbs_dir.display()))?;
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
@@ -133,10 +137,17 @@ fn load(dir: &Path) -> Res<(Protocol, Vec<Verb>)> {
     paths.sort();
     for path in paths {
         println!("cargo:rerun-if-changed={}", path.display());
-        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_owned();
         let verb = read_verb(&path, &protocol).map_err(|e| format!("verbs/{name}.json: {e}"))?;
         if verb.verb.to_lowercase() != name {
-            return Err(format!("verbs/{name}.json: verb {} is not named after its file", verb.verb));
+            return Err(format!(
+                "verbs/{name}.json: verb {} is not named after its file",
+                verb.verb
+            ));
         }
         verbs.push(verb);
     }
@@ -254,7 +265,9 @@ fn is_kind(kind: &str) -> bool {
 /// A slot or family name that is also a Rust identifier: `[a-z][a-z0-9_]*`.
 fn is_ident(name: &str) -> bool {
     name.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
 fn read_verb(path: &Path, protocol: &Protocol) -> Res<Verb> {
@@ -263,7 +276,9 @@ fn read_verb(path: &Path, protocol: &Protocol) -> Res<Verb> {
     if verb.is_empty() || !verb.bytes().all(|b| b.is_ascii_uppercase()) {
         return Err(format!("verb `{verb}` is not upper-case letters"));
     }
-    let core = field(&v, "core")?.as_bool().ok_or("`core` is not a boolean")?;
+    let core = field(&v, "core")?
+        .as_bool()
+        .ok_or("`core` is not a boolean")?;
     let family = text(&v, "family")?;
     if !is_ident(&family) {
         return Err(format!("family `{family}` is not a module name"));
@@ -288,13 +303,21 @@ fn read_verb(path: &Path, protocol: &Protocol) -> Res<Verb> {
         check_key_flags(&flags).map_err(at)?;
         let anchor = key.get("anchor").and_then(Value::as_bool).unwrap_or(false);
         if anchor && flags.iter().any(|f| f == "NOT_KEY") {
-            return Err(at("the anchor is NOT_KEY: cluster routing must see it".into()));
+            return Err(at(
+                "the anchor is NOT_KEY: cluster routing must see it".into()
+            ));
         }
-        keys.push(Key { slot, anchor, flags });
+        keys.push(Key {
+            slot,
+            anchor,
+            flags,
+        });
     }
     let anchors = keys.iter().filter(|k| k.anchor).count();
     if !keys.is_empty() && anchors != 1 {
-        return Err(format!("{anchors} anchors; a verb with keys has exactly one"));
+        return Err(format!(
+            "{anchors} anchors; a verb with keys has exactly one"
+        ));
     }
     let mut values = Vec::new();
     for (i, value) in list(&v, "values")?.iter().enumerate() {
@@ -303,7 +326,10 @@ fn read_verb(path: &Path, protocol: &Protocol) -> Res<Verb> {
         if !is_ident(&slot) {
             return Err(at(format!("slot `{slot}` is not a name")));
         }
-        let grammar = value.get("grammar").and_then(Value::as_str).map(str::to_owned);
+        let grammar = value
+            .get("grammar")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         let name = value.get("name").and_then(Value::as_str).map(str::to_owned);
         if let Some(g) = &grammar {
             if !protocol.grammars.contains_key(g) {
@@ -311,12 +337,22 @@ fn read_verb(path: &Path, protocol: &Protocol) -> Res<Verb> {
             }
         }
         if grammar.is_some() != name.is_some() {
-            return Err(at("a value has a grammar exactly when it has a refusal name".into()));
+            return Err(at(
+                "a value has a grammar exactly when it has a refusal name".into(),
+            ));
         }
-        values.push(Val { slot, grammar, name });
+        values.push(Val {
+            slot,
+            grammar,
+            name,
+        });
     }
     let mut names = BTreeSet::new();
-    for slot in keys.iter().map(|k| &k.slot).chain(values.iter().map(|v| &v.slot)) {
+    for slot in keys
+        .iter()
+        .map(|k| &k.slot)
+        .chain(values.iter().map(|v| &v.slot))
+    {
         if !names.insert(slot.as_str()) {
             return Err(format!("slot `{slot}` declared twice"));
         }
@@ -339,7 +375,10 @@ fn read_verb(path: &Path, protocol: &Protocol) -> Res<Verb> {
 /// The module API's rules for one key spec: exactly one of RO/RW/OW/RM; at most one of
 /// INSERT/DELETE/UPDATE; every flag known.
 fn check_key_flags(flags: &[String]) -> Res<()> {
-    if let Some(bad) = flags.iter().find(|f| !KEY_FLAGS.iter().any(|(n, _)| n == f)) {
+    if let Some(bad) = flags
+        .iter()
+        .find(|f| !KEY_FLAGS.iter().any(|(n, _)| n == f))
+    {
         return Err(format!("unknown key flag `{bad}`"));
     }
     let count = |group: &[&str]| flags.iter().filter(|f| group.contains(&f.as_str())).count();
@@ -469,7 +508,11 @@ fn protocol_rs(protocol: &Protocol, verbs: &[Verb]) -> String {
 fn verb_rs(w: &mut String, protocol: &Protocol, verb: &Verb) {
     let token = &verb.verb;
     let _ = writeln!(w, "/// `EMQ.{token}`: {}", verb.summary);
-    let _ = writeln!(w, "pub mod {} {{\n    #[allow(unused_imports)]\n    use super::*;\n", token.to_lowercase());
+    let _ = writeln!(
+        w,
+        "pub mod {} {{\n    #[allow(unused_imports)]\n    use super::*;\n",
+        token.to_lowercase()
+    );
     if has_form(verb) {
         let anchor = verb.keys.iter().position(|k| k.anchor).unwrap_or(0);
         let keys: Vec<String> = verb

@@ -150,7 +150,11 @@ mod tests {
             .filter(|c| c.name != c"emq.version")
             .map(|c| {
                 let last = c.keys.iter().map(|key| key.pos).max().unwrap();
-                format!("{:?} {:?} {last}", c.name.to_str().unwrap(), c.flags.to_str().unwrap())
+                format!(
+                    "{:?} {:?} {last}",
+                    c.name.to_str().unwrap(),
+                    c.flags.to_str().unwrap()
+                )
             })
             .collect();
         let mut rows: Vec<String> = rows.iter().map(|r| r.to_string()).collect();

@@ -53,7 +53,6 @@ mod tests {
         }
     }
 
-
     /// The forms made from the data are the forms module 0.2.0 declared by hand (its `Form`
     /// consts, dumped with `{:?}` before they were removed), in protocol order, then `INSTALL`.
     #[test]

@@ -46,10 +46,17 @@ mod tests {
     #[test]
     fn a_get_reads_a_string_or_nothing() {
         assert_eq!(value(Kind::None, || unreachable!()), Ok(None));
-        assert_eq!(value(Kind::String, || b"echomq:6.0.0"), Ok(Some(&b"echomq:6.0.0"[..])));
+        assert_eq!(
+            value(Kind::String, || b"echomq:6.0.0"),
+            Ok(Some(&b"echomq:6.0.0"[..]))
+        );
         assert_eq!(value(Kind::String, || b""), Ok(Some(&b""[..])));
         for kind in [Kind::Hash, Kind::SortedSet, Kind::Other] {
-            assert_eq!(value(kind, || unreachable!()), Err(errors::wrongtype()), "{kind:?}");
+            assert_eq!(
+                value(kind, || unreachable!()),
+                Err(errors::wrongtype()),
+                "{kind:?}"
+            );
         }
     }
 }

@@ -73,7 +73,10 @@ impl OpenSet {
     /// are open.
     fn open(&mut self, name: *mut RString, same: impl Fn(*mut RString) -> bool) {
         let open = &self.names[..self.n];
-        assert!(!open.iter().any(|&other| same(other)), "a key open twice in one verb");
+        assert!(
+            !open.iter().any(|&other| same(other)),
+            "a key open twice in one verb"
+        );
         assert!(self.n < MAX_OPEN, "too many keys open in one verb");
         self.names[self.n] = name;
         self.n += 1;
@@ -213,8 +216,16 @@ mod tests {
         let table = [(place(&a), s1), (place(&b[..5]), s2)];
         assert_eq!(find_arg(&table, &a), Some(s1));
         assert_eq!(find_arg(&table, &b[..5]), Some(s2));
-        assert_eq!(find_arg(&table, &b), None, "equal bytes elsewhere are another string");
-        assert_eq!(find_arg(&table, &a[..5]), None, "a prefix is another string");
+        assert_eq!(
+            find_arg(&table, &b),
+            None,
+            "equal bytes elsewhere are another string"
+        );
+        assert_eq!(
+            find_arg(&table, &a[..5]),
+            None,
+            "a prefix is another string"
+        );
     }
 
     /// A fake string object for key `i`, never dereferenced.
@@ -231,7 +242,10 @@ mod tests {
         open.open(name(0), |other| other == name(0));
         assert_eq!(open.n, 2);
         let again = std::panic::catch_unwind(move || open.open(name(2), |other| other == name(1)));
-        assert!(again.is_err(), "another object with the same bytes is the same key");
+        assert!(
+            again.is_err(),
+            "another object with the same bytes is the same key"
+        );
     }
 
     #[test]

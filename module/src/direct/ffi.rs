@@ -44,7 +44,9 @@ pub(super) fn no_implicit_signal_modified(ctx: *mut RCtx) {
 /// A new string object with `bytes` (copied). With a NULL `ctx` it lives until freed.
 pub(super) fn create_string(ctx: *mut RCtx, bytes: &[u8]) -> *mut RString {
     // SAFETY: the pointer and length describe `bytes`; the server copies them.
-    unsafe { raw::RedisModule_CreateString.unwrap()(ctx, bytes.as_ptr().cast::<c_char>(), bytes.len()) }
+    unsafe {
+        raw::RedisModule_CreateString.unwrap()(ctx, bytes.as_ptr().cast::<c_char>(), bytes.len())
+    }
 }
 
 /// Frees a string object this module created (or the server handed over).
@@ -181,9 +183,16 @@ pub(super) fn zset_range(
 
 /// `ZADD` of one member to a key open for writing; `flags` in: `NX`/`XX`, out: what happened.
 /// `false`: not a sorted set.
-pub(super) fn zset_add(key: *mut RKey, score: f64, member: *mut RString, flags: &mut c_int) -> bool {
+pub(super) fn zset_add(
+    key: *mut RKey,
+    score: f64,
+    member: *mut RString,
+    flags: &mut c_int,
+) -> bool {
     // SAFETY: a key open for writing and a live member string.
-    unsafe { raw::RedisModule_ZsetAdd.unwrap()(key, score, member, flags) == raw::Status::Ok as c_int }
+    unsafe {
+        raw::RedisModule_ZsetAdd.unwrap()(key, score, member, flags) == raw::Status::Ok as c_int
+    }
 }
 
 /// `ZREM` of one member from a key open for writing: `Some(removed)`, `None` when not a sorted
@@ -256,7 +265,13 @@ pub(super) fn replicate(ctx: *mut RCtx, command: &CStr, args: &[*mut RString], a
     // SAFETY: `v` takes an array of live string objects and its length; the server takes its
     // own references.
     unsafe {
-        raw::RedisModule_Replicate.unwrap()(ctx, command.as_ptr(), fmt.as_ptr(), args.as_ptr(), args.len())
+        raw::RedisModule_Replicate.unwrap()(
+            ctx,
+            command.as_ptr(),
+            fmt.as_ptr(),
+            args.as_ptr(),
+            args.len(),
+        )
     };
 }
 
@@ -335,7 +350,11 @@ pub(super) fn reply_integer(ctx: *mut RCtx, n: i64) {
 pub(super) fn reply_bytes(ctx: *mut RCtx, bytes: &[u8]) {
     // SAFETY: the live command context; the buffer is valid for its length (copied).
     unsafe {
-        raw::RedisModule_ReplyWithStringBuffer.unwrap()(ctx, bytes.as_ptr().cast::<c_char>(), bytes.len())
+        raw::RedisModule_ReplyWithStringBuffer.unwrap()(
+            ctx,
+            bytes.as_ptr().cast::<c_char>(),
+            bytes.len(),
+        )
     };
 }
 
@@ -368,8 +387,15 @@ pub(super) fn create_command(
     // SAFETY: the load hook's live context; NUL-terminated strings; the info and its key specs
     // are read (copied) by the server during the call.
     unsafe {
-        let created =
-            raw::RedisModule_CreateCommand.unwrap()(ctx, name.as_ptr(), handler, flags.as_ptr(), 0, 0, 0);
+        let created = raw::RedisModule_CreateCommand.unwrap()(
+            ctx,
+            name.as_ptr(),
+            handler,
+            flags.as_ptr(),
+            0,
+            0,
+            0,
+        );
         if created != raw::Status::Ok as c_int {
             return false;
         }

@@ -301,7 +301,10 @@ mod tests {
     fn zadd_outcomes() {
         let flag = |f: u32| f as c_int;
         assert_eq!(zadd_outcome(flag(raw::REDISMODULE_ZADD_ADDED)), Zadd::Added);
-        assert_eq!(zadd_outcome(flag(raw::REDISMODULE_ZADD_UPDATED)), Zadd::Updated);
+        assert_eq!(
+            zadd_outcome(flag(raw::REDISMODULE_ZADD_UPDATED)),
+            Zadd::Updated
+        );
         assert_eq!(zadd_outcome(flag(raw::REDISMODULE_ZADD_NOP)), Zadd::Skipped);
         assert_eq!(zadd_outcome(0), Zadd::Unchanged);
         let nx_added = flag(raw::REDISMODULE_ZADD_NX | raw::REDISMODULE_ZADD_ADDED);
@@ -314,7 +317,16 @@ mod tests {
         assert_eq!(stored_integer(b"42"), Some(42));
         assert_eq!(stored_integer(b"-7"), Some(-7));
         assert_eq!(stored_integer(b"9223372036854775807"), Some(i64::MAX));
-        for bad in [&b""[..], b"+1", b"01", b"-0", b" 1", b"1.0", b"x", b"9223372036854775808"] {
+        for bad in [
+            &b""[..],
+            b"+1",
+            b"01",
+            b"-0",
+            b" 1",
+            b"1.0",
+            b"x",
+            b"9223372036854775808",
+        ] {
             assert_eq!(stored_integer(bad), None, "{bad:?}");
         }
     }

@@ -95,8 +95,11 @@ pub fn register(ctx: &Context, commands: &[Command]) -> bool {
 /// `RedisModule_CreateCommand` (no legacy key positions), then `RedisModule_SetCommandInfo`.
 fn create(ctx: &Context, command: &Command) -> bool {
     // The key specs as the server reads them: one per key, then the terminator.
-    let mut specs: Vec<raw::RedisModuleCommandKeySpec> =
-        command.keys.iter().map(|key| (&key.spec()).into()).collect();
+    let mut specs: Vec<raw::RedisModuleCommandKeySpec> = command
+        .keys
+        .iter()
+        .map(|key| (&key.spec()).into())
+        .collect();
     specs.push(ffi::zeroed_key_spec());
     let mut info = raw::RedisModuleCommandInfo {
         version: &INFO_VERSION,

@@ -94,7 +94,12 @@ mod tests {
         ]);
         assert_eq!(
             parts(&reap),
-            [Part::Array(2), Part::Array(1), Part::Bytes(b"JOBa"), Part::Array(0)]
+            [
+                Part::Array(2),
+                Part::Array(1),
+                Part::Bytes(b"JOBa"),
+                Part::Array(0)
+            ]
         );
         assert_eq!(parts(&ValkeyValue::NoReply), []);
         let other = ValkeyValue::SimpleStringStatic("OK");

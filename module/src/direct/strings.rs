@@ -49,7 +49,9 @@ static INTERNED: OnceLock<Table> = OnceLock::new();
 /// Module load: `strings` (at most 64 bytes each) become string objects that live as long as
 /// the process.
 pub fn intern(strings: &[&'static [u8]]) {
-    let table = Table::new(strings, |bytes| ffi::create_string(std::ptr::null_mut(), bytes));
+    let table = Table::new(strings, |bytes| {
+        ffi::create_string(std::ptr::null_mut(), bytes)
+    });
     let _ = INTERNED.set(table);
 }
 

@@ -243,7 +243,9 @@ fn row_fields(row: &Key) -> Result<(i64, Option<Vec<u8>>), Refusal> {
     let [attempts, payload] = row.hash_get([b"attempts", b"payload"])?;
     let attempts = match attempts {
         None => 0,
-        Some(text) => parse_attempts(&text).ok_or_else(|| errors::bad_attempts(claim::FORM.verb))?,
+        Some(text) => {
+            parse_attempts(&text).ok_or_else(|| errors::bad_attempts(claim::FORM.verb))?
+        }
     };
     Ok((attempts, payload))
 }

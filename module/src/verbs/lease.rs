@@ -109,7 +109,9 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
 /// `EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff>
 /// <max_attempts> <keep>` → the job's new state: `pending`, `scheduled` or `dead`.
 pub fn fail(ctx: &Context, args: Args) -> Reply {
-    use fail::{ACTIVE, BACKOFF, DEAD, ERROR, FORM, ID, KEEP, MAX_ATTEMPTS, PENDING, SCHEDULE, TOKEN};
+    use fail::{
+        ACTIVE, BACKOFF, DEAD, ERROR, FORM, ID, KEEP, MAX_ATTEMPTS, PENDING, SCHEDULE, TOKEN,
+    };
     let argv = argv(args);
     let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
