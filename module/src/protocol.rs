@@ -1,6 +1,6 @@
 //! The protocol as the module runs it, made from the protocol data (`protocol/protocol.json`,
 //! `protocol/verbs/<verb>.json`) by `build.rs`: the job-core tokens in protocol order, the
-//! brands, each grammar's rule text, and per verb a module `protocol::<verb>` holding its
+//! brands, and per verb a module `protocol::<verb>` holding its
 //! [`Form`](crate::shape::Form) and one constant per declared key and value, so that a handler
 //! names what it takes as the protocol does (`claim::PENDING.of(&call)`,
 //! `claim::LEASE_MS.read(&call)?`).

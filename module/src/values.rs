@@ -29,7 +29,9 @@ pub enum Grammar {
     Limit,
 }
 
-// `Grammar::rule` (each grammar's rule text) is made from the protocol data: `crate::protocol`.
+// `Grammar::rule`, each grammar's rule text, made from the protocol data (`protocol.json`
+// `grammars`) by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/grammars.rs"));
 
 impl Grammar {
     /// The number `text` spells, when it is in this grammar.

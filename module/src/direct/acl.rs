@@ -4,8 +4,8 @@
 use valkey_module::{raw, Context};
 
 use super::ffi;
+use super::key::Kind;
 use super::strings::Str;
-use super::Kind;
 use crate::errors::{self, Refusal};
 
 /// `GET <key>` as the calling client would run it, through the key API: the caller's ACL must
@@ -23,7 +23,7 @@ pub fn get_as_caller<R>(
         return Err(errors::noperm_key());
     }
     let k = ffi::open_key(ctx.ctx, name.ptr, false);
-    let kind = ffi::key_type(k);
+    let kind = Kind::of(k);
     let answer = value(kind, || ffi::string_value(k)).map(read);
     ffi::close_key(k);
     answer

@@ -1,24 +1,17 @@
-//! The module's one `unsafe` seam: every call into the server's module API, each a few lines
-//! with its SAFETY note. No other file of the crate has an `unsafe` line.
-//!
-//! The functions take the server's raw handles (a context, a string object, an open key) and are
-//! `pub(super)`: only the rest of `direct/` calls them, and only with handles it got from the
-//! server and still holds — a context for the length of its command (or the load hook), an
-//! argument string for the length of its command, an interned string forever, a created string
-//! until its `Str` drops, an open key until its `Key` drops. That ownership is what makes them
-//! sound; the wrappers keep each pointer from escaping its owner.
+//! The module's one `unsafe` seam: every call into the module API, each with its SAFETY note; no
+//! other file of the crate has an `unsafe` line. The functions take the server's raw handles and
+//! are `pub(super)`: only `direct/` calls them, with handles it holds — a context for its command
+//! (or the load hook), an argument for its command, an interned string forever, a created string
+//! until its `Str` drops, an open key until its `Key` drops.
 
 use std::ffi::{c_char, c_int, c_long, c_longlong, CStr};
 use std::ptr;
 
 use valkey_module::raw;
 
-use super::Kind;
-
 pub(super) type RString = raw::RedisModuleString;
 pub(super) type RKey = raw::RedisModuleKey;
 pub(super) type RCtx = raw::RedisModuleCtx;
-type RUser = raw::RedisModuleUser;
 
 /// `REDISMODULE_HASH_DELETE` (a sentinel pointer in `redismodule.h`).
 const HASH_DELETE: *mut RString = ptr::without_provenance_mut(1);
@@ -103,17 +96,10 @@ pub(super) fn close_key(key: *mut RKey) {
     unsafe { raw::RedisModule_CloseKey.unwrap()(key) };
 }
 
-/// The type of an open key (NULL: absent).
-pub(super) fn key_type(key: *mut RKey) -> Kind {
+/// The type of an open key (`REDISMODULE_KEYTYPE_*`; NULL: absent, `EMPTY`).
+pub(super) fn key_type(key: *mut RKey) -> isize {
     // SAFETY: `KeyType` accepts NULL or an open key.
-    let t = unsafe { raw::RedisModule_KeyType.unwrap()(key) } as isize;
-    match t {
-        raw::REDISMODULE_KEYTYPE_EMPTY => Kind::None,
-        raw::REDISMODULE_KEYTYPE_STRING => Kind::String,
-        raw::REDISMODULE_KEYTYPE_HASH => Kind::Hash,
-        raw::REDISMODULE_KEYTYPE_ZSET => Kind::SortedSet,
-        _ => Kind::Other,
-    }
+    unsafe { raw::RedisModule_KeyType.unwrap()(key) as isize }
 }
 
 /// The bytes of an open string key, valid while the key is open.
@@ -275,33 +261,24 @@ pub(super) fn replicate(ctx: *mut RCtx, command: &CStr, args: &[*mut RString], a
     };
 }
 
-/// Replicates `ZADD <key> <score> <member>` (the score as its decimal text).
-pub(super) fn replicate_zadd(ctx: *mut RCtx, key: *mut RString, score: i64, member: *mut RString) {
+/// Replicates `ZADD <key> <n> <member>` (`zadd`) or `HINCRBY <key> <member> <n>`: the integer
+/// as its decimal text.
+pub(super) fn replicate_with_integer(
+    ctx: *mut RCtx,
+    zadd: bool,
+    key: *mut RString,
+    n: i64,
+    member: *mut RString,
+) {
+    let n = n as c_longlong;
     // SAFETY: `s` takes a live string object, `l` a long long; the server takes its own references.
     unsafe {
-        raw::RedisModule_Replicate.unwrap()(
-            ctx,
-            c"ZADD".as_ptr(),
-            c"sls".as_ptr(),
-            key,
-            score as c_longlong,
-            member,
-        )
-    };
-}
-
-/// Replicates `HINCRBY <key> <field> <by>`.
-pub(super) fn replicate_hincrby(ctx: *mut RCtx, key: *mut RString, field: *mut RString, by: i64) {
-    // SAFETY: `s` takes a live string object, `l` a long long; the server takes its own references.
-    unsafe {
-        raw::RedisModule_Replicate.unwrap()(
-            ctx,
-            c"HINCRBY".as_ptr(),
-            c"ssl".as_ptr(),
-            key,
-            field,
-            by as c_longlong,
-        )
+        let replicate = raw::RedisModule_Replicate.unwrap();
+        if zadd {
+            replicate(ctx, c"ZADD".as_ptr(), c"sls".as_ptr(), key, n, member)
+        } else {
+            replicate(ctx, c"HINCRBY".as_ptr(), c"ssl".as_ptr(), key, member, n)
+        }
     };
 }
 
@@ -320,7 +297,7 @@ pub(super) fn caller_may(ctx: *mut RCtx, key: *mut RString, flags: u32) -> bool 
         if user_name.is_null() {
             return true;
         }
-        let user: *mut RUser = raw::RedisModule_GetModuleUserFromUserName.unwrap()(user_name);
+        let user = raw::RedisModule_GetModuleUserFromUserName.unwrap()(user_name);
         let allowed = user.is_null()
             || raw::RedisModule_ACLCheckKeyPermissions.unwrap()(user, key, flags as c_int)
                 == raw::REDISMODULE_OK as c_int;
@@ -340,40 +317,33 @@ pub(super) fn caller_may(ctx: *mut RCtx, key: *mut RString, flags: u32) -> bool 
     }
 }
 
-/// Replies with an integer.
-pub(super) fn reply_integer(ctx: *mut RCtx, n: i64) {
-    // SAFETY: the live command context.
-    unsafe { raw::RedisModule_ReplyWithLongLong.unwrap()(ctx, n) };
+/// One part of a reply.
+#[derive(Debug, PartialEq)]
+pub(super) enum Out<'a> {
+    Integer(i64),
+    Bytes(&'a [u8]),
+    Null,
+    /// An array of the next `n` parts.
+    Array(usize),
+    /// One error line (without the leading `-`).
+    Error(&'a CStr),
 }
 
-/// Replies with a bulk string.
-pub(super) fn reply_bytes(ctx: *mut RCtx, bytes: &[u8]) {
-    // SAFETY: the live command context; the buffer is valid for its length (copied).
+/// Sends one part of the reply.
+pub(super) fn reply(ctx: *mut RCtx, out: Out) {
+    // SAFETY: the live command context; a buffer is valid for its length (the server copies
+    // it); an error line is NUL-terminated.
     unsafe {
-        raw::RedisModule_ReplyWithStringBuffer.unwrap()(
-            ctx,
-            bytes.as_ptr().cast::<c_char>(),
-            bytes.len(),
-        )
-    };
-}
-
-/// Replies with a null.
-pub(super) fn reply_null(ctx: *mut RCtx) {
-    // SAFETY: the live command context.
-    unsafe { raw::RedisModule_ReplyWithNull.unwrap()(ctx) };
-}
-
-/// Opens an array reply of `len` items (the next `len` replies).
-pub(super) fn reply_array(ctx: *mut RCtx, len: usize) {
-    // SAFETY: the live command context.
-    unsafe { raw::RedisModule_ReplyWithArray.unwrap()(ctx, len as c_long) };
-}
-
-/// Replies with one error line (without the leading `-`).
-pub(super) fn reply_error(ctx: *mut RCtx, line: &CStr) {
-    // SAFETY: the live command context; the line is NUL-terminated.
-    unsafe { raw::RedisModule_ReplyWithError.unwrap()(ctx, line.as_ptr()) };
+        match out {
+            Out::Integer(n) => raw::RedisModule_ReplyWithLongLong.unwrap()(ctx, n),
+            Out::Bytes(b) => {
+                raw::RedisModule_ReplyWithStringBuffer.unwrap()(ctx, b.as_ptr().cast(), b.len())
+            }
+            Out::Null => raw::RedisModule_ReplyWithNull.unwrap()(ctx),
+            Out::Array(n) => raw::RedisModule_ReplyWithArray.unwrap()(ctx, n as c_long),
+            Out::Error(line) => raw::RedisModule_ReplyWithError.unwrap()(ctx, line.as_ptr()),
+        };
+    }
 }
 
 /// Creates a command with no legacy key positions; then gives it `info` (summary, arity, key

@@ -5,16 +5,61 @@ use std::ffi::c_int;
 
 use valkey_module::raw;
 
-use super::db::Db;
 use super::ffi::{self, RKey};
+use super::scope::Scope;
 use super::strings::Str;
-use super::{Kind, When, Zadd};
 use crate::errors::{self, Refusal};
+
+/// A key's type, reduced to what the gates ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    None,
+    String,
+    Hash,
+    SortedSet,
+    Other,
+}
+
+impl Kind {
+    /// The type of an open key (NULL: absent).
+    pub(super) fn of(key: *mut RKey) -> Kind {
+        Kind::from_type(ffi::key_type(key))
+    }
+
+    /// A `REDISMODULE_KEYTYPE_*` reduced.
+    fn from_type(t: isize) -> Kind {
+        match t {
+            raw::REDISMODULE_KEYTYPE_EMPTY => Kind::None,
+            raw::REDISMODULE_KEYTYPE_STRING => Kind::String,
+            raw::REDISMODULE_KEYTYPE_HASH => Kind::Hash,
+            raw::REDISMODULE_KEYTYPE_ZSET => Kind::SortedSet,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// What a `ZADD` of one member did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zadd {
+    Added,
+    Updated,
+    Unchanged,
+    /// The condition (`NX`/`XX`) held the write back: nothing changed.
+    Skipped,
+}
+
+/// The condition of a `ZADD`: none, `NX` (only a new member), `XX` (only an existing member).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    Always,
+    New,
+    Existing,
+}
 
 /// An open key; closed on drop. Reads take `&self`, writes `&mut self`; a key is open at most
 /// once per verb, so no other handle sees a value a write replaces or deletes.
 pub struct Key<'d> {
-    db: &'d Db<'d>,
+    db: &'d Scope,
     name: Str,
     ptr: *mut RKey,
     write: bool,
@@ -29,7 +74,7 @@ impl Drop for Key<'_> {
 
 impl<'d> Key<'d> {
     /// The key `name`, opened by `db` (`ptr`, for writing when `write`).
-    pub(super) fn new(db: &'d Db<'d>, name: Str, ptr: *mut RKey, write: bool) -> Self {
+    pub(super) fn new(db: &'d Scope, name: Str, ptr: *mut RKey, write: bool) -> Self {
         Key {
             db,
             name,
@@ -42,7 +87,7 @@ impl<'d> Key<'d> {
 impl Key<'_> {
     /// `TYPE`, reduced to [`Kind`].
     pub fn kind(&self) -> Kind {
-        ffi::key_type(self.ptr)
+        Kind::of(self.ptr)
     }
 
     /// Whether the key exists (any type).
@@ -164,7 +209,7 @@ impl Key<'_> {
         let db = self.db;
         db.signal(&self.name);
         db.notify(raw::REDISMODULE_NOTIFY_ZSET, c"zadd", &self.name);
-        ffi::replicate_zadd(db.ctx, self.name.ptr, score, elem.ptr);
+        ffi::replicate_with_integer(db.ctx, true, self.name.ptr, score, elem.ptr);
         Ok(outcome)
     }
 
@@ -234,7 +279,7 @@ impl Key<'_> {
         ffi::hash_set(self.ptr, name.ptr, Some(text.ptr));
         db.signal(&self.name);
         db.notify(raw::REDISMODULE_NOTIFY_HASH, c"hincrby", &self.name);
-        ffi::replicate_hincrby(db.ctx, self.name.ptr, name.ptr, by);
+        ffi::replicate_with_integer(db.ctx, false, self.name.ptr, by, name.ptr);
         Ok(value)
     }
 
@@ -296,6 +341,23 @@ fn stored_integer(text: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_types() {
+        assert_eq!(Kind::from_type(raw::REDISMODULE_KEYTYPE_EMPTY), Kind::None);
+        assert_eq!(
+            Kind::from_type(raw::REDISMODULE_KEYTYPE_STRING),
+            Kind::String
+        );
+        assert_eq!(Kind::from_type(raw::REDISMODULE_KEYTYPE_HASH), Kind::Hash);
+        assert_eq!(
+            Kind::from_type(raw::REDISMODULE_KEYTYPE_ZSET),
+            Kind::SortedSet
+        );
+        for other in [raw::REDISMODULE_KEYTYPE_LIST, raw::REDISMODULE_KEYTYPE_SET] {
+            assert_eq!(Kind::from_type(other), Kind::Other);
+        }
+    }
 
     #[test]
     fn zadd_outcomes() {

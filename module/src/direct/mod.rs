@@ -5,7 +5,9 @@
 //! * `strings` — string objects: interned at load ([`intern`]), an argument passed as itself, or
 //!   created for the call and freed on drop;
 //! * `acl` — the fence's read as the calling client ([`get_as_caller`]);
-//! * `db` — a verb's arguments ([`Args`]) and its access to the keyspace ([`Db`]);
+//! * `scope` — a verb's arguments ([`Args`]) and what its open keys share (their names, the
+//!   signals, notifications and replication of their writes);
+//! * `db` — a verb's access to the keyspace ([`Db`]): each key opened once;
 //! * `key` — an open key's reads and writes ([`Key`]);
 //! * `reply` — a verb's answer sent to the client;
 //! * `register` — the commands created from their table ([`register`]), each with its key specs.
@@ -39,42 +41,16 @@ mod ffi;
 mod key;
 mod register;
 mod reply;
+mod scope;
 mod strings;
 
 use valkey_module::Context;
 
 pub use acl::get_as_caller;
-pub use db::{Args, Db};
-pub use key::Key;
+pub use db::Db;
+pub use key::{Key, Kind, When, Zadd};
 pub use register::{handler, register, Command, Handler, KeyArg, Run, Verb};
-
-/// A key's type, reduced to what the gates ask.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    None,
-    String,
-    Hash,
-    SortedSet,
-    Other,
-}
-
-/// What a `ZADD` of one member did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Zadd {
-    Added,
-    Updated,
-    Unchanged,
-    /// The condition (`NX`/`XX`) held the write back: nothing changed.
-    Skipped,
-}
-
-/// The condition of a `ZADD`: none, `NX` (only a new member), `XX` (only an existing member).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum When {
-    Always,
-    New,
-    Existing,
-}
+pub use scope::Args;
 
 /// Module load: closing a key opened for writing no longer signals it (every write signals
 /// explicitly, exactly when its plain command would); `strings` (at most 64 bytes each) are

@@ -13,9 +13,9 @@ use std::ffi::{c_int, CStr};
 use valkey_module::commands::{BeginSearch, FindKeys, KeySpec, KeySpecFlags};
 use valkey_module::{raw, Context, ValkeyValue};
 
-use super::db::Args;
 use super::ffi::{self, RCtx, RString};
 use super::reply;
+use super::scope::Args;
 use crate::errors::Refusal;
 
 /// A verb as a command runs it: the reply, or one refusal.

@@ -2,17 +2,13 @@
 
 use valkey_module::{Context, ValkeyValue};
 
-use super::ffi;
+use super::ffi::{self, Out};
 use crate::errors::Refusal;
 
 /// One step of a reply as the server is told it.
 #[derive(Debug, PartialEq)]
 enum Part<'v> {
-    Integer(i64),
-    Bytes(&'v [u8]),
-    Null,
-    /// An array of the next `n` replies.
-    Array(usize),
+    Send(Out<'v>),
     /// A shape the verbs never answer with: sent through the crate.
     Other(&'v ValkeyValue),
 }
@@ -22,16 +18,13 @@ enum Part<'v> {
 pub fn answer(ctx: &Context, answer: Result<ValkeyValue, Refusal>) {
     match answer {
         Ok(value) => walk(&value, &mut |part| send(ctx, part)),
-        Err(refusal) => ffi::reply_error(ctx.ctx, &refusal.wire_line()),
+        Err(refusal) => ffi::reply(ctx.ctx, Out::Error(&refusal.wire_line())),
     }
 }
 
 fn send(ctx: &Context, part: Part) {
     match part {
-        Part::Integer(n) => ffi::reply_integer(ctx.ctx, n),
-        Part::Bytes(bytes) => ffi::reply_bytes(ctx.ctx, bytes),
-        Part::Null => ffi::reply_null(ctx.ctx),
-        Part::Array(n) => ffi::reply_array(ctx.ctx, n),
+        Part::Send(out) => ffi::reply(ctx.ctx, out),
         Part::Other(value) => {
             ctx.reply(Ok(value.clone()));
         }
@@ -41,12 +34,12 @@ fn send(ctx: &Context, part: Part) {
 /// The parts of `value`, in the order they are sent (an array, then its items).
 fn walk<'v>(value: &'v ValkeyValue, send: &mut impl FnMut(Part<'v>)) {
     match value {
-        ValkeyValue::Integer(n) => send(Part::Integer(*n)),
-        ValkeyValue::StringBuffer(bytes) => send(Part::Bytes(bytes)),
-        ValkeyValue::BulkString(text) => send(Part::Bytes(text.as_bytes())),
-        ValkeyValue::Null => send(Part::Null),
+        ValkeyValue::Integer(n) => send(Part::Send(Out::Integer(*n))),
+        ValkeyValue::StringBuffer(bytes) => send(Part::Send(Out::Bytes(bytes))),
+        ValkeyValue::BulkString(text) => send(Part::Send(Out::Bytes(text.as_bytes()))),
+        ValkeyValue::Null => send(Part::Send(Out::Null)),
         ValkeyValue::Array(items) => {
-            send(Part::Array(items.len()));
+            send(Part::Send(Out::Array(items.len())));
             for item in items {
                 walk(item, send);
             }
@@ -60,9 +53,12 @@ fn walk<'v>(value: &'v ValkeyValue, send: &mut impl FnMut(Part<'v>)) {
 mod tests {
     use super::*;
 
-    fn parts(value: &ValkeyValue) -> Vec<Part<'_>> {
+    fn parts(value: &ValkeyValue) -> Vec<Out<'_>> {
         let mut out = Vec::new();
-        walk(value, &mut |part| out.push(part));
+        walk(value, &mut |part| match part {
+            Part::Send(part) => out.push(part),
+            Part::Other(_) => panic!("sent through the crate"),
+        });
         out
     }
 
@@ -77,11 +73,11 @@ mod tests {
         assert_eq!(
             parts(&claim),
             [
-                Part::Array(4),
-                Part::Bytes(b"JOB1"),
-                Part::Null,
-                Part::Integer(1),
-                Part::Integer(30_000)
+                Out::Array(4),
+                Out::Bytes(b"JOB1"),
+                Out::Null,
+                Out::Integer(1),
+                Out::Integer(30_000)
             ]
         );
     }
@@ -95,14 +91,16 @@ mod tests {
         assert_eq!(
             parts(&reap),
             [
-                Part::Array(2),
-                Part::Array(1),
-                Part::Bytes(b"JOBa"),
-                Part::Array(0)
+                Out::Array(2),
+                Out::Array(1),
+                Out::Bytes(b"JOBa"),
+                Out::Array(0)
             ]
         );
         assert_eq!(parts(&ValkeyValue::NoReply), []);
         let other = ValkeyValue::SimpleStringStatic("OK");
-        assert_eq!(parts(&other), [Part::Other(&other)]);
+        let mut sent = Vec::new();
+        walk(&other, &mut |part| sent.push(part));
+        assert_eq!(sent, [Part::Other(&other)]);
     }
 }
