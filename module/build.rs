@@ -12,7 +12,8 @@
 //!   key spec per declared key (position and flags).
 //!
 //! Data the server or the module could not take fails the build with a message naming the file
-//! and the field: an unknown slot, flag, class or grammar, no anchor or two, a key spec without
+//! and the field: an unknown slot, flag, class or grammar, no anchor or two, an anchor or a base
+//! marked NOT_KEY, a key spec without
 //! exactly one of RO/RW/OW/RM or with two of INSERT/DELETE/UPDATE (the module API refuses both),
 //! a job-core list that differs from the verbs marked `core`. A handler that does not exist
 //! fails compilation.
@@ -307,6 +308,14 @@ fn read_verb(path: &Path, protocol: &Protocol) -> Res<Verb> {
         if anchor && flags.iter().any(|f| f == "NOT_KEY") {
             return Err(at(
                 "the anchor is NOT_KEY: cluster routing must see it".into()
+            ));
+        }
+        let base = protocol.slots[&slot] == Slot::Key(String::new());
+        if base && flags.iter().any(|f| f == "NOT_KEY") {
+            return Err(at(
+                "the base is NOT_KEY: ACL would skip it, and its check is the only \
+                 one that reaches the keys derived from it (rows, meta)"
+                    .into(),
             ));
         }
         keys.push(Key {

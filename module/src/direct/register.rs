@@ -6,7 +6,9 @@
 //! Key specs declare every key a verb is *given*. The keys a verb *derives* on the server — a
 //! row `<base>job:<id>` for an id it read (`CLAIM`, `PROMOTE`, `REAP`, retention) or was given
 //! (`EXTEND` … `REQUEUE`), and `<base>meta` (`CLAIM`) — cannot be declared ahead: they are not in
-//! the arguments. The layout step keeps them in the anchor's queue (same hashtag, same slot).
+//! the arguments. The layout step keeps them in the anchor's queue (same hashtag, same slot), and
+//! the base `emq:{q}:` is declared as a key (not NOT_KEY, which ACL skips) with the access the
+//! verb makes to them, so ACL key rules on the queue's prefix reach them.
 
 use std::ffi::{c_int, CStr};
 
