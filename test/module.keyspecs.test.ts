@@ -2,9 +2,10 @@
  * The module's registration against real valkey-server processes, checked against the protocol
  * data it is made from (`protocol/verbs/<verb>.json`, `protocol/protocol.json`): for every
  * command, `COMMAND INFO` lists one key spec per declared key (its position and flags) and the
- * flags of its class, `COMMAND GETKEYS` / `GETKEYSANDFLAGS` return the declared real keys (the
- * base `emq:{q}:` is NOT_KEY), `COMMAND DOCS` its summary; ACL key rules apply per declared key
- * with its flags; cluster routing sees every declared key, the NOT_KEY base included.
+ * flags of its class, `COMMAND GETKEYS` / `GETKEYSANDFLAGS` return the declared keys, `COMMAND
+ * DOCS` its summary; ACL key rules apply per declared key with its flags — the base `emq:{q}:`
+ * too, whose check stands for the keys derived from it (rows, meta); cluster routing sees every
+ * declared key.
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -177,8 +178,10 @@ describe("ACL: the server checks each declared key with its own flags before the
       acl: [
         // Read-only on the queue: every verb that writes a declared key is refused.
         "user r on >pw %R~emq:{a}:* %R~{emq}:version +@all",
-        // Granted each real key by name, not the base `emq:{a}:` (NOT_KEY: never checked).
+        // Granted each key by name, not the queue's prefix (so not its base `emq:{a}:`).
         "user k on >pw ~emq:{a}:pending ~emq:{a}:active ~emq:{a}:meta ~emq:{a}:job:* %R~{emq}:version +@all",
+        // Limited to queue a.
+        "user u on >pw ~emq:{a}:* %R~{emq}:version +@all",
         // RESUME: writes meta, only reads pending (RO ACCESS).
         "user m on >pw ~emq:{a}:meta %R~emq:{a}:pending %R~{emq}:version +@all",
       ],
@@ -198,10 +201,29 @@ describe("ACL: the server checks each declared key with its own flags before the
     assert.equal(entry?.get("object"), "emq:{a}:pending");
   });
 
-  test("no grant on the base name: EMQ.CLAIM runs (the base is NOT_KEY)", async () => {
+  /** The last ACL LOG entry of `user`, as a map. */
+  async function lastDenial(user: string): Promise<Map<string, string> | undefined> {
+    const log = (await server.cli("ACL", "LOG")) as unknown[][];
+    return log.map((e) => new Map(chunk(e.map(String)))).find((e) => e.get("username") === user);
+  }
+
+  test("the base stands for the keys derived from it: granted the named keys but not the queue, EMQ.CLAIM is refused on the base", async () => {
     const claim = VERBS.find((v) => v.verb === "CLAIM")!;
-    const reply = await call(server.port, callOf(claim), { user: "k", password: "pw" });
-    assert.deepEqual(reply, [], "an empty queue: nothing to claim");
+    assert.match(refusalOf(await call(server.port, callOf(claim), { user: "k", password: "pw" })), /^NOPERM/);
+    const entry = await lastDenial("k");
+    assert.equal(entry?.get("object"), "emq:{a}:");
+  });
+
+  test("a user limited to queue a: the base of queue b is refused by the server, before the layout step, whatever numkeys says", async () => {
+    const auth = { user: "u", password: "pw" };
+    for (const numkeys of [2, 0]) {
+      const extend = ["EMQ.EXTEND", numkeys, "emq:{a}:active", "emq:{b}:", ID_A, 1, 1000];
+      assert.match(refusalOf(await call(server.port, extend, auth)), /^NOPERM/, `numkeys ${numkeys}`);
+      assert.equal((await lastDenial("u"))?.get("object"), "emq:{b}:");
+    }
+    const extend = VERBS.find((v) => v.verb === "EXTEND")!;
+    const own = refusalOf(await call(server.port, callOf(extend), auth));
+    assert.equal(own, "ERR EMQ.EXTEND job not found", "its own queue: the verb runs");
   });
 
   test("RESUME only reads pending: a user who may only read it resumes", async () => {
@@ -213,7 +235,7 @@ describe("ACL: the server checks each declared key with its own flags before the
 
 /* ------------------------------------------------------------------ cluster routing */
 
-describe("cluster: routing sees every declared key, the NOT_KEY base included", () => {
+describe("cluster: routing sees every declared key", () => {
   let server: ValkeyServer;
   before(async () => {
     server = await startValkey({
