@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: setup (idempotent), type check, lint, the module's cargo tests, the bench
-# smoke run, and the TypeScript suite against real valkey-server processes (each test starts its
+# The whole test suite: setup (idempotent), type check, lint, the module's format check, clippy
+# (warnings are errors) and cargo tests, the bench smoke run, and the TypeScript suite against real valkey-server processes (each test starts its
 # own; the differential harness runs its short form there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +8,14 @@ bash scripts/setup.sh
 echo "[test] typecheck"; npx tsc -p tsconfig.json --noEmit
 echo "[test] lint"; npx biome check . >/dev/null || npx biome check .
 if [ -f module/Cargo.toml ]; then
-  echo "[test] cargo test (module)"; (cd module && cargo test --release --quiet 2>&1 | tail -n 25)
+  for tool in fmt clippy; do
+    cargo "$tool" --version >/dev/null 2>&1 || rustup component add "$([ "$tool" = fmt ] && echo rustfmt || echo clippy)"
+  done
+  echo "[test] cargo fmt --check (module)"; (cd module && cargo fmt --check)
+  echo "[test] cargo clippy (module)"; (cd module && cargo clippy --release --all-targets --quiet -- -D warnings)
+  echo "[test] cargo test (module)"
+  (cd module && cargo test --release --quiet > ../.cargo-test.log 2>&1) || { cat .cargo-test.log; exit 1; }
+  tail -n 25 .cargo-test.log
 fi
 echo "[test] bench smoke (tiny sizes: every system must process every job)"
 npm run -s bench:smoke > .bench-smoke.log 2>&1 || { cat .bench-smoke.log; exit 1; }

@@ -4,9 +4,7 @@
 //! bytes so that a value read from the keyspace (a foreign brand) is printed as it is.
 
 use std::ffi::CString;
-use valkey_module::{Context, ValkeyResult, ValkeyValue};
-
-use crate::direct;
+use valkey_module::ValkeyValue;
 
 /// The module's brand; also the wire it reports in `EMQ.VERSION`.
 pub const BRAND: &str = "echomq:6.0.0";
@@ -57,17 +55,6 @@ impl Refusal {
             })
             .collect::<Vec<u8>>();
         CString::new(line).expect("NUL bytes were replaced")
-    }
-}
-
-/// Sends a verb's answer: a value as is, a refusal as one error line with its own code.
-pub fn answer(ctx: &Context, reply: Reply) -> ValkeyResult {
-    match reply {
-        Ok(value) => Ok(value),
-        Err(refusal) => {
-            direct::reply_error(ctx, &refusal.wire_line());
-            Ok(ValkeyValue::NoReply)
-        }
     }
 }
 

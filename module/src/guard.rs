@@ -1,8 +1,6 @@
 //! The write guard: refuse, with the server's own text, when this node cannot take a verb's
 //! writes. A full node drains: only admissions are refused over `maxmemory`.
 
-use std::ffi::CStr;
-
 use valkey_module::{Context, ContextFlags};
 
 use crate::errors::{self, Refusal};
@@ -17,16 +15,8 @@ pub enum Class {
     /// Drains work or controls a queue (every other verb): registered `write` only, it runs and
     /// writes over `maxmemory`, as the drain scripts do (`#!lua flags=allow-oom`).
     Drain,
-}
-
-impl Class {
-    /// The command flags the verb is registered with.
-    pub const fn flags(self) -> &'static CStr {
-        match self {
-            Class::Admission => c"write deny-oom",
-            Class::Drain => c"write",
-        }
-    }
+    /// Reads only (`EMQ.VERSION`): registered `readonly fast`; no write guard.
+    Read,
 }
 
 /// Refuses on a replica (read-only or not) for every verb, and over `maxmemory` for admissions.
@@ -36,7 +26,9 @@ pub fn writable(ctx: &Context, class: Class) -> Result<(), Refusal> {
 
 /// The refusal for a verb of `class` on a node in state `flags`, if any.
 pub fn refusal(flags: ContextFlags, class: Class) -> Option<Refusal> {
-    if flags.intersects(ContextFlags::SLAVE | ContextFlags::READONLY) {
+    if class == Class::Read {
+        None
+    } else if flags.intersects(ContextFlags::SLAVE | ContextFlags::READONLY) {
         Some(errors::readonly())
     } else if class == Class::Admission && flags.contains(ContextFlags::OOM) {
         Some(errors::oom())
@@ -78,11 +70,9 @@ mod tests {
             refusal(ContextFlags::MASTER | ContextFlags::OOM, Class::Drain),
             None
         );
-    }
-
-    #[test]
-    fn registration_flags() {
-        assert_eq!(Class::Admission.flags(), c"write deny-oom");
-        assert_eq!(Class::Drain.flags(), c"write");
+        assert_eq!(
+            refusal(ContextFlags::SLAVE | ContextFlags::OOM, Class::Read),
+            None
+        );
     }
 }

@@ -42,6 +42,28 @@ pub struct Call<'a> {
     pub values: &'a [&'a [u8]],
 }
 
+/// A declared key of a form, by its place among the keys (`protocol::<verb>::<SLOT>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyAt(pub usize);
+
+impl KeyAt {
+    /// The key given in `call` (split by the verb's form, so it is there).
+    pub fn of<'a>(self, call: &Call<'a>) -> &'a [u8] {
+        call.keys[self.0]
+    }
+}
+
+/// A declared value of a form that has no grammar (any bytes), by its place among the values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValueAt(pub usize);
+
+impl ValueAt {
+    /// The value given in `call` (split by the verb's form, so it is there).
+    pub fn of<'a>(self, call: &Call<'a>) -> &'a [u8] {
+        call.values[self.0]
+    }
+}
+
 /// Parses `numkeys`: decimal digits only, no sign, no leading zero (except `0` itself).
 pub fn numkeys(arg: &[u8]) -> Option<usize> {
     canonical_digits(arg, 19)?;

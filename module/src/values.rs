@@ -4,7 +4,7 @@
 //! refusal names the value and its rule: `ERR EMQ.<VERB> <name> must be <rule>`.
 
 use crate::errors::{self, Refusal};
-use crate::shape::{canonical_digits, decimal, Form};
+use crate::shape::{canonical_digits, decimal, Call};
 
 /// The most digits a number may have (so that it is exact as a double and as an `i64`).
 const DIGITS: usize = 15;
@@ -29,19 +29,11 @@ pub enum Grammar {
     Limit,
 }
 
-impl Grammar {
-    /// The rule text of a refusal.
-    pub fn rule(self) -> &'static str {
-        match self {
-            Grammar::Ms => "a positive integer of milliseconds",
-            Grammar::Delay => "a non-negative integer of milliseconds",
-            Grammar::Count => "a non-negative integer",
-            Grammar::Positive => "a positive integer",
-            Grammar::Priority => "an integer",
-            Grammar::Limit => "an integer from 1 to 10000",
-        }
-    }
+// `Grammar::rule`, each grammar's rule text, made from the protocol data (`protocol.json`
+// `grammars`) by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/grammars.rs"));
 
+impl Grammar {
     /// The number `text` spells, when it is in this grammar.
     pub fn parse(self, text: &[u8]) -> Option<i64> {
         match self {
@@ -62,17 +54,42 @@ fn count(text: &[u8]) -> Option<i64> {
     i64::try_from(decimal(text)).ok()
 }
 
-/// Values step: `text` read by `grammar`, or `ERR EMQ.<VERB> <name> must be <rule>`.
-pub fn value(form: &Form, name: &str, grammar: Grammar, text: &[u8]) -> Result<i64, Refusal> {
-    grammar
-        .parse(text)
-        .ok_or_else(|| errors::value(form.verb, name, grammar.rule()))
+/// A declared numeric value of a verb (`protocol::<verb>::<SLOT>`): its place among the values,
+/// the name a refusal gives it, its grammar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Number {
+    /// The verb token, for the refusal.
+    pub verb: &'static str,
+    /// The place among the values.
+    pub at: usize,
+    /// The value's name in a refusal (`lease`, `max attempts`).
+    pub name: &'static str,
+    pub grammar: Grammar,
+}
+
+impl Number {
+    /// Values step: the value given in `call` read by its grammar, or
+    /// `ERR EMQ.<VERB> <name> must be <rule>`.
+    pub fn read(self, call: &Call) -> Result<i64, Refusal> {
+        self.parse(self.of(call))
+    }
+
+    /// The value's text as given in `call`.
+    pub fn of<'a>(self, call: &Call<'a>) -> &'a [u8] {
+        call.values[self.at]
+    }
+
+    /// `text` read by this value's grammar, or its refusal.
+    pub fn parse(self, text: &[u8]) -> Result<i64, Refusal> {
+        self.grammar
+            .parse(text)
+            .ok_or_else(|| errors::value(self.verb, self.name, self.grammar.rule()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shape::{Class, Slot};
 
     const BAD_ALWAYS: [&[u8]; 12] = [
         b"", b"00", b"01", b"+5", b"5.0", b"1e3", b" 5", b"5 ", b"0x1", b"\xff", b"--1", b"1-",
@@ -159,19 +176,28 @@ mod tests {
 
     #[test]
     fn refusal_names_the_value() {
-        const FAIL: Form = Form {
-            verb: "FAIL",
-            syntax: "",
-            keys: &[Slot::Key(b"active")],
-            anchor: 0,
-            values: 0,
-            class: Class::Drain,
-        };
-        let err = value(&FAIL, "backoff", Grammar::Delay, b"-1").unwrap_err();
+        let backoff = crate::protocol::fail::BACKOFF;
+        let err = backoff.parse(b"-1").unwrap_err();
         assert_eq!(
             err.as_bytes(),
             b"ERR EMQ.FAIL backoff must be a non-negative integer of milliseconds"
         );
-        assert_eq!(value(&FAIL, "backoff", Grammar::Delay, b"5"), Ok(5));
+        assert_eq!(backoff.parse(b"5"), Ok(5));
+    }
+
+    /// The rule texts as the protocol's grammar table writes them.
+    #[test]
+    fn rule_texts() {
+        let table = [
+            (Grammar::Ms, "a positive integer of milliseconds"),
+            (Grammar::Delay, "a non-negative integer of milliseconds"),
+            (Grammar::Count, "a non-negative integer"),
+            (Grammar::Positive, "a positive integer"),
+            (Grammar::Priority, "an integer"),
+            (Grammar::Limit, "an integer from 1 to 10000"),
+        ];
+        for (grammar, rule) in table {
+            assert_eq!(grammar.rule(), rule, "{grammar:?}");
+        }
     }
 }

@@ -2,34 +2,92 @@
 //! plain commands (see the parent module).
 
 use std::ffi::c_int;
-use std::ptr;
 
 use valkey_module::raw;
 
-use super::{bytes_of, kind_of, Db, Kind, RKey, RString, Str, When, Zadd, HASH_DELETE};
+use super::ffi::{self, RKey};
+use super::scope::Scope;
+use super::strings::Str;
 use crate::errors::{self, Refusal};
+
+/// A key's type, reduced to what the gates ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    None,
+    String,
+    Hash,
+    SortedSet,
+    Other,
+}
+
+impl Kind {
+    /// The type of an open key (NULL: absent).
+    pub(super) fn of(key: *mut RKey) -> Kind {
+        Kind::from_type(ffi::key_type(key))
+    }
+
+    /// A `REDISMODULE_KEYTYPE_*` reduced.
+    fn from_type(t: isize) -> Kind {
+        match t {
+            raw::REDISMODULE_KEYTYPE_EMPTY => Kind::None,
+            raw::REDISMODULE_KEYTYPE_STRING => Kind::String,
+            raw::REDISMODULE_KEYTYPE_HASH => Kind::Hash,
+            raw::REDISMODULE_KEYTYPE_ZSET => Kind::SortedSet,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// What a `ZADD` of one member did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zadd {
+    Added,
+    Updated,
+    Unchanged,
+    /// The condition (`NX`/`XX`) held the write back: nothing changed.
+    Skipped,
+}
+
+/// The condition of a `ZADD`: none, `NX` (only a new member), `XX` (only an existing member).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    Always,
+    New,
+    Existing,
+}
 
 /// An open key; closed on drop. Reads take `&self`, writes `&mut self`; a key is open at most
 /// once per verb, so no other handle sees a value a write replaces or deletes.
 pub struct Key<'d> {
-    pub(super) db: &'d Db<'d>,
-    pub(super) name: Str,
-    pub(super) ptr: *mut RKey,
-    pub(super) write: bool,
+    db: &'d Scope,
+    name: Str,
+    ptr: *mut RKey,
+    write: bool,
 }
 
 impl Drop for Key<'_> {
     fn drop(&mut self) {
-        // SAFETY: `CloseKey` accepts NULL; otherwise opened by `OpenKey`, closed once.
-        unsafe { raw::RedisModule_CloseKey.unwrap()(self.ptr) };
-        self.db.closed(self.name.bytes().as_ptr());
+        ffi::close_key(self.ptr);
+        self.db.closed(self.name.ptr);
+    }
+}
+
+impl<'d> Key<'d> {
+    /// The key `name`, opened by `db` (`ptr`, for writing when `write`).
+    pub(super) fn new(db: &'d Scope, name: Str, ptr: *mut RKey, write: bool) -> Self {
+        Key {
+            db,
+            name,
+            ptr,
+            write,
+        }
     }
 }
 
 impl Key<'_> {
     /// `TYPE`, reduced to [`Kind`].
     pub fn kind(&self) -> Kind {
-        kind_of(self.ptr)
+        Kind::of(self.ptr)
     }
 
     /// Whether the key exists (any type).
@@ -60,8 +118,7 @@ impl Key<'_> {
         if !self.sorted_set()? {
             return Ok(0);
         }
-        // SAFETY: an open sorted-set key.
-        Ok(unsafe { raw::RedisModule_ValueLength.unwrap()(self.ptr) } as i64)
+        Ok(ffi::value_length(self.ptr) as i64)
     }
 
     /// `ZSCORE <member>`: `None` when not a member.
@@ -70,10 +127,7 @@ impl Key<'_> {
             return Ok(None);
         }
         let elem = self.db.string(member);
-        let mut score = 0f64;
-        // SAFETY: an open sorted-set key and a live member string.
-        let found = unsafe { raw::RedisModule_ZsetScore.unwrap()(self.ptr, elem.ptr, &mut score) };
-        Ok((found == raw::Status::Ok as c_int).then_some(score))
+        Ok(ffi::zset_score(self.ptr, elem.ptr))
     }
 
     /// The members with `min ≤ score ≤ max` (`max` excluded when `max_excluded`), lowest score
@@ -89,34 +143,8 @@ impl Key<'_> {
             return Ok(Vec::new());
         }
         let mut out = Vec::with_capacity(limit.min(16));
-        // SAFETY: an open sorted-set key; the iterator is stopped before returning, each
-        // element string is freed after its bytes are copied.
-        unsafe {
-            let first = raw::RedisModule_ZsetFirstInScoreRange.unwrap()(
-                self.ptr,
-                min,
-                max,
-                0,
-                c_int::from(max_excluded),
-            );
-            if first != raw::Status::Ok as c_int {
-                return Ok(out);
-            }
-            while out.len() < limit && raw::RedisModule_ZsetRangeEndReached.unwrap()(self.ptr) == 0
-            {
-                let elem =
-                    raw::RedisModule_ZsetRangeCurrentElement.unwrap()(self.ptr, ptr::null_mut());
-                if elem.is_null() {
-                    break;
-                }
-                out.push(bytes_of(elem));
-                raw::RedisModule_FreeString.unwrap()(self.db.ctx, elem);
-                if raw::RedisModule_ZsetRangeNext.unwrap()(self.ptr) == 0 {
-                    break;
-                }
-            }
-            raw::RedisModule_ZsetRangeStop.unwrap()(self.ptr);
-        }
+        let range = (min, max, max_excluded);
+        ffi::zset_range(self.db.ctx, self.ptr, range, limit, &mut out);
         Ok(out)
     }
 
@@ -136,22 +164,7 @@ impl Key<'_> {
         }
         for (slot, field) in out.iter_mut().zip(fields) {
             let name = self.db.string(field);
-            let mut value: *mut RString = ptr::null_mut();
-            // SAFETY: an open hash key, a live field, a pointer to receive the value; NULL ends
-            // the list. The value string (if any) is freed after its bytes are copied.
-            unsafe {
-                raw::RedisModule_HashGet.unwrap()(
-                    self.ptr,
-                    raw::REDISMODULE_HASH_NONE as c_int,
-                    name.ptr,
-                    &mut value as *mut *mut RString,
-                    ptr::null_mut::<RString>(),
-                );
-                if !value.is_null() {
-                    *slot = Some(bytes_of(value));
-                    raw::RedisModule_FreeString.unwrap()(self.db.ctx, value);
-                }
-            }
+            *slot = ffi::hash_get(self.db.ctx, self.ptr, name.ptr);
         }
         Ok(out)
     }
@@ -186,37 +199,17 @@ impl Key<'_> {
             When::New => raw::REDISMODULE_ZADD_NX as c_int,
             When::Existing => raw::REDISMODULE_ZADD_XX as c_int,
         };
-        // SAFETY: a key open for writing and a live member string.
-        let done = unsafe {
-            raw::RedisModule_ZsetAdd.unwrap()(self.ptr, score as f64, elem.ptr, &mut flags)
-        };
-        if done != raw::Status::Ok as c_int {
+        if !ffi::zset_add(self.ptr, score as f64, elem.ptr, &mut flags) {
             return Err(errors::wrongtype());
         }
-        let outcome = if flags & raw::REDISMODULE_ZADD_ADDED as c_int != 0 {
-            Zadd::Added
-        } else if flags & raw::REDISMODULE_ZADD_UPDATED as c_int != 0 {
-            Zadd::Updated
-        } else if flags & raw::REDISMODULE_ZADD_NOP as c_int != 0 {
-            return Ok(Zadd::Skipped);
-        } else {
-            return Ok(Zadd::Unchanged);
-        };
+        let outcome = zadd_outcome(flags);
+        if !matches!(outcome, Zadd::Added | Zadd::Updated) {
+            return Ok(outcome);
+        }
         let db = self.db;
         db.signal(&self.name);
         db.notify(raw::REDISMODULE_NOTIFY_ZSET, c"zadd", &self.name);
-        // SAFETY: `s` takes a live string object, `l` a long long (replicated as its decimal
-        // text); the server takes its own references.
-        unsafe {
-            raw::RedisModule_Replicate.unwrap()(
-                db.ctx,
-                c"ZADD".as_ptr(),
-                c"sls".as_ptr(),
-                self.name.ptr,
-                score as std::ffi::c_longlong,
-                elem.ptr,
-            )
-        };
+        ffi::replicate_with_integer(db.ctx, true, self.name.ptr, score, elem.ptr);
         Ok(outcome)
     }
 
@@ -224,14 +217,10 @@ impl Key<'_> {
     pub fn zrem(&mut self, member: &[u8]) -> Result<bool, Refusal> {
         self.writing()?;
         let elem = self.db.string(member);
-        let mut deleted: c_int = 0;
-        // SAFETY: a key open for writing and a live member string.
-        let done = unsafe { raw::RedisModule_ZsetRem.unwrap()(self.ptr, elem.ptr, &mut deleted) };
-        if done != raw::Status::Ok as c_int {
-            return Err(errors::wrongtype());
-        }
-        if deleted == 0 {
-            return Ok(false);
+        match ffi::zset_rem(self.ptr, elem.ptr) {
+            None => return Err(errors::wrongtype()),
+            Some(false) => return Ok(false),
+            Some(true) => {}
         }
         let db = self.db;
         db.notify(raw::REDISMODULE_NOTIFY_ZSET, c"zrem", &self.name);
@@ -239,7 +228,7 @@ impl Key<'_> {
             db.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del", &self.name);
         }
         db.signal(&self.name);
-        db.replicate2(c"ZREM", &self.name, &elem, true);
+        db.replicate(c"ZREM", &[&self.name, &elem], true);
         Ok(true)
     }
 
@@ -258,64 +247,17 @@ impl Key<'_> {
         let mut strings: [Option<Str>; 2 * MAX_PAIRS] = Default::default();
         for (i, (field, value)) in pairs.iter().enumerate() {
             let (field, value) = (db.string(field), db.string(value));
-            // SAFETY: a hash key open for writing; live field and value; NULL ends the list.
-            unsafe {
-                raw::RedisModule_HashSet.unwrap()(
-                    self.ptr,
-                    raw::REDISMODULE_HASH_NONE as c_int,
-                    field.ptr,
-                    value.ptr,
-                    ptr::null_mut::<RString>(),
-                )
-            };
+            ffi::hash_set(self.ptr, field.ptr, Some(value.ptr));
             strings[2 * i] = Some(field);
             strings[2 * i + 1] = Some(value);
         }
         db.signal(&self.name);
         db.notify(raw::REDISMODULE_NOTIFY_HASH, c"hset", &self.name);
-        let mut a = [ptr::null_mut::<RString>(); 2 * MAX_PAIRS];
-        for (slot, s) in a.iter_mut().zip(strings.iter().flatten()) {
-            *slot = s.ptr;
+        let mut args: [&Str; 2 * MAX_PAIRS + 1] = [&self.name; 2 * MAX_PAIRS + 1];
+        for (slot, s) in args[1..].iter_mut().zip(strings.iter().flatten()) {
+            *slot = s;
         }
-        let (hset, key) = (c"HSET", self.name.ptr);
-        // SAFETY: the API is resolved at load time; each `s` takes a live string object (the
-        // server takes its own references); `v` an array of them and its length.
-        unsafe {
-            let replicate = raw::RedisModule_Replicate.unwrap();
-            match pairs.len() {
-                1 => replicate(db.ctx, hset.as_ptr(), c"sss".as_ptr(), key, a[0], a[1]),
-                2 => replicate(
-                    db.ctx,
-                    hset.as_ptr(),
-                    c"sssss".as_ptr(),
-                    key,
-                    a[0],
-                    a[1],
-                    a[2],
-                    a[3],
-                ),
-                3 => replicate(
-                    db.ctx,
-                    hset.as_ptr(),
-                    c"sssssss".as_ptr(),
-                    key,
-                    a[0],
-                    a[1],
-                    a[2],
-                    a[3],
-                    a[4],
-                    a[5],
-                ),
-                _ => replicate(
-                    db.ctx,
-                    hset.as_ptr(),
-                    c"sv".as_ptr(),
-                    key,
-                    a.as_ptr(),
-                    2 * pairs.len(),
-                ),
-            }
-        };
+        db.replicate(c"HSET", &args[..1 + 2 * pairs.len()], true);
         Ok(())
     }
 
@@ -328,41 +270,16 @@ impl Key<'_> {
         let [current] = self.hash_get([field])?;
         let current = match current {
             None => 0,
-            // An integer as the server writes one: no sign but `-`, no leading zero.
-            Some(text) => std::str::from_utf8(&text)
-                .ok()
-                .and_then(|t| t.parse::<i64>().ok().filter(|n| n.to_string() == t))
-                .ok_or_else(errors::not_an_integer)?,
+            Some(text) => stored_integer(&text).ok_or_else(errors::not_an_integer)?,
         };
         let value = current.checked_add(by).ok_or_else(errors::overflow)?;
         let db = self.db;
         let (name, text) = (db.string(field), value.to_string());
         let text = db.string(text.as_bytes());
-        // SAFETY: a hash key open for writing (or absent); live field and value; NULL ends the
-        // list.
-        unsafe {
-            raw::RedisModule_HashSet.unwrap()(
-                self.ptr,
-                raw::REDISMODULE_HASH_NONE as c_int,
-                name.ptr,
-                text.ptr,
-                ptr::null_mut::<RString>(),
-            )
-        };
+        ffi::hash_set(self.ptr, name.ptr, Some(text.ptr));
         db.signal(&self.name);
         db.notify(raw::REDISMODULE_NOTIFY_HASH, c"hincrby", &self.name);
-        // SAFETY: `s` takes a live string object, `l` a long long; the server takes its own
-        // references.
-        unsafe {
-            raw::RedisModule_Replicate.unwrap()(
-                db.ctx,
-                c"HINCRBY".as_ptr(),
-                c"ssl".as_ptr(),
-                self.name.ptr,
-                name.ptr,
-                by as std::ffi::c_longlong,
-            )
-        };
+        ffi::replicate_with_integer(db.ctx, false, self.name.ptr, by, name.ptr);
         Ok(value)
     }
 
@@ -373,17 +290,7 @@ impl Key<'_> {
             return Ok(false);
         }
         let field = self.db.string(field);
-        // SAFETY: a hash key open for writing; a live field; NULL ends the list.
-        let n = unsafe {
-            raw::RedisModule_HashSet.unwrap()(
-                self.ptr,
-                raw::REDISMODULE_HASH_NONE as c_int,
-                field.ptr,
-                HASH_DELETE,
-                ptr::null_mut::<RString>(),
-            )
-        };
-        if n == 0 {
+        if ffi::hash_set(self.ptr, field.ptr, None) == 0 {
             return Ok(false);
         }
         let db = self.db;
@@ -392,7 +299,7 @@ impl Key<'_> {
         if self.kind() == Kind::None {
             db.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del", &self.name);
         }
-        db.replicate2(c"HDEL", &self.name, &field, true);
+        db.replicate(c"HDEL", &[&self.name, &field], true);
         Ok(true)
     }
 
@@ -402,20 +309,87 @@ impl Key<'_> {
         if self.kind() == Kind::None {
             return Ok(false);
         }
-        // SAFETY: a key open for writing.
-        unsafe { raw::RedisModule_DeleteKey.unwrap()(self.ptr) };
+        ffi::delete_key(self.ptr);
         let db = self.db;
         db.signal(&self.name);
         db.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del", &self.name);
-        // SAFETY: `s` takes a live string object; the server takes its own reference.
-        unsafe {
-            raw::RedisModule_Replicate.unwrap()(
-                db.ctx,
-                c"DEL".as_ptr(),
-                c"s".as_ptr(),
-                self.name.ptr,
-            )
-        };
+        db.replicate(c"DEL", &[&self.name], true);
         Ok(true)
+    }
+}
+
+/// What a `ZADD` of one member did, from the flags the module API reports.
+fn zadd_outcome(flags: c_int) -> Zadd {
+    if flags & raw::REDISMODULE_ZADD_ADDED as c_int != 0 {
+        Zadd::Added
+    } else if flags & raw::REDISMODULE_ZADD_UPDATED as c_int != 0 {
+        Zadd::Updated
+    } else if flags & raw::REDISMODULE_ZADD_NOP as c_int != 0 {
+        Zadd::Skipped
+    } else {
+        Zadd::Unchanged
+    }
+}
+
+/// A hash field's integer as the server writes one (no sign but `-`, no leading zero, fits an
+/// `i64`): what `HINCRBY` accepts.
+fn stored_integer(text: &[u8]) -> Option<i64> {
+    let text = std::str::from_utf8(text).ok()?;
+    text.parse::<i64>().ok().filter(|n| n.to_string() == text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_types() {
+        assert_eq!(Kind::from_type(raw::REDISMODULE_KEYTYPE_EMPTY), Kind::None);
+        assert_eq!(
+            Kind::from_type(raw::REDISMODULE_KEYTYPE_STRING),
+            Kind::String
+        );
+        assert_eq!(Kind::from_type(raw::REDISMODULE_KEYTYPE_HASH), Kind::Hash);
+        assert_eq!(
+            Kind::from_type(raw::REDISMODULE_KEYTYPE_ZSET),
+            Kind::SortedSet
+        );
+        for other in [raw::REDISMODULE_KEYTYPE_LIST, raw::REDISMODULE_KEYTYPE_SET] {
+            assert_eq!(Kind::from_type(other), Kind::Other);
+        }
+    }
+
+    #[test]
+    fn zadd_outcomes() {
+        let flag = |f: u32| f as c_int;
+        assert_eq!(zadd_outcome(flag(raw::REDISMODULE_ZADD_ADDED)), Zadd::Added);
+        assert_eq!(
+            zadd_outcome(flag(raw::REDISMODULE_ZADD_UPDATED)),
+            Zadd::Updated
+        );
+        assert_eq!(zadd_outcome(flag(raw::REDISMODULE_ZADD_NOP)), Zadd::Skipped);
+        assert_eq!(zadd_outcome(0), Zadd::Unchanged);
+        let nx_added = flag(raw::REDISMODULE_ZADD_NX | raw::REDISMODULE_ZADD_ADDED);
+        assert_eq!(zadd_outcome(nx_added), Zadd::Added);
+    }
+
+    #[test]
+    fn hincrby_reads_integers_as_the_server_writes_them() {
+        assert_eq!(stored_integer(b"0"), Some(0));
+        assert_eq!(stored_integer(b"42"), Some(42));
+        assert_eq!(stored_integer(b"-7"), Some(-7));
+        assert_eq!(stored_integer(b"9223372036854775807"), Some(i64::MAX));
+        for bad in [
+            &b""[..],
+            b"+1",
+            b"01",
+            b"-0",
+            b" 1",
+            b"1.0",
+            b"x",
+            b"9223372036854775808",
+        ] {
+            assert_eq!(stored_integer(bad), None, "{bad:?}");
+        }
     }
 }

@@ -7,56 +7,9 @@ use crate::direct::{Args, Db, Key, Kind};
 use crate::errors::{self, Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
-use crate::keyspace::{BASE, DEAD, DONE, META, PENDING, SCHEDULE};
 use crate::moves;
-use crate::shape::{Class, Form, Slot};
-use crate::values::{value, Grammar};
-use crate::verbs::{argv, open};
-
-pub const RETRY: Form = Form {
-    verb: "RETRY",
-    syntax: "EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>",
-    keys: &[Slot::Key(DEAD), Slot::Key(PENDING), Slot::Key(BASE)],
-    anchor: 0,
-    values: 2,
-    class: Class::Admission,
-};
-
-pub const REMOVE: Form = Form {
-    verb: "REMOVE",
-    syntax: "EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>",
-    keys: &[
-        Slot::Key(PENDING),
-        Slot::Key(SCHEDULE),
-        Slot::Key(DONE),
-        Slot::Key(DEAD),
-        Slot::Key(BASE),
-    ],
-    anchor: 0,
-    values: 1,
-    class: Class::Drain,
-};
-
-pub const PAUSE: Form = Form {
-    verb: "PAUSE",
-    syntax: "EMQ.PAUSE 1 <meta>",
-    keys: &[Slot::Key(META)],
-    anchor: 0,
-    values: 0,
-    class: Class::Drain,
-};
-
-pub const RESUME: Form = Form {
-    verb: "RESUME",
-    syntax: "EMQ.RESUME 2 <meta> <pending>",
-    keys: &[Slot::Key(META), Slot::Key(PENDING)],
-    anchor: 0,
-    values: 0,
-    class: Class::Drain,
-};
-
-/// This family's forms.
-pub const FORMS: [Form; 4] = [RETRY, REMOVE, PAUSE, RESUME];
+use crate::open::{argv, open};
+use crate::protocol::{pause, remove, resume, retry};
 
 /// The `meta` field that holds the pause flag, and its value while paused.
 const PAUSED: &[u8] = b"paused";
@@ -64,19 +17,20 @@ const ON: &[u8] = b"1";
 
 /// `EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>` → `1`.
 pub fn retry(ctx: &Context, args: Args) -> Reply {
+    use retry::{DEAD, EXTRA_ATTEMPTS, FORM, ID, PENDING};
     let argv = argv(args);
-    let (call, queue) = open(ctx, &RETRY, &argv)?;
-    let guard = guard::writable(ctx, RETRY.class);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (dead, pending) = (call.keys[0], call.keys[1]);
-    let id = call.values[0];
+    let (dead, pending) = (DEAD.of(&call), PENDING.of(&call));
+    let id = ID.of(&call);
 
-    let extra = value(&RETRY, "extra attempts", Grammar::Positive, call.values[1])?;
-    gates::job_id(&RETRY, id)?;
+    let extra = EXTRA_ATTEMPTS.read(&call)?;
+    gates::job_id(&FORM, id)?;
     let [mut dead, mut pending] = gates::sorted_sets(&db, [dead, pending])?;
-    let (mut row, fields) = gates::row(&db, &RETRY, &queue.job(id), Fields::All)?;
+    let (mut row, fields) = gates::row(&db, &FORM, &queue.job(id), Fields::All)?;
     if !fields.is(b"dead") || !gates::member(&dead, id)? {
-        return Err(errors::not_dead(RETRY.verb));
+        return Err(errors::not_dead(FORM.verb));
     }
 
     guard?;
@@ -103,14 +57,15 @@ pub fn home(state: Option<&[u8]>) -> Option<usize> {
 /// `EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>` → `1` removed, `0` no such job.
 /// An id without a row is removed from the sets that hold it.
 pub fn remove(ctx: &Context, args: Args) -> Reply {
+    use remove::{DEAD, DONE, FORM, ID, PENDING, SCHEDULE};
     let argv = argv(args);
-    let (call, queue) = open(ctx, &REMOVE, &argv)?;
-    let guard = guard::writable(ctx, REMOVE.class);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let sets = [call.keys[0], call.keys[1], call.keys[2], call.keys[3]];
-    let id = call.values[0];
+    let sets = [PENDING, SCHEDULE, DONE, DEAD].map(|key| key.of(&call));
+    let id = ID.of(&call);
 
-    gates::job_id(&REMOVE, id)?;
+    gates::job_id(&FORM, id)?;
     let mut sets = gates::sorted_sets(&db, sets)?;
     let mut row = db.open(&queue.job(id));
     match row.kind() {
@@ -120,7 +75,7 @@ pub fn remove(ctx: &Context, args: Args) -> Reply {
     }
     let fields = Row::read(&row, Fields::Lease)?;
     if fields.is(b"active") {
-        return Err(errors::job_active(REMOVE.verb));
+        return Err(errors::job_active(FORM.verb));
     }
 
     guard?;
@@ -157,11 +112,12 @@ fn flag(meta: &Key) -> Result<Option<Vec<u8>>, Refusal> {
 
 /// `EMQ.PAUSE 1 <meta>` → `1` paused now, `0` already paused.
 pub fn pause(ctx: &Context, args: Args) -> Reply {
+    use pause::{FORM, META};
     let argv = argv(args);
-    let (call, _) = open(ctx, &PAUSE, &argv)?;
-    let guard = guard::writable(ctx, PAUSE.class);
+    let (call, _) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let mut meta = db.open(call.keys[0]);
+    let mut meta = db.open(META.of(&call));
 
     if flag(&meta)?.as_deref() == Some(ON) {
         return Ok(ValkeyValue::Integer(0));
@@ -174,13 +130,14 @@ pub fn pause(ctx: &Context, args: Args) -> Reply {
 /// `EMQ.RESUME 2 <meta> <pending>` → `1` resumed now (the flag was there), `0` not paused. The
 /// wake names how many ids `pending` holds (none published when it holds none).
 pub fn resume(ctx: &Context, args: Args) -> Reply {
+    use resume::{FORM, META, PENDING};
     let argv = argv(args);
-    let (call, queue) = open(ctx, &RESUME, &argv)?;
-    let guard = guard::writable(ctx, RESUME.class);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let mut meta = db.open(call.keys[0]);
+    let mut meta = db.open(META.of(&call));
     gates::hash(&meta)?;
-    let ready = gates::sorted_sets(&db, [call.keys[1]])?[0].card()?;
+    let ready = gates::sorted_sets(&db, [PENDING.of(&call)])?[0].card()?;
 
     if flag(&meta)?.is_none() {
         return Ok(ValkeyValue::Integer(0));

@@ -6,24 +6,16 @@ use crate::direct::Args;
 use crate::errors::{self, Reply};
 use crate::fence;
 use crate::keyspace::VERSION_KEY;
-use crate::shape::{self, Class, Form, Slot};
-use crate::verbs::argv;
-
-pub const INSTALL: Form = Form {
-    verb: "INSTALL",
-    syntax: "EMQ.INSTALL 1 {emq}:version",
-    keys: &[Slot::Version],
-    anchor: 0,
-    values: 0,
-    class: Class::Admission,
-};
+use crate::open::argv;
+use crate::protocol::install::{FORM, VERSION};
+use crate::shape;
 
 /// Shape → layout (the key is exactly `{emq}:version`) → install. No fence.
 pub fn install(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
-    let call = shape::split(&INSTALL, &argv)?;
-    if call.keys[0] != VERSION_KEY {
-        return Err(errors::layout(INSTALL.verb));
+    let call = shape::split(&FORM, &argv)?;
+    if VERSION.of(&call) != VERSION_KEY {
+        return Err(errors::layout(FORM.verb));
     }
     fence::install(ctx).map(ValkeyValue::Integer)
 }

@@ -10,52 +10,24 @@ use crate::direct::{Args, Db, Key, Kind, When, Zadd};
 use crate::errors::{self, Refusal, Reply};
 use crate::gates;
 use crate::guard;
-use crate::keyspace::{is_job_id, Queue, ACTIVE, BASE, PENDING, SCHEDULE};
+use crate::keyspace::{is_job_id, Queue};
 use crate::moves;
-use crate::shape::{Class, Form, Slot};
-use crate::values::{value, Grammar};
-use crate::verbs::{argv, open};
-
-pub const ENQUEUE: Form = Form {
-    verb: "ENQUEUE",
-    syntax: "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>",
-    keys: &[Slot::Row, Slot::Key(PENDING)],
-    anchor: 1,
-    values: 2,
-    class: Class::Admission,
-};
-
-pub const ADD: Form = Form {
-    verb: "ADD",
-    syntax: "EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>",
-    keys: &[Slot::Row, Slot::Key(PENDING), Slot::Key(SCHEDULE)],
-    anchor: 1,
-    values: 5,
-    class: Class::Admission,
-};
-
-pub const CLAIM: Form = Form {
-    verb: "CLAIM",
-    syntax: "EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>",
-    keys: &[Slot::Key(PENDING), Slot::Key(ACTIVE), Slot::Key(BASE)],
-    anchor: 0,
-    values: 1,
-    class: Class::Drain,
-};
-
-/// This family's forms.
-pub const FORMS: [Form; 3] = [ENQUEUE, ADD, CLAIM];
+use crate::open::{argv, open};
+use crate::protocol::{add, claim, enqueue};
+use crate::shape::Form;
+use crate::values::Grammar;
 
 /// `EMQ.ENQUEUE 2 <row> <pending> <id> <payload>` → `1`, or `0` for a duplicate id.
 pub fn enqueue(ctx: &Context, args: Args) -> Reply {
+    use enqueue::{FORM, ID, PAYLOAD, PENDING, ROW};
     let argv = argv(args);
-    let (call, queue) = open(ctx, &ENQUEUE, &argv)?;
-    let guard = guard::writable(ctx, ENQUEUE.class);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (row, pending) = (call.keys[0], call.keys[1]);
-    let (id, payload) = (call.values[0], call.values[1]);
+    let (row, pending) = (ROW.of(&call), PENDING.of(&call));
+    let (id, payload) = (ID.of(&call), PAYLOAD.of(&call));
 
-    gates::job_id(&ENQUEUE, id)?;
+    gates::job_id(&FORM, id)?;
     let mut row = db.open(row);
     if row.exists() {
         return Ok(ValkeyValue::Integer(0));
@@ -77,18 +49,19 @@ pub fn enqueue(ctx: &Context, args: Args) -> Reply {
 /// `EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>` →
 /// `1`, or `0` for a duplicate id.
 pub fn add(ctx: &Context, args: Args) -> Reply {
+    use add::{DELAY, FORM, ID, MAX_ATTEMPTS, PAYLOAD, PENDING, PRIORITY, ROW, SCHEDULE};
     let argv = argv(args);
-    let (call, queue) = open(ctx, &ADD, &argv)?;
-    let guard = guard::writable(ctx, ADD.class);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (row, pending, schedule) = (call.keys[0], call.keys[1], call.keys[2]);
-    let (id, payload) = (call.values[0], call.values[1]);
+    let (row, pending, schedule) = (ROW.of(&call), PENDING.of(&call), SCHEDULE.of(&call));
+    let (id, payload) = (ID.of(&call), PAYLOAD.of(&call));
 
-    let priority = value(&ADD, "priority", Grammar::Priority, call.values[2])?;
-    let delay = value(&ADD, "delay", Grammar::Delay, call.values[3])?;
-    let max_attempts = value(&ADD, "max attempts", Grammar::Count, call.values[4])?;
+    let priority = PRIORITY.read(&call)?;
+    let delay = DELAY.read(&call)?;
+    let max_attempts = MAX_ATTEMPTS.read(&call)?;
 
-    gates::job_id(&ADD, id)?;
+    gates::job_id(&FORM, id)?;
     let mut row = db.open(row);
     if row.exists() {
         return Ok(ValkeyValue::Integer(0));
@@ -103,10 +76,10 @@ pub fn add(ctx: &Context, args: Args) -> Reply {
         (b"payload", payload),
     ];
     if priority != 0 {
-        fields.push((b"priority", call.values[2]));
+        fields.push((b"priority", PRIORITY.of(&call)));
     }
     if max_attempts != 0 {
-        fields.push((b"max_attempts", call.values[4]));
+        fields.push((b"max_attempts", MAX_ATTEMPTS.of(&call)));
     }
     row.hset(&fields)?;
     if delay == 0 {
@@ -123,13 +96,14 @@ pub fn add(ctx: &Context, args: Args) -> Reply {
 /// `[<id>, <payload>, <attempts>, <deadline>]`. Orphans ahead of the head are dropped and counted
 /// (at most [`MAX_ORPHANS`] per call).
 pub fn claim(ctx: &Context, args: Args) -> Reply {
+    use claim::{ACTIVE, FORM, LEASE_MS, PENDING};
     let argv = argv(args);
-    let (call, queue) = open(ctx, &CLAIM, &argv)?;
-    let guard = guard::writable(ctx, CLAIM.class);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (pending, active) = (call.keys[0], call.keys[1]);
+    let (pending, active) = (PENDING.of(&call), ACTIVE.of(&call));
 
-    let lease = value(&CLAIM, "lease", Grammar::Ms, call.values[0])?;
+    let lease = LEASE_MS.read(&call)?;
     if paused(&db, &queue)? {
         return Ok(empty());
     }
@@ -149,7 +123,7 @@ pub fn claim(ctx: &Context, args: Args) -> Reply {
         gates::by_membership(
             &active,
             &id,
-            errors::head_already_active(CLAIM.verb),
+            errors::head_already_active(FORM.verb),
             refusal,
         )
     };
@@ -159,10 +133,10 @@ pub fn claim(ctx: &Context, args: Args) -> Reply {
     guard.map_err(unless_active)?;
     let deadline = clock::now_ms() + lease;
     if active.zadd_when(When::New, deadline, &id)? == Zadd::Skipped {
-        return Err(errors::head_already_active(CLAIM.verb));
+        return Err(errors::head_already_active(FORM.verb));
     }
     drop_orphans(&db, &queue, &mut pending, &orphans)?;
-    write_check(&CLAIM, pending.zrem(&id)?)?;
+    write_check(&FORM, pending.zrem(&id)?)?;
     let attempts_text = attempts.to_string();
     let lease_fields: [(&[u8], &[u8]); 3] = [
         (b"state", b"active"),
@@ -269,7 +243,9 @@ fn row_fields(row: &Key) -> Result<(i64, Option<Vec<u8>>), Refusal> {
     let [attempts, payload] = row.hash_get([b"attempts", b"payload"])?;
     let attempts = match attempts {
         None => 0,
-        Some(text) => parse_attempts(&text).ok_or_else(|| errors::bad_attempts(CLAIM.verb))?,
+        Some(text) => {
+            parse_attempts(&text).ok_or_else(|| errors::bad_attempts(claim::FORM.verb))?
+        }
     };
     Ok((attempts, payload))
 }

@@ -11,70 +11,11 @@ use crate::direct::{Args, Db, Key, When, Zadd};
 use crate::errors::{Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
-use crate::keyspace::{Queue, ACTIVE, BASE, DEAD, DONE, PENDING, SCHEDULE};
+use crate::keyspace::Queue;
 use crate::moves;
-use crate::shape::{Class, Form, Slot};
-use crate::values::{value, Grammar};
-use crate::verbs::{argv, open};
-
-pub const EXTEND: Form = Form {
-    verb: "EXTEND",
-    syntax: "EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>",
-    keys: &[Slot::Key(ACTIVE), Slot::Key(BASE)],
-    anchor: 0,
-    values: 3,
-    class: Class::Drain,
-};
-
-pub const COMPLETE: Form = Form {
-    verb: "COMPLETE",
-    syntax: "EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>",
-    keys: &[Slot::Key(ACTIVE), Slot::Key(DONE), Slot::Key(BASE)],
-    anchor: 0,
-    values: 4,
-    class: Class::Drain,
-};
-
-pub const FAIL: Form = Form {
-    verb: "FAIL",
-    syntax: "EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>",
-    keys: &[
-        Slot::Key(ACTIVE),
-        Slot::Key(PENDING),
-        Slot::Key(SCHEDULE),
-        Slot::Key(DEAD),
-        Slot::Key(BASE),
-    ],
-    anchor: 0,
-    values: 6,
-    class: Class::Drain,
-};
-
-pub const RESCHEDULE: Form = Form {
-    verb: "RESCHEDULE",
-    syntax: "EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>",
-    keys: &[Slot::Key(ACTIVE), Slot::Key(SCHEDULE), Slot::Key(BASE)],
-    anchor: 0,
-    values: 3,
-    class: Class::Drain,
-};
-
-pub const REQUEUE: Form = Form {
-    verb: "REQUEUE",
-    syntax: "EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>",
-    keys: &[Slot::Key(ACTIVE), Slot::Key(PENDING), Slot::Key(BASE)],
-    anchor: 0,
-    values: 3,
-    class: Class::Drain,
-};
-
-/// This family's forms.
-pub const FORMS: [Form; 5] = [EXTEND, COMPLETE, FAIL, RESCHEDULE, REQUEUE];
-
-/// The lease token value (the second value of every verb here).
-fn token(form: &Form, text: &[u8]) -> Result<i64, Refusal> {
-    value(form, "lease token", Grammar::Positive, text)
-}
+use crate::open::{argv, open};
+use crate::protocol::{complete, extend, fail, requeue, reschedule};
+use crate::shape::Form;
 
 /// A leased job's keys, open: its sets (`active` first) and its row, with the row's fields.
 struct Leased<'d, const N: usize> {
@@ -115,46 +56,48 @@ fn leave_active(
 
 /// `EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>` → the new deadline.
 pub fn extend(ctx: &Context, args: Args) -> Reply {
+    use extend::{ACTIVE, FORM, ID, LEASE_MS, TOKEN};
     let argv = argv(args);
-    let (call, queue) = open(ctx, &EXTEND, &argv)?;
-    let guard = guard::writable(ctx, EXTEND.class);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let active = call.keys[0];
-    let id = call.values[0];
+    let active = ACTIVE.of(&call);
+    let id = ID.of(&call);
 
-    token(&EXTEND, call.values[1])?;
-    let lease = value(&EXTEND, "lease", Grammar::Ms, call.values[2])?;
-    let lease_token = (call.values[1], Fields::Lease);
+    TOKEN.read(&call)?;
+    let lease = LEASE_MS.read(&call)?;
+    let lease_token = (TOKEN.of(&call), Fields::Lease);
     let Leased {
         sets: [mut active], ..
-    } = leased(&db, &EXTEND, &queue, [active], id, lease_token)?;
+    } = leased(&db, &FORM, &queue, [active], id, lease_token)?;
 
-    guard.map_err(|r| gates::unless_gone(&EXTEND, &active, id, r))?;
+    guard.map_err(|r| gates::unless_gone(&FORM, &active, id, r))?;
     let deadline = clock::now_ms() + lease;
     let found = active.zadd_when(When::Existing, deadline, id)? != Zadd::Skipped;
-    gates::not_active(&EXTEND, found)?;
+    gates::not_active(&FORM, found)?;
     Ok(ValkeyValue::Integer(deadline))
 }
 
 /// `EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>` → `1`.
 pub fn complete(ctx: &Context, args: Args) -> Reply {
+    use complete::{ACTIVE, DONE, FORM, ID, KEEP, RESULT, TOKEN};
     let argv = argv(args);
-    let (call, queue) = open(ctx, &COMPLETE, &argv)?;
-    let guard = guard::writable(ctx, COMPLETE.class);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (active, done) = (call.keys[0], call.keys[1]);
-    let (id, result) = (call.values[0], call.values[2]);
+    let (active, done) = (ACTIVE.of(&call), DONE.of(&call));
+    let (id, result) = (ID.of(&call), RESULT.of(&call));
 
-    token(&COMPLETE, call.values[1])?;
-    let keep = value(&COMPLETE, "keep", Grammar::Count, call.values[3])?;
-    let lease_token = (call.values[1], Fields::Lease);
+    TOKEN.read(&call)?;
+    let keep = KEEP.read(&call)?;
+    let lease_token = (TOKEN.of(&call), Fields::Lease);
     let Leased {
         sets: [mut active, mut done],
         mut row,
         ..
-    } = leased(&db, &COMPLETE, &queue, [active, done], id, lease_token)?;
+    } = leased(&db, &FORM, &queue, [active, done], id, lease_token)?;
 
-    leave_active(&COMPLETE, guard, &mut active, id)?;
+    leave_active(&FORM, guard, &mut active, id)?;
     let now = clock::now_ms();
     let completed = (&b"completed"[..], &b"result"[..], result);
     moves::finish(&mut row, &mut done, id, completed, keep, now)?;
@@ -166,27 +109,30 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
 /// `EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff>
 /// <max_attempts> <keep>` → the job's new state: `pending`, `scheduled` or `dead`.
 pub fn fail(ctx: &Context, args: Args) -> Reply {
+    use fail::{
+        ACTIVE, BACKOFF, DEAD, ERROR, FORM, ID, KEEP, MAX_ATTEMPTS, PENDING, SCHEDULE, TOKEN,
+    };
     let argv = argv(args);
-    let (call, queue) = open(ctx, &FAIL, &argv)?;
-    let guard = guard::writable(ctx, FAIL.class);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (active, pending, schedule, dead) =
-        (call.keys[0], call.keys[1], call.keys[2], call.keys[3]);
-    let (id, error) = (call.values[0], call.values[2]);
+    let (active, pending) = (ACTIVE.of(&call), PENDING.of(&call));
+    let (schedule, dead) = (SCHEDULE.of(&call), DEAD.of(&call));
+    let (id, error) = (ID.of(&call), ERROR.of(&call));
 
-    token(&FAIL, call.values[1])?;
-    let backoff = value(&FAIL, "backoff", Grammar::Delay, call.values[3])?;
-    let max_attempts = value(&FAIL, "max attempts", Grammar::Positive, call.values[4])?;
-    let keep = value(&FAIL, "keep", Grammar::Count, call.values[5])?;
+    TOKEN.read(&call)?;
+    let backoff = BACKOFF.read(&call)?;
+    let max_attempts = MAX_ATTEMPTS.read(&call)?;
+    let keep = KEEP.read(&call)?;
     let sets = [active, pending, schedule, dead];
-    let lease_token = (call.values[1], Fields::All);
+    let lease_token = (TOKEN.of(&call), Fields::All);
     let Leased {
         sets: [mut active, mut pending, mut schedule, mut dead],
         mut row,
         fields,
-    } = leased(&db, &FAIL, &queue, sets, id, lease_token)?;
+    } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
 
-    leave_active(&FAIL, guard, &mut active, id)?;
+    leave_active(&FORM, guard, &mut active, id)?;
     let now = clock::now_ms();
     let state: &[u8] = if fields.exhausted(max_attempts) {
         let error = (&b"dead"[..], &b"error"[..], error);
@@ -210,24 +156,25 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
 
 /// `EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>` → the due time.
 pub fn reschedule(ctx: &Context, args: Args) -> Reply {
+    use reschedule::{ACTIVE, DELAY, FORM, ID, SCHEDULE, TOKEN};
     let argv = argv(args);
-    let (call, queue) = open(ctx, &RESCHEDULE, &argv)?;
-    let guard = guard::writable(ctx, RESCHEDULE.class);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (active, schedule) = (call.keys[0], call.keys[1]);
-    let id = call.values[0];
+    let (active, schedule) = (ACTIVE.of(&call), SCHEDULE.of(&call));
+    let id = ID.of(&call);
 
-    token(&RESCHEDULE, call.values[1])?;
-    let delay = value(&RESCHEDULE, "delay", Grammar::Delay, call.values[2])?;
-    let lease_token = (call.values[1], Fields::Lease);
+    TOKEN.read(&call)?;
+    let delay = DELAY.read(&call)?;
+    let lease_token = (TOKEN.of(&call), Fields::Lease);
     let sets = [active, schedule];
     let Leased {
         sets: [mut active, mut schedule],
         mut row,
         ..
-    } = leased(&db, &RESCHEDULE, &queue, sets, id, lease_token)?;
+    } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
 
-    leave_active(&RESCHEDULE, guard, &mut active, id)?;
+    leave_active(&FORM, guard, &mut active, id)?;
     let due = clock::now_ms() + delay;
     moves::set_state(&mut row, b"scheduled")?;
     moves::add(&mut schedule, due, id)?;
@@ -239,24 +186,25 @@ pub fn reschedule(ctx: &Context, args: Args) -> Reply {
 /// `pending` now, the attempt given back by raising the row's `max_attempts` to M + 1 (M: the
 /// row's own when a *positive*, else the given one; `attempts`, the lease token, never decreases).
 pub fn requeue(ctx: &Context, args: Args) -> Reply {
+    use requeue::{ACTIVE, FORM, ID, MAX_ATTEMPTS, PENDING, TOKEN};
     let argv = argv(args);
-    let (call, queue) = open(ctx, &REQUEUE, &argv)?;
-    let guard = guard::writable(ctx, REQUEUE.class);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (active, pending) = (call.keys[0], call.keys[1]);
-    let id = call.values[0];
+    let (active, pending) = (ACTIVE.of(&call), PENDING.of(&call));
+    let id = ID.of(&call);
 
-    token(&REQUEUE, call.values[1])?;
-    let max_attempts = value(&REQUEUE, "max attempts", Grammar::Positive, call.values[2])?;
-    let lease_token = (call.values[1], Fields::All);
+    TOKEN.read(&call)?;
+    let max_attempts = MAX_ATTEMPTS.read(&call)?;
+    let lease_token = (TOKEN.of(&call), Fields::All);
     let sets = [active, pending];
     let Leased {
         sets: [mut active, mut pending],
         mut row,
         fields,
-    } = leased(&db, &REQUEUE, &queue, sets, id, lease_token)?;
+    } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
 
-    leave_active(&REQUEUE, guard, &mut active, id)?;
+    leave_active(&FORM, guard, &mut active, id)?;
     let budget = (fields.max_attempts(max_attempts) + 1).to_string();
     let hset: [(&[u8], &[u8]); 2] = [(b"state", b"pending"), (b"max_attempts", budget.as_bytes())];
     row.hset(&hset)?;

@@ -11,37 +11,10 @@ use crate::direct::{Args, Db, Key, Kind};
 use crate::errors::{Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
-use crate::keyspace::{is_job_id, KeyBuf, Queue, ACTIVE, BASE, DEAD, PENDING, SCHEDULE};
+use crate::keyspace::{is_job_id, KeyBuf, Queue};
 use crate::moves;
-use crate::shape::{Class, Form, Slot};
-use crate::values::{value, Grammar};
-use crate::verbs::{argv, open};
-
-pub const PROMOTE: Form = Form {
-    verb: "PROMOTE",
-    syntax: "EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>",
-    keys: &[Slot::Key(SCHEDULE), Slot::Key(PENDING), Slot::Key(BASE)],
-    anchor: 0,
-    values: 1,
-    class: Class::Drain,
-};
-
-pub const REAP: Form = Form {
-    verb: "REAP",
-    syntax: "EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>",
-    keys: &[
-        Slot::Key(ACTIVE),
-        Slot::Key(PENDING),
-        Slot::Key(DEAD),
-        Slot::Key(BASE),
-    ],
-    anchor: 0,
-    values: 3,
-    class: Class::Drain,
-};
-
-/// This family's forms.
-pub const FORMS: [Form; 2] = [PROMOTE, REAP];
+use crate::open::{argv, open};
+use crate::protocol::{promote, reap};
 
 /// The error a reaped job that goes dead carries.
 pub const LEASE_EXPIRED: &[u8] = b"lease expired";
@@ -71,13 +44,14 @@ fn job_row(db: &Db, queue: &Queue, id: &[u8]) -> Result<Option<(KeyBuf, Row)>, R
 
 /// `EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>` → the number of ids moved to `pending`.
 pub fn promote(ctx: &Context, args: Args) -> Reply {
+    use promote::{FORM, LIMIT, PENDING, SCHEDULE};
     let argv = argv(args);
-    let (call, queue) = open(ctx, &PROMOTE, &argv)?;
-    let guard = guard::writable(ctx, PROMOTE.class);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (schedule, pending) = (call.keys[0], call.keys[1]);
+    let (schedule, pending) = (SCHEDULE.of(&call), PENDING.of(&call));
 
-    let limit = value(&PROMOTE, "limit", Grammar::Limit, call.values[0])?;
+    let limit = LIMIT.read(&call)?;
     let [mut schedule, mut pending] = gates::sorted_sets(&db, [schedule, pending])?;
 
     let due = pick(&schedule, clock::now_ms(), true, limit)?;
@@ -108,15 +82,16 @@ pub fn promote(ctx: &Context, args: Args) -> Reply {
 /// `EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>` →
 /// `[[<ids back in pending>…], [<ids dead>…]]`.
 pub fn reap(ctx: &Context, args: Args) -> Reply {
+    use reap::{ACTIVE, DEAD, FORM, KEEP, LIMIT, MAX_ATTEMPTS, PENDING};
     let argv = argv(args);
-    let (call, queue) = open(ctx, &REAP, &argv)?;
-    let guard = guard::writable(ctx, REAP.class);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (active, pending, dead) = (call.keys[0], call.keys[1], call.keys[2]);
+    let (active, pending, dead) = (ACTIVE.of(&call), PENDING.of(&call), DEAD.of(&call));
 
-    let limit = value(&REAP, "limit", Grammar::Limit, call.values[0])?;
-    let max_attempts = value(&REAP, "max attempts", Grammar::Positive, call.values[1])?;
-    let keep = value(&REAP, "keep", Grammar::Count, call.values[2])?;
+    let limit = LIMIT.read(&call)?;
+    let max_attempts = MAX_ATTEMPTS.read(&call)?;
+    let keep = KEEP.read(&call)?;
     let [mut active, mut pending, mut dead] = gates::sorted_sets(&db, [active, pending, dead])?;
 
     let now = clock::now_ms();

@@ -1,15 +1,16 @@
 //! `EMQ.VERSION` — what this module speaks.
 
-use valkey_module::{ValkeyString, ValkeyValue};
+use valkey_module::{Context, ValkeyValue};
 
+use crate::direct::Args;
 use crate::errors::{self, Reply, BRAND};
-use crate::verbs::VERBS;
+use crate::protocol::JOB_CORE;
 
 /// The module's semantic version (major 0).
 pub const MODULE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// `EMQ.VERSION` → `["wire", "echomq:6.0.0", "module", "<semver>", "verbs", [<token>…]]`.
-pub fn version(args: &[ValkeyString]) -> Reply {
+pub fn version(_ctx: &Context, args: Args) -> Reply {
     if args.len() != 1 {
         return Err(errors::arity("emq.version"));
     }
@@ -25,7 +26,7 @@ pub fn reply() -> ValkeyValue {
         text("module"),
         text(MODULE_VERSION),
         text("verbs"),
-        ValkeyValue::Array(VERBS.iter().map(|verb| text(verb)).collect()),
+        ValkeyValue::Array(JOB_CORE.iter().map(|verb| text(verb)).collect()),
     ])
 }
 

@@ -1,0 +1,70 @@
+//! One verb's access to the keyspace, [`Db`]: it opens each key the verb touches once, and
+//! publishes the wake.
+
+use std::ffi::c_int;
+use std::marker::PhantomData;
+
+use valkey_module::{raw, Context};
+
+use super::ffi;
+use super::key::Key;
+use super::scope::{Args, Scope};
+use crate::errors::Refusal;
+
+/// One verb's access to the keyspace.
+pub struct Db<'a> {
+    scope: Scope,
+    /// Whether [`Db::open`] opens keys for writing (the node takes writes).
+    writable: bool,
+    _args: PhantomData<Args<'a>>,
+}
+
+impl<'a> Db<'a> {
+    /// The keyspace as the verb called with `args` sees it; `writable`: whether this node takes
+    /// writes now (the write guard would pass), so that the keys the verb writes are opened for
+    /// writing from the start.
+    pub fn new(ctx: &'a Context, args: Args<'a>, writable: bool) -> Self {
+        Db {
+            scope: Scope::new(ctx.ctx, args),
+            writable,
+            _args: PhantomData,
+        }
+    }
+
+    /// Opens `key` read-only: a lookup like a read command's (it counts as a keyspace hit or
+    /// miss, and expires a stale key). For keys the verb only reads.
+    pub fn read(&self, key: &[u8]) -> Key<'_> {
+        self.open_mode(key, false)
+    }
+
+    /// Opens `key` for the reads and writes of the verb: for writing when the node takes writes
+    /// (a lookup like a write command's), else read-only (the write guard refuses before any
+    /// write).
+    pub fn open(&self, key: &[u8]) -> Key<'_> {
+        self.open_mode(key, self.writable)
+    }
+
+    fn open_mode(&self, key: &[u8], write: bool) -> Key<'_> {
+        let name = self.scope.opening(key);
+        let ptr = ffi::open_key(self.scope.ctx, name.ptr, write);
+        Key::new(&self.scope, name, ptr, write)
+    }
+
+    /// `DEL <key>` (any type) → whether it existed.
+    pub fn del(&self, key: &[u8]) -> Result<bool, Refusal> {
+        self.open(key).delete()
+    }
+
+    /// `PUBLISH <channel> <message>` as the command runs it: delivered to this node's
+    /// subscribers (and across the cluster bus in cluster mode), and, outside cluster mode,
+    /// replicated to the replicas only (not to the AOF).
+    pub fn publish(&self, channel: &[u8], message: &[u8]) {
+        let scope = &self.scope;
+        let (channel, message) = (scope.string(channel), scope.string(message));
+        ffi::publish(scope.ctx, channel.ptr, message.ptr);
+        let flags = ffi::context_flags(scope.ctx);
+        if flags & raw::REDISMODULE_CTX_FLAGS_CLUSTER as c_int == 0 {
+            scope.replicate(c"PUBLISH", &[&channel, &message], false);
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! The protocol as the module runs it, made from the protocol data (`protocol/protocol.json`,
+//! `protocol/verbs/<verb>.json`) by `build.rs`: the job-core tokens in protocol order, the
+//! brands, and per verb a module `protocol::<verb>` holding its
+//! [`Form`](crate::shape::Form) and one constant per declared key and value, so that a handler
+//! names what it takes as the protocol does (`claim::PENDING.of(&call)`,
+//! `claim::LEASE_MS.read(&call)?`).
+
+include!(concat!(env!("OUT_DIR"), "/protocol.rs"));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keyspace::BASE;
+
+    /// The placeholder a slot is written as in a form's syntax.
+    fn placeholder(slot: &Slot) -> String {
+        match slot {
+            Slot::Row => "<row>".to_owned(),
+            Slot::Key(kind) if *kind == BASE => "<base>".to_owned(),
+            Slot::Key(kind) => format!("<{}>", String::from_utf8_lossy(kind)),
+            Slot::Version => "{emq}:version".to_owned(),
+        }
+    }
+
+    #[test]
+    fn every_verb_has_one_form() {
+        let tokens: Vec<&str> = JOB_CORE_FORMS.iter().map(|form| form.verb).collect();
+        assert_eq!(tokens, JOB_CORE);
+    }
+
+    #[test]
+    fn forms_match_their_counts_and_slots() {
+        for form in JOB_CORE_FORMS.into_iter().chain([install::FORM]) {
+            let words: Vec<&str> = form.syntax.split(' ').collect();
+            assert_eq!(words[0], format!("EMQ.{}", form.verb));
+            assert_eq!(words[1], form.keys.len().to_string(), "{}", form.syntax);
+            assert_eq!(
+                words.len(),
+                2 + form.keys.len() + form.values,
+                "{}",
+                form.syntax
+            );
+            for (slot, word) in form.keys.iter().zip(&words[2..]) {
+                assert_eq!(placeholder(slot), *word, "{}", form.syntax);
+            }
+            for word in &words[2 + form.keys.len()..] {
+                assert!(word.starts_with('<') && word.ends_with('>'), "{word}");
+            }
+            assert!(form.anchor < form.keys.len());
+            if form.keys.contains(&Slot::Row) {
+                assert_eq!(words[2 + form.keys.len()], "<id>", "{}", form.syntax);
+            }
+        }
+    }
+
+    /// The forms made from the data are the forms module 0.2.0 declared by hand (its `Form`
+    /// consts, dumped with `{:?}` before they were removed), in protocol order, then `INSTALL`.
+    #[test]
+    fn forms_equal_the_handwritten_ones() {
+        let before = include_str!("../tests/forms-0.2.0.txt");
+        let now: Vec<String> = JOB_CORE_FORMS
+            .iter()
+            .chain([&install::FORM])
+            .map(|form| format!("{form:?}"))
+            .collect();
+        let before: Vec<&str> = before.lines().take(now.len()).collect();
+        assert_eq!(now, before);
+        let tokens = before_line(include_str!("../tests/forms-0.2.0.txt"));
+        assert_eq!(tokens, format!("{JOB_CORE:?}"));
+    }
+
+    /// The last line of the dump: the job-core token list 0.2.0 reported.
+    fn before_line(dump: &str) -> String {
+        dump.lines().rfind(|l| !l.is_empty()).unwrap().to_owned()
+    }
+
+    #[test]
+    fn brands_match_the_handwritten_constants() {
+        assert_eq!(WIRE6, crate::errors::BRAND);
+        assert_eq!(VERSION_KEY, crate::keyspace::VERSION_KEY);
+    }
+
+    #[test]
+    fn anchors() {
+        let anchor = |verb: &str| {
+            let form = JOB_CORE_FORMS.into_iter().find(|f| f.verb == verb).unwrap();
+            form.keys[form.anchor]
+        };
+        assert_eq!(anchor("ENQUEUE"), Slot::Key(b"pending"));
+        assert_eq!(anchor("ADD"), Slot::Key(b"pending"));
+        assert_eq!(anchor("CLAIM"), Slot::Key(b"pending"));
+        assert_eq!(anchor("EXTEND"), Slot::Key(b"active"));
+        assert_eq!(anchor("COMPLETE"), Slot::Key(b"active"));
+        assert_eq!(anchor("FAIL"), Slot::Key(b"active"));
+        assert_eq!(anchor("RESCHEDULE"), Slot::Key(b"active"));
+        assert_eq!(anchor("REQUEUE"), Slot::Key(b"active"));
+        assert_eq!(anchor("RETRY"), Slot::Key(b"dead"));
+        assert_eq!(anchor("PROMOTE"), Slot::Key(b"schedule"));
+        assert_eq!(anchor("REAP"), Slot::Key(b"active"));
+        assert_eq!(anchor("REMOVE"), Slot::Key(b"pending"));
+        assert_eq!(anchor("PAUSE"), Slot::Key(b"meta"));
+        assert_eq!(anchor("RESUME"), Slot::Key(b"meta"));
+    }
+}
