@@ -4,7 +4,7 @@
  * dedicated cases), the write guard (over maxmemory and on a read-only replica: compared; on a
  * writable replica: D5), and the checks of `EMQ.INSTALL`.
  */
-import { C, type Case, callOf, claimed, enq, J, key, keysFor, raw, row } from "./build.js";
+import { C, type Case, callOf, claimed, enq, J, key, keysFor, raw, row, wait } from "./build.js";
 import type { KeyRef } from "./executors.js";
 import type { Action } from "./steps.js";
 import { BRAND, queueKey, rowKey, VERBS, type Verb, VERSION_KEY } from "./verbs.js";
@@ -18,8 +18,9 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   COMPLETE: { values: [J(1), "1", "r", "10"], setup: claimed(J(1)) },
   FAIL: { values: [J(1), "1", "e", "0", "5", "10"], setup: claimed(J(1)) },
   RETRY: { values: [J(1), "1"], setup: [...claimed(J(1)), C("FAIL", [J(1), "1", "e", "0", "1", "10"])] },
-  PROMOTE: { values: ["100"], setup: [C("ADD", [J(1), "p", "0", "1", "0"])] },
-  REAP: { values: ["100", "5", "10"], setup: claimed(J(1), "1") },
+  // A due time or a lease of 1 ms, then a wait: the sample finds something to move on both sides.
+  PROMOTE: { values: ["100"], setup: [C("ADD", [J(1), "p", "0", "1", "0"]), wait(5)] },
+  REAP: { values: ["100", "5", "10"], setup: [...claimed(J(1), "1"), wait(5)] },
   REMOVE: { values: [J(1)], setup: [enq(J(1))] },
   PAUSE: { values: [], setup: [] },
   RESUME: { values: [], setup: [C("PAUSE", [])] },
