@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { modulePath } from "../src/cli/module-path.js";
+import { modulePath } from "../tools/module-path.js";
 import { installModuleBrand } from "../src/index.js";
 import { call, chunk, ID_A, refusalOf } from "./support/module.js";
 import type { RespArg, RespReply } from "./support/resp.js";
