@@ -161,6 +161,34 @@ forEachWire("worker under real traffic", (ctx) => {
     }
   });
 
+  test("close() hands back a job on its last attempt: pending, its limit raised, never dead; it runs again", async () => {
+    const q = new Queue("rt9", ctx().conn);
+    const { id } = await q.add("last", { maxAttempts: 1 });
+    const started: number[] = [];
+    const holding = new Worker(
+      q,
+      async (job: Job) => {
+        started.push(job.attempts);
+        await new Promise((resolve) => job.signal.addEventListener("abort", resolve, { once: true }));
+      },
+      { ...SLOW_TICK, attempts: 1, closeGraceMs: 0 },
+    );
+    const stalled: string[] = [];
+    holding.on("stalled", (back, dead) => stalled.push(...back, ...dead));
+    await until(() => started.length === 1, 10_000, "the job started");
+    await holding.close();
+    const after = await q.getJob(id);
+    assert.equal(after?.state, "pending", "handed back, not dead");
+    assert.equal(after?.attempts, 1, "attempts (the lease token) never decreases");
+    assert.equal(after?.maxAttempts, 2, "the attempt it held is given back");
+    assert.deepEqual(stalled, [], "a hand-back is not reported as a stalled lease");
+    const ran: number[] = [];
+    const next = new Worker(q, (job: Job) => void ran.push(job.attempts), { ...SLOW_TICK, attempts: 1 });
+    await until(async () => (await q.getJob(id))?.state === "completed", 10_000, "the job completed");
+    await next.close();
+    assert.deepEqual(ran, [2], "it ran once more and completed");
+  });
+
   test("bad options are refused at construction, naming the option and its bounds", () => {
     const q = new Queue("rt6", ctx().conn);
     const cases: [WorkerOptions, string, RegExp][] = [
