@@ -72,3 +72,4 @@ export {
   type WorkerOptions,
 } from "./worker.js";
 export { DEFAULT_BACKOFF, type BackoffOption } from "./backoff.js";
+export { Metrics, type MetricsOptions } from "./observe/metrics.js";

@@ -24,6 +24,8 @@ export type { WorkerLogger, WorkerOptions } from "./worker/options.js";
 export { InvalidBackoffError, InvalidResultError } from "./worker/outcome.js";
 
 export interface WorkerEvents {
+  /** A claimed job's handler starts. */
+  active: [job: Job];
   completed: [job: Job, result: unknown];
   failed: [job: Job, error: unknown];
   retrying: [job: Job, error: unknown, state: "pending" | "scheduled"];
@@ -110,6 +112,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.closed.catch(() => {}); // surfaced through `error` / the logger; awaiting it still rejects
     this.ready = this.start();
     this.ready.catch(() => {});
+  }
+
+  /** The queue this worker runs. */
+  get queue(): string {
+    return this.name;
   }
 
   /** Jobs whose handlers are running now. */
@@ -225,6 +232,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const job = new JobView(this.name, claimed);
     const entry: Running = { job, leasedAt: Date.now(), handedBack: false, leaseLost: false, settled: false };
     this.running.add(entry);
+    this.emit("active", job);
     let outcome: Outcome;
     try {
       outcome = { ok: true, result: await this.handler(job) };

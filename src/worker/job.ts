@@ -7,6 +7,8 @@ export interface Job {
   readonly payload: Buffer;
   /** This attempt's number (1 for the first run); also the lease token. */
   readonly attempts: number;
+  /** When the handler started (ms since the epoch, this host's clock). */
+  readonly startedAt: number;
   /** Aborted when the lease is lost or the worker closes before the handler finished. */
   readonly signal: AbortSignal;
   text(): string;
@@ -20,6 +22,8 @@ export class JobView implements Job {
   private controller: AbortController | undefined;
   private abortReason: unknown;
   private aborted = false;
+
+  readonly startedAt = Date.now();
 
   constructor(
     readonly queue: string,
