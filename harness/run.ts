@@ -82,6 +82,7 @@ export async function runCase(ex: Executors, c: Case, tally: Tally): Promise<Cas
     run.outcomes.push({ verb: "HARNESS", verdict: "failed", label: c.name, problems: [String(err)] });
   } finally {
     if (ex.brand !== "ok") await ex.setBrand(BRAND);
+    await run.close();
   }
   tally.listedCases += 1;
   for (const outcome of run.outcomes) tally.add(outcome);

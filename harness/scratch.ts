@@ -37,7 +37,7 @@ export class Scratch {
     const aof = { aof: true, extraArgs: ["--appendfsync", "everysec"] };
     const server = await startValkey(module === undefined ? aof : { ...aof, module });
     const client = await RespClient.connect(server.port);
-    const scratch = new Scratch(server, client, await Subscriber.connect(server.port, "emq:*"), module);
+    const scratch = new Scratch(server, client, await Subscriber.connect(server.port), module);
     await scratch.readRunId();
     if (module === undefined) return scratch;
     const installed = ok(await client.one("EMQ.INSTALL", 1, VERSION_KEY), "EMQ.INSTALL");
@@ -81,7 +81,7 @@ export class Scratch {
     await this.server.restart();
     this.client = await RespClient.connect(this.server.port);
     this.keys = new Keyspace(this.client);
-    this.sub = await Subscriber.connect(this.server.port, "emq:*");
+    this.sub = await Subscriber.connect(this.server.port);
     await this.readRunId();
   }
 

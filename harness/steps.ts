@@ -93,6 +93,8 @@ export class CaseRun {
   scriptOnLayout = true;
   /** The step runs over `maxmemory`: an admission is refused before any step of its own. */
   private full = false;
+  /** The subscription to this case's wake channels, once its first action runs. */
+  private watched: Promise<void> | null = null;
   private state: Record<SideTag, State> = {
     script: { raw: new Map(), norm: new Map() },
     native: { raw: new Map(), norm: new Map() },
@@ -108,8 +110,22 @@ export class CaseRun {
     this.native = { tag: "native", name: (q) => `h${id}${q}n` };
   }
 
-  /** Deletes every key of this case's queues, both sides. */
+  /** The wake channels of this case's queues, both sides. */
+  private channels(): string[] {
+    return [this.script, this.native].flatMap((side) => this.queues.map((q) => `emq:{${side.name(q)}}:wake`));
+  }
+
+  /** Ends the subscriptions to this case's wake channels. */
+  async close(): Promise<void> {
+    if (this.watched === null) return;
+    await this.watched;
+    this.watched = null;
+    await this.ex.scratch.sub.unwatch(this.channels());
+  }
+
+  /** Deletes every key of this case's queues, both sides; ends its wake subscriptions. */
   async dispose(): Promise<void> {
+    await this.close();
     const names = [
       ...this.queues.map((q) => this.script.name(q)),
       ...this.queues.map((q) => this.native.name(q)),
@@ -152,6 +168,9 @@ export class CaseRun {
   }
 
   async run(action: Action): Promise<Outcome | null> {
+    // The wake is published on shard channels (SPUBLISH): each is watched by name.
+    this.watched ??= this.ex.scratch.sub.watch(this.channels());
+    await this.watched;
     switch (action.kind) {
       case "call":
         return this.call(action.call, action.mode ?? "window", action.host ?? true, action.expect);
