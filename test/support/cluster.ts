@@ -21,7 +21,10 @@ import { startValkey, type ValkeyServer } from "./valkey.js";
 const run = promisify(execFile);
 
 export interface StartClusterOptions {
-  /** Primaries, each owning an equal share of the 16384 slots. Default 3 (at least 1). */
+  /**
+   * Primaries, each owning an equal share of the 16384 slots. Default 3, at least 3
+   * (`valkey-cli --cluster create` refuses fewer; so would a failover's vote).
+   */
   primaries?: number;
   /** Replicas per primary. Default 0. */
   replicas?: number;
@@ -243,7 +246,7 @@ class Cluster implements LocalCluster {
 export async function startCluster(opts: StartClusterOptions = {}): Promise<LocalCluster> {
   const primaries = opts.primaries ?? 3;
   const replicas = opts.replicas ?? 0;
-  if (!Number.isInteger(primaries) || primaries < 1) throw new RangeError("primaries must be at least 1");
+  if (!Number.isInteger(primaries) || primaries < 3) throw new RangeError("primaries must be at least 3");
   if (!Number.isInteger(replicas) || replicas < 0) throw new RangeError("replicas must be 0 or more");
   const started = await Promise.allSettled(
     Array.from({ length: primaries * (1 + replicas) }, () =>
