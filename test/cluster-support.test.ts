@@ -65,6 +65,11 @@ describe("startCluster", () => {
     );
   });
 
+  test("fewer than 3 primaries, or a negative replica count, is refused before any node starts", async () => {
+    await assert.rejects(startCluster({ primaries: 2 }), RangeError);
+    await assert.rejects(startCluster({ replicas: -1 }), RangeError);
+  });
+
   test("CLUSTER NODES lines: address, role, slots (migrating slots left out), primary", () => {
     const text = [
       "aaa 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-5460 7000 [5461->-bbb]",
