@@ -7,12 +7,23 @@
  * executable check of harness/spec.ts. The rest, P1 included, are judged here.
  */
 import { canon, showReply } from "./compare.js";
-import type { RawValue } from "./dump.js";
+import type { RawDump, RawValue } from "./dump.js";
+import { type Call, type Side, tail } from "./executors.js";
 import type { Reply } from "./resp.js";
 import { fence } from "./spec.js";
-import { layoutError, type Verb, WRONGTYPE, wrongKeys } from "./verbs.js";
+import {
+  accepts,
+  layoutError,
+  layoutQueue,
+  orphanAhead,
+  queueKey,
+  shapeOf,
+  type Verb,
+  WRONGTYPE,
+  wrongKeys,
+} from "./verbs.js";
 
-export type DeclaredId = "D2" | "D3" | "D4" | "D5" | "D7" | "D8" | "P1";
+export type DeclaredId = "D2" | "D3" | "D4" | "D5" | "D7" | "D8" | "P1" | "C1";
 
 export const DECLARATIONS: Record<DeclaredId | "D1" | "D6", string> = {
   D1: "lease_epoch: the native claim adds lease_epoch = run_id on every row it leases (checked, then masked)",
@@ -23,6 +34,7 @@ export const DECLARATIONS: Record<DeclaredId | "D1" | "D6", string> = {
   D6: "lease time: TIME in the script, the cached clock in the module; equal in one MULTI/EXEC",
   D7: "CLAIM with a meta key that is not a hash: the native pause read answers WRONGTYPE; a raw EVAL of claim.lua claims (unless orphans ahead of the head are to be counted in meta: then both answer WRONGTYPE, compared)",
   D8: "RESCHEDULE: native only, held to an executable check written from docs/protocol.md",
+  C1: "cluster routing: the server routes EVAL by its numkeys and EMQ.* by its key specs; a call whose keys so read leave the node's slots is refused before it runs (CROSSSLOT, MOVED), writing nothing; with a numkeys that does not match the form the readings differ, and one side may be refused by routing while the other is refused by shape",
   P1: "a numkeys EVAL itself refuses (absent, not an integer, negative, beyond the arguments): EVAL answers its own error, the native verb its shape error 'wrong number of keys' (an admission over maxmemory: the server's OOM text); neither writes",
 };
 
@@ -110,6 +122,54 @@ export function judge(d: DeclaredId, e: Evidence): string[] {
     case "D8":
       problems.push("D8 is judged by the executable checks, not here");
       break;
+    case "C1":
+      problems.push("C1 is judged by the routing check (harness/routing.ts), not here");
+      break;
   }
   return problems;
+}
+
+/** How a step is run and judged: compared, held to the executable check (D8), or judged (Dn, P1). */
+export type Classified =
+  | { kind: "compare"; hostPause: boolean }
+  | { kind: "spec" }
+  | { kind: "judged"; declared: DeclaredId; runScript: boolean };
+
+/** What the classification of a step reads besides the call. */
+export interface StepContext {
+  /** The host's own pause read runs before a claim (false: a raw EVAL). */
+  host: boolean;
+  /** The step runs over `maxmemory`. */
+  full: boolean;
+  /** Whether the native fence passes. */
+  brand: "ok" | "other";
+  /** Whether the script side runs for a layout refusal (D3). */
+  scriptOnLayout: boolean;
+  script: Side;
+  scriptState: RawDump;
+}
+
+/** A step classified from the protocol before it runs, on the script side's state. */
+export function classify(verb: Verb, call: Call, o: StepContext): Classified {
+  if (verb.script === null) return { kind: "spec" };
+  const shape = shapeOf(verb, tail(call, o.script));
+  if (shape.kind === "eval-refuses") return { kind: "judged", declared: "P1", runScript: true };
+  // Over maxmemory the server refuses an admission before its handler or script runs: layout,
+  // fence and shape are never reached, on either side.
+  if (o.full && verb.admission) return { kind: "compare", hostPause: false };
+  if (shape.kind !== "ok") return { kind: "compare", hostPause: false };
+  const queue = layoutQueue(verb, shape.keys, shape.values);
+  if (queue === null) return { kind: "judged", declared: "D3", runScript: o.scriptOnLayout };
+  if (o.brand !== "ok") return { kind: "judged", declared: "D4", runScript: true };
+  if (verb.verb !== "CLAIM" || !accepts("ms", shape.values[0]!.toString("latin1"))) {
+    return { kind: "compare", hostPause: false };
+  }
+  if (o.host) return { kind: "compare", hostPause: true };
+  // A raw EVAL of claim.lua: the pause flag and meta's type are not the script's business,
+  // unless an orphan ahead of the head is to be counted in meta (then both refuse WRONGTYPE).
+  const meta = o.scriptState.get(queueKey(queue, "meta").toString("latin1"));
+  if (meta !== undefined && meta.type !== "hash" && !orphanAhead(o.scriptState, queue))
+    return { kind: "judged", declared: "D7", runScript: true };
+  const paused = meta?.type === "hash" && meta.fields.some(([f, v]) => `${f}` === "paused" && `${v}` === "1");
+  return paused ? { kind: "judged", declared: "D2", runScript: true } : { kind: "compare", hostPause: false };
 }

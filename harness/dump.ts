@@ -73,6 +73,8 @@ export class Keyspace {
     const rare: { key: string; type: string }[] = [];
     keys.forEach((key, i) => {
       const [type, hash, zset, str] = replies.slice(i * 4, i * 4 + 4) as [Reply, Reply, Reply, Reply];
+      // On a cluster a key of a slot another node serves is not here (MOVED): not in this dump.
+      if (type.t === "error") return;
       const t = text(type);
       if (t === "none") return;
       if (t === "hash") dump.set(key, { type: "hash", fields: pairs(hash) });

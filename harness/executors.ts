@@ -15,6 +15,7 @@ import { type Command, ok, type Reply, text, timeMs } from "./resp.js";
 import type { RawValue } from "./dump.js";
 import { RespClient } from "./resp.js";
 import { Keyspace } from "./dump.js";
+import { nameInSlot } from "./placement.js";
 import type { Scratch } from "./scratch.js";
 import { accepts, BRAND, type KeySlot, queueKey, rowKey, type Verb, VERSION_KEY } from "./verbs.js";
 
@@ -93,8 +94,19 @@ export function offsetsOf(verb: Verb, values: readonly Buffer[]): Partial<Record
 
 /** How far below the memory the server counts the over-`maxmemory` cases set the limit (bytes). */
 export const OOM_MARGIN = 64 * 1024;
-/** The key a probe writes to prove the scratch server is over its `maxmemory` (refused there). */
-const OOM_PROBE = "{emq-harness}:oom-probe";
+
+/**
+ * On a cluster, the node an `Executors` runs on: its address, the slots it serves (where its
+ * cases' queues are placed) and who serves every other slot (what the server's routing answers).
+ */
+export interface Shard {
+  /** `host:port` of this node. */
+  self: string;
+  /** The slots this node serves. */
+  slots: readonly number[];
+  /** `host:port` of the primary serving `slot`. */
+  owner(slot: number): string;
+}
 
 export interface PairResult {
   /** The script side's reply; undefined when nothing was sent (the host answered itself). */
@@ -108,11 +120,30 @@ export class Executors {
   /** The value of `{emq}:version` as the harness last set it (undefined = absent). */
   brandValue: RawValue | undefined = { type: "string", value: Buffer.from(BRAND) };
 
+  /** The key a probe writes to prove the node is over its `maxmemory` (refused there). */
+  private readonly probeKey: string;
+
+  /** `shard`: the node is a cluster node (null: the single scratch server). */
   constructor(
     readonly scratch: Scratch,
     readonly bodies: Bodies,
     public fault: Fault | null = null,
-  ) {}
+    readonly shard: Shard | null = null,
+  ) {
+    this.probeKey = `{${shard ? nameInSlot("emq-harness", shard.slots[0]!) : "emq-harness"}}:oom-probe`;
+  }
+
+  /**
+   * The physical name of logical queue `q` on a side (`tag` "s" or "n") for case `id`: `h<id><q><tag>`
+   * on one node; on a cluster that name in one slot of this node (the case's every queue in it,
+   * the cases spread over the node's slots).
+   */
+  queueName(id: number, q: string, tag: "s" | "n"): string {
+    const base = `h${id}${q}${tag}`;
+    if (this.shard === null) return base;
+    const slots = this.shard.slots;
+    return nameInSlot(base, slots[(id * 7919) % slots.length]!);
+  }
 
   private body(verb: Verb): Buffer {
     const body = this.bodies.byVerb.get(verb.verb);
@@ -174,8 +205,10 @@ export class Executors {
     return { reply: reply!, window: { lo: timeMs(before), hi: timeMs(after) } };
   }
 
-  /** Whether the node carries the module's brand (the native fence passes). */
+  /** Whether the native fence passes: on a cluster node always (its configuration); on one
+   * node when it carries the module's brand. */
   get brand(): "ok" | "other" {
+    if (this.shard !== null) return "ok";
     const b = this.brandValue;
     return b?.type === "string" && b.value.toString("latin1") === BRAND ? "ok" : "other";
   }
@@ -217,9 +250,9 @@ export class Executors {
         const counted = field("used_memory") - field("mem_not_counted_for_evict");
         if (!Number.isFinite(counted)) throw new Error("INFO memory: no used_memory");
         ok(await client.one("CONFIG", "SET", "maxmemory", Math.max(1, counted - margin)), "CONFIG SET");
-        const probe = await client.one("SET", OOM_PROBE, "x");
+        const probe = await client.one("SET", this.probeKey, "x");
         if (probe.t === "error" && probe.v.startsWith("OOM ")) break;
-        ok(await client.one("DEL", OOM_PROBE), "DEL");
+        ok(await client.one("DEL", this.probeKey), "DEL");
         if (margin > counted)
           throw new Error(`cannot bring the scratch server over maxmemory: ${JSON.stringify(probe)}`);
       }

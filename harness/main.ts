@@ -5,9 +5,10 @@
  *
  *   npm run harness -- --steps 2000 --seed 7
  *   npm run harness -- --only 'CLAIM' --steps 0
+ *   npm run harness -- --cluster   # on a local cluster of three module primaries
  *   npm run harness:pin            # writes harness/pins.json for HEAD's scripts
  *
- * Flags: --steps N, --seed S, --only REGEX (listed cases by name), --no-cases,
+ * Flags: --steps N, --seed S, --cluster, --only REGEX (listed cases by name), --no-cases,
  * --no-durability, --report FILE (also write the report there).
  */
 import { writeFileSync } from "node:fs";
@@ -23,6 +24,7 @@ interface Flags {
   durability: boolean;
   report?: string;
   pin: boolean;
+  cluster: boolean;
 }
 
 function parse(argv: string[]): Flags {
@@ -32,6 +34,7 @@ function parse(argv: string[]): Flags {
     cases: true,
     durability: true,
     pin: false,
+    cluster: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -52,6 +55,7 @@ function parse(argv: string[]): Flags {
     else if (arg === "--no-durability") flags.durability = false;
     else if (arg === "--report") flags.report = value();
     else if (arg === "--pin") flags.pin = true;
+    else if (arg === "--cluster") flags.cluster = true;
     else throw new Error(`unknown flag ${arg} (see harness/README.md)`);
   }
   return flags;
@@ -71,6 +75,7 @@ async function main(): Promise<number> {
     seed: flags.seed,
     cases: flags.cases,
     durability: flags.durability,
+    cluster: flags.cluster,
     ...(flags.only ? { only: flags.only } : {}),
     log: (line) => console.error(`[harness] ${line}`),
   });

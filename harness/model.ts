@@ -327,17 +327,18 @@ export interface ModelOptions {
 
 /**
  * Runs generated sequences until at least `steps` verb steps ran, in batches of fast-check runs
- * with seeds seed, seed+1, … Each sequence gets fresh queues; a failure is shrunk and recorded.
+ * with seeds seed, seed+1, … Each sequence gets fresh queues, on the executors `pick` gives (on a
+ * cluster, the primaries in turn); a failure is shrunk and recorded.
  * Steps of shrinking re-runs are not counted.
  */
-export async function runModel(ex: Executors, tally: Tally, o: ModelOptions): Promise<void> {
+export async function runModel(pick: () => Executors, tally: Tally, o: ModelOptions): Promise<void> {
   let shrinking = false;
   let previous: CaseRun | null = null;
   const property = fc.asyncProperty(
     fc.commands(WEIGHTED, { maxCommands: o.maxCommands ?? 60, size: "large" }),
     async (cmds) => {
       if (previous !== null) await previous.dispose();
-      const run = new CaseRun(ex, `generated sequence ${tally.generatedRuns + 1}`);
+      const run = new CaseRun(pick(), `generated sequence ${tally.generatedRuns + 1}`);
       run.scriptOnLayout = false;
       previous = run;
       const real: Real = { run, steps: 0 };

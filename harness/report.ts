@@ -16,6 +16,8 @@ export interface Outcome {
   label: string;
   /** What differed (failed) or what was checked (declared). */
   problems: string[];
+  /** The cluster's routing refused the call on at least one side (harness/routing.ts). */
+  routed?: boolean;
 }
 
 export interface Row {
@@ -38,6 +40,10 @@ export class Tally {
   listedCases = 0;
   /** Shrunk counterexamples of the property-based model test. */
   counterexamples: string[] = [];
+  /** Lines printed under the counts: where the run ran, what it did not run there. */
+  readonly notes: string[] = [];
+  /** Steps the cluster's routing refused on at least one side: all, and those equal. */
+  readonly routed = { steps: 0, equal: 0 };
 
   add(o: Outcome): void {
     let row = this.rows.get(o.verb);
@@ -49,6 +55,10 @@ export class Tally {
     row[o.verdict] += 1;
     if (o.verdict === "declared" && o.declared) row.by[o.declared] = (row.by[o.declared] ?? 0) + 1;
     if (o.verdict === "failed") this.failures.push(o);
+    if (o.routed) {
+      this.routed.steps += 1;
+      if (o.verdict === "equal") this.routed.equal += 1;
+    }
   }
 
   get failed(): number {
@@ -89,6 +99,12 @@ export class Tally {
       this.table(),
       "",
       `listed cases: ${this.listedCases}; generated steps: ${this.generatedSteps} in ${this.generatedRuns} sequences (seed ${extra.seed}); ${extra.seconds.toFixed(1)} s`,
+      ...this.notes,
+      ...(this.routed.steps > 0
+        ? [
+            `refused by the cluster's routing before either executor ran: ${this.routed.steps} steps (both sides alike, equal: ${this.routed.equal}; the readings differed, C1: ${this.routed.steps - this.routed.equal})`,
+          ]
+        : []),
       "",
       "Declared differences (judged against their declaration, never against the script):",
       ...Object.entries(DECLARATIONS).map(([id, text]) => `* ${id} — ${text}`),

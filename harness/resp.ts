@@ -122,48 +122,67 @@ export interface Published {
 }
 
 /**
- * A pattern subscriber. `drain()` sends a PING and resolves, once its pong arrives, with every
- * message published before the PING was read (a connection's replies keep their order).
+ * A shard-channel subscriber (`SSUBSCRIBE`: the wake is published with `SPUBLISH`, which pattern
+ * and plain subscriptions do not receive). `watch` subscribes channels (on a cluster: channels of
+ * slots this node serves), `unwatch` ends them. `drain()` sends a PING and resolves, once its pong
+ * arrives, with every message published before the PING was read (a connection's replies keep
+ * their order).
  */
 export class Subscriber {
   private seen: Published[] = [];
-  private pongs: (() => void)[] = [];
-  private ready: (() => void) | null = null;
+  /** What each reply that is not a message settles, in order: a (un)subscription, a pong. */
+  private waiting: { kind: string; done: (error?: string) => void }[] = [];
 
   private constructor(private readonly client: RespClient) {
     client.onPush = (reply) => this.onPush(reply);
   }
 
-  static async connect(port: number, pattern: string): Promise<Subscriber> {
-    const sub = new Subscriber(await RespClient.connect(port));
-    await new Promise<void>((resolve) => {
-      sub.ready = resolve;
-      sub.client.sendPushed(["PSUBSCRIBE", pattern]);
-    });
-    return sub;
+  static async connect(port: number, host?: string): Promise<Subscriber> {
+    return new Subscriber(await RespClient.connect(port, host === undefined ? {} : { host }));
   }
 
   private onPush(reply: Reply): void {
-    if (reply.t !== "array") return;
-    const kind = text(reply.v[0]);
-    if (kind === "psubscribe") {
-      this.ready?.();
-      this.ready = null;
-    } else if (kind === "pmessage") {
-      this.seen.push({ channel: text(reply.v[2]), message: text(reply.v[3]) });
-    } else if (kind === "pong") {
-      this.pongs.shift()?.();
+    // Outside a subscription PING answers +PONG; inside, ["pong", ""].
+    const kind = reply.t === "array" ? text(reply.v[0]) : reply.t === "status" ? reply.v.toLowerCase() : "";
+    if (kind === "smessage" && reply.t === "array") {
+      this.seen.push({ channel: text(reply.v[1]), message: text(reply.v[2]) });
+    } else if (reply.t === "error") {
+      this.waiting.shift()?.done(reply.v);
+    } else if (this.waiting[0]?.kind === kind) {
+      this.waiting.shift()?.done();
     }
   }
 
+  private expect(kind: string): Promise<void> {
+    return new Promise((resolve, reject) =>
+      this.waiting.push({
+        kind,
+        done: (error) => (error === undefined ? resolve() : reject(new Error(`${kind}: ${error}`))),
+      }),
+    );
+  }
+
+  /** `SSUBSCRIBE` each channel (one command each); resolves once the server confirmed them all. */
+  async watch(channels: readonly string[]): Promise<void> {
+    const confirmed = channels.map(() => this.expect("ssubscribe"));
+    for (const channel of channels) this.client.sendPushed(["SSUBSCRIBE", Buffer.from(channel, "latin1")]);
+    await Promise.all(confirmed);
+  }
+
+  /** `SUNSUBSCRIBE` each channel; resolves once the server confirmed them all. */
+  async unwatch(channels: readonly string[]): Promise<void> {
+    const confirmed = channels.map(() => this.expect("sunsubscribe"));
+    for (const channel of channels) this.client.sendPushed(["SUNSUBSCRIBE", Buffer.from(channel, "latin1")]);
+    await Promise.all(confirmed);
+  }
+
   drain(): Promise<Published[]> {
-    return new Promise((resolve) => {
-      this.pongs.push(() => {
-        const out = this.seen;
-        this.seen = [];
-        resolve(out);
-      });
-      this.client.sendPushed(["PING"]);
+    const pong = this.expect("pong");
+    this.client.sendPushed(["PING"]);
+    return pong.then(() => {
+      const out = this.seen;
+      this.seen = [];
+      return out;
     });
   }
 

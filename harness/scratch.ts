@@ -18,6 +18,9 @@ export interface ScratchOptions {
   module?: string | null;
 }
 
+/** appendfsync everysec: a graceful restart still finds every command in the AOF (flushed on exit). */
+export const SCRATCH_AOF = { aof: true, extraArgs: ["--appendfsync", "everysec"] };
+
 export class Scratch {
   runId = "";
   keys: Keyspace;
@@ -33,18 +36,26 @@ export class Scratch {
 
   static async start(opts: ScratchOptions = {}): Promise<Scratch> {
     const module = opts.module === null ? undefined : (opts.module ?? modulePath());
-    // appendfsync everysec: a graceful restart still finds every command in the AOF (flushed on exit).
-    const aof = { aof: true, extraArgs: ["--appendfsync", "everysec"] };
-    const server = await startValkey(module === undefined ? aof : { ...aof, module });
-    const client = await RespClient.connect(server.port);
-    const scratch = new Scratch(server, client, await Subscriber.connect(server.port, "emq:*"), module);
-    await scratch.readRunId();
-    if (module === undefined) return scratch;
-    const installed = ok(await client.one("EMQ.INSTALL", 1, VERSION_KEY), "EMQ.INSTALL");
-    if (installed.t !== "int") throw new Error(`EMQ.INSTALL answered ${JSON.stringify(installed)}`);
-    const brand = text(await client.one("GET", VERSION_KEY));
-    if (brand !== BRAND) throw new Error(`the scratch server is not branded ${BRAND} (found ${brand})`);
+    const server = await startValkey(module === undefined ? SCRATCH_AOF : { ...SCRATCH_AOF, module });
+    const scratch = await Scratch.attach(server, module);
+    if (module !== undefined) await scratch.install();
     return scratch;
+  }
+
+  /** A scratch node on a server already running (a cluster node): connected, its run_id read. */
+  static async attach(server: ValkeyServer, module: string | undefined): Promise<Scratch> {
+    const client = await RespClient.connect(server.port);
+    const scratch = new Scratch(server, client, await Subscriber.connect(server.port), module);
+    await scratch.readRunId();
+    return scratch;
+  }
+
+  /** Brands the node (`EMQ.INSTALL`; on a cluster, the owner of the record's slot). */
+  async install(): Promise<void> {
+    const installed = ok(await this.client.one("EMQ.INSTALL", 1, VERSION_KEY), "EMQ.INSTALL");
+    if (installed.t !== "int") throw new Error(`EMQ.INSTALL answered ${JSON.stringify(installed)}`);
+    const brand = text(await this.client.one("GET", VERSION_KEY));
+    if (brand !== BRAND) throw new Error(`the scratch server is not branded ${BRAND} (found ${brand})`);
   }
 
   private async readRunId(): Promise<void> {
@@ -81,7 +92,7 @@ export class Scratch {
     await this.server.restart();
     this.client = await RespClient.connect(this.server.port);
     this.keys = new Keyspace(this.client);
-    this.sub = await Subscriber.connect(this.server.port, "emq:*");
+    this.sub = await Subscriber.connect(this.server.port);
     await this.readRunId();
   }
 

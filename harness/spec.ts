@@ -144,6 +144,36 @@ export function predictInstall(tail: readonly Buffer[], brand: RawValue | undefi
 }
 
 /**
+ * `EMQ.RESCHEDULE` held to {@link predictNative}: the server time in `window` at which the
+ * prediction matches the native reply and keyspace (`state.before` → `state.after`), or, when
+ * none does, the window's first with what differed there.
+ */
+export function fitNative(
+  verbName: "RESCHEDULE",
+  tail: readonly Buffer[],
+  state: { before: RawDump; after: RawDump },
+  brand: RawValue | undefined,
+  window: { lo: number; hi: number },
+  native: Reply,
+): { now: number; problems: string[] } {
+  let first: { now: number; problems: string[] } | null = null;
+  for (let t = window.lo; t <= window.hi; t++) {
+    const p = predictNative(verbName, tail, state.before, brand, t);
+    const problems = [
+      ...(canon(p.reply) === canon(native)
+        ? []
+        : [`reply: expected ${showReply(p.reply)}, native ${showReply(native)}`]),
+      ...changes(applyWrites(state.before, p.writes), state.after, ["predicted", "native"]).map(
+        (d) => `keyspace vs the executable check: ${d}`,
+      ),
+    ];
+    if (problems.length === 0) return { now: t, problems };
+    first ??= { now: t, problems };
+  }
+  return first ?? { now: window.lo, problems: [] };
+}
+
+/**
  * `EMQ.INSTALL` with the tail `t` on the scratch server branded `brand`, held to
  * {@link predictInstall}: the problems found (empty when it holds). The harness's brand is read
  * back afterwards.

@@ -14,7 +14,7 @@ import {
   tokenizeReply,
   type Window,
 } from "./compare.js";
-import { type DeclaredId, GUARD_TEXT, judge } from "./declared.js";
+import { classify, type DeclaredId, GUARD_TEXT, judge } from "./declared.js";
 import type { RawDump } from "./dump.js";
 import {
   type Call,
@@ -31,19 +31,10 @@ import {
 } from "./executors.js";
 import type { Outcome } from "./report.js";
 import type { Command, Reply } from "./resp.js";
-import { onReplica } from "./guards.js";
-import { applyWrites, checkInstall, predictNative } from "./spec.js";
-import {
-  accepts,
-  layoutQueue,
-  orphanAhead,
-  queueKey,
-  rowKey,
-  shapeOf,
-  type Verb,
-  VERSION_KEY,
-  verbOf,
-} from "./verbs.js";
+import { onReplica, type Sides } from "./guards.js";
+import { predictRouting, type Routed, routedStep } from "./routing.js";
+import { checkInstall, fitNative, predictNative } from "./spec.js";
+import { rowKey, type Verb, VERSION_KEY, verbOf } from "./verbs.js";
 
 export type SeedArg = string | Buffer | number | KeyRef;
 
@@ -76,11 +67,6 @@ interface State {
   norm: NormDump;
 }
 
-type Classified =
-  | { kind: "compare"; hostPause: boolean }
-  | { kind: "spec" }
-  | { kind: "judged"; declared: DeclaredId; runScript: boolean };
-
 let nextCase = 0;
 
 export class CaseRun {
@@ -93,6 +79,10 @@ export class CaseRun {
   scriptOnLayout = true;
   /** The step runs over `maxmemory`: an admission is refused before any step of its own. */
   private full = false;
+  /** The subscription to this case's wake channels, once its first action runs. */
+  private watched: Promise<void> | null = null;
+  /** The last call was refused by the cluster's routing (judged by harness/routing.ts). */
+  private wasRouted = false;
   private state: Record<SideTag, State> = {
     script: { raw: new Map(), norm: new Map() },
     native: { raw: new Map(), norm: new Map() },
@@ -104,16 +94,31 @@ export class CaseRun {
     readonly queues: readonly string[] = ["A", "B"],
   ) {
     const id = nextCase++;
-    this.script = { tag: "script", name: (q) => `h${id}${q}s` };
-    this.native = { tag: "native", name: (q) => `h${id}${q}n` };
+    const named = (tag: "s" | "n") => {
+      const names = new Map<string, string>();
+      return (q: string) => names.get(q) ?? names.set(q, ex.queueName(id, q, tag)).get(q)!;
+    };
+    this.script = { tag: "script", name: named("s") };
+    this.native = { tag: "native", name: named("n") };
   }
 
-  /** Deletes every key of this case's queues, both sides. */
+  /** The wake channels of this case's queues, both sides. */
+  private channels(): string[] {
+    return [this.script, this.native].flatMap((side) => this.queues.map((q) => `emq:{${side.name(q)}}:wake`));
+  }
+
+  /** Ends the subscriptions to this case's wake channels. */
+  async close(): Promise<void> {
+    if (this.watched === null) return;
+    await this.watched;
+    this.watched = null;
+    await this.ex.scratch.sub.unwatch(this.channels());
+  }
+
+  /** Deletes every key of this case's queues, both sides; ends its wake subscriptions. */
   async dispose(): Promise<void> {
-    const names = [
-      ...this.queues.map((q) => this.script.name(q)),
-      ...this.queues.map((q) => this.native.name(q)),
-    ];
+    await this.close();
+    const names = [this.script, this.native].flatMap((side) => this.queues.map((q) => side.name(q)));
     const keys = [...(await this.ex.scratch.keys.dumpQueues(names)).keys()];
     if (keys.length > 0)
       await this.ex.scratch.client.call([["UNLINK", ...keys.map((k) => Buffer.from(k, "latin1"))]]);
@@ -135,13 +140,14 @@ export class CaseRun {
     );
   }
 
-  private record(verb: string, problems: string[], ok: { declared?: DeclaredId }): Outcome {
+  private record(verb: string, problems: string[], ok: { declared?: DeclaredId; routed?: true }): Outcome {
     const outcome: Outcome = {
       verb,
       verdict: problems.length > 0 ? "failed" : ok.declared ? "declared" : "equal",
       label: `${this.label} step ${this.step}`,
       problems,
       ...(ok.declared ? { declared: ok.declared } : {}),
+      ...(ok.routed ? { routed: true } : {}),
     };
     this.outcomes.push(outcome);
     return outcome;
@@ -152,6 +158,9 @@ export class CaseRun {
   }
 
   async run(action: Action): Promise<Outcome | null> {
+    // The wake is published on shard channels (SPUBLISH): each is watched by name.
+    this.watched ??= this.ex.scratch.sub.watch(this.channels());
+    await this.watched;
     switch (action.kind) {
       case "call":
         return this.call(action.call, action.mode ?? "window", action.host ?? true, action.expect);
@@ -207,37 +216,22 @@ export class CaseRun {
     this.state[side.tag] = { raw, norm };
   }
 
-  private classify(verb: Verb, call: Call, host: boolean): Classified {
-    if (verb.script === null) return { kind: "spec" };
-    const shape = shapeOf(verb, tail(call, this.script));
-    if (shape.kind === "eval-refuses") return { kind: "judged", declared: "P1", runScript: true };
-    // Over maxmemory the server refuses an admission before its handler or script runs: layout,
-    // fence and shape are never reached, on either side.
-    if (this.full && verb.admission) return { kind: "compare", hostPause: false };
-    if (shape.kind !== "ok") return { kind: "compare", hostPause: false };
-    const queue = layoutQueue(verb, shape.keys, shape.values);
-    if (queue === null) return { kind: "judged", declared: "D3", runScript: this.scriptOnLayout };
-    if (this.ex.brand !== "ok") return { kind: "judged", declared: "D4", runScript: true };
-    if (verb.verb !== "CLAIM" || !accepts("ms", shape.values[0]!.toString("latin1"))) {
-      return { kind: "compare", hostPause: false };
-    }
-    if (host) return { kind: "compare", hostPause: true };
-    // A raw EVAL of claim.lua: the pause flag and meta's type are not the script's business,
-    // unless an orphan ahead of the head is to be counted in meta (then both refuse WRONGTYPE).
-    const meta = this.state.script.raw.get(queueKey(queue, "meta").toString("latin1"));
-    if (meta !== undefined && meta.type !== "hash" && !orphanAhead(this.state.script.raw, queue))
-      return { kind: "judged", declared: "D7", runScript: true };
-    const paused =
-      meta?.type === "hash" && meta.fields.some(([f, v]) => `${f}` === "paused" && `${v}` === "1");
-    return paused
-      ? { kind: "judged", declared: "D2", runScript: true }
-      : { kind: "compare", hostPause: false };
-  }
-
   private async call(call: Call, mode: Mode, host: boolean, expect?: "equal" | DeclaredId): Promise<Outcome> {
     this.step += 1;
     const verb = verbOf(call.verb);
-    const c = this.classify(verb, call, host);
+    // On a cluster the server may refuse the call before it runs (routing): judged as such,
+    // whatever the case expected of its executors.
+    const routed = await predictRouting(this.ex, verb, call, this.sides);
+    this.wasRouted = routed !== null;
+    if (routed !== null) return this.routed(verb, call, routed);
+    const c = classify(verb, call, {
+      host,
+      full: this.full,
+      brand: this.ex.brand,
+      scriptOnLayout: this.scriptOnLayout,
+      script: this.script,
+      scriptState: this.state.script.raw,
+    });
     let outcome: Outcome;
     if (c.kind === "spec") outcome = await this.spec(verb, call, mode);
     else if (c.kind === "judged") outcome = await this.judged(verb, call, c.declared, c.runScript, null);
@@ -248,6 +242,25 @@ export class CaseRun {
       outcome.problems.push(`the case expects ${expect}, the harness judged ${got}`);
     }
     return outcome;
+  }
+
+  /** The case's sides and logical queues. */
+  private get sides(): Sides {
+    return { script: this.script, native: this.native, queues: this.queues };
+  }
+
+  /** A step the cluster's routing refuses on at least one side (harness/routing.ts). */
+  private async routed(verb: Verb, call: Call, routed: Routed): Promise<Outcome> {
+    const r = await routedStep(this.ex, verb, call, this.sides, routed);
+    const { reply, window } = r.native;
+    const before = this.state.native.raw;
+    this.settle(this.script, await this.dump(this.script));
+    this.settle(this.native, await this.dump(this.native));
+    this.last = { reply, window, before, after: this.state.native.raw, side: this.native };
+    return this.record(verb.verb, r.problems, {
+      routed: true,
+      ...(r.declared ? { declared: "C1" as const } : {}),
+    });
   }
 
   /** Replies, keyspaces and wakes of both sides after a step; the differences. */
@@ -404,26 +417,14 @@ export class CaseRun {
     const pair = await this.ex.pair(null, this.ex.nativeCommand(verb, tN), mode);
     const native = await this.ex.injectFault(verb, pair.native, this.native);
     const after = await this.dump(this.native);
-    const problems: string[] = [];
-    let now = pair.nativeWindow.lo;
-    let fit: string[] | null = null;
-    for (let t = pair.nativeWindow.lo; t <= pair.nativeWindow.hi; t++) {
-      const p = predictNative(name, tN, before, this.ex.brandValue, t);
-      const miss = [
-        ...(canon(p.reply) === canon(native)
-          ? []
-          : [`reply: expected ${showReply(p.reply)}, native ${showReply(native)}`]),
-        ...changes(applyWrites(before, p.writes), after, ["predicted", "native"]).map(
-          (d) => `keyspace vs the executable check: ${d}`,
-        ),
-      ];
-      if (fit === null || miss.length === 0) {
-        fit = miss;
-        now = t;
-      }
-      if (miss.length === 0) break;
-    }
-    problems.push(...(fit ?? []));
+    const { now, problems } = fitNative(
+      name,
+      tN,
+      { before, after },
+      this.ex.brandValue,
+      pair.nativeWindow,
+      native,
+    );
     const predicted = predictNative(
       name,
       tail(call, this.script),
@@ -467,7 +468,8 @@ export class CaseRun {
       });
     const reply = this.last?.reply;
     const refused = reply?.t === "error" && reply.v === GUARD_TEXT.oom;
-    if (verb.admission !== refused) {
+    // The cluster's routing refuses before the memory check: that step was judged by routing.
+    if (verb.admission !== refused && !this.wasRouted) {
       outcome.verdict = "failed";
       outcome.problems.push(
         verb.admission
@@ -488,8 +490,7 @@ export class CaseRun {
     this.step += 1;
     const verb = verbOf(call.verb);
     const writable = kind === "writable-replica";
-    const sides = { script: this.script, native: this.native, queues: this.queues };
-    const problems = await onReplica(this.ex, verb, call, sides, writable);
+    const problems = await onReplica(this.ex, verb, call, this.sides, writable);
     return this.record(verb.verb, problems, writable ? { declared: "D5" } : {});
   }
 }

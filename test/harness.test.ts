@@ -91,7 +91,7 @@ describe("the harness catches a wrong native reply or write", () => {
 
   test("a wake naming the wrong count, and an extra wake, are caught with their payloads", async () => {
     const channel = (side: { name(q: string): string }) => `emq:{${side.name("A")}}:wake`;
-    const extra: Fault = { verb: "PROMOTE", writes: (side) => [["PUBLISH", channel(side), "1"]] };
+    const extra: Fault = { verb: "PROMOTE", writes: (side) => [["SPUBLISH", channel(side), "1"]] };
     const result = await withFault(extra, /^PROMOTE: three due ids, one wake naming 3$/);
     const failure = result.tally.failures.find((f) => f.verb === "PROMOTE");
     assert.ok(failure, result.report);

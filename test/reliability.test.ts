@@ -598,7 +598,7 @@ forEachWire("worker reliability", (ctx) => {
       await until("the slot to idle", () => idleSlots(w!) === 1, 10_000, 5);
       // A wake message on an empty queue: the slot claims, and the claim is held unanswered.
       proxy.hold();
-      await server.cli("PUBLISH", queueKey(q, "wake"), "1");
+      await server.cli("SPUBLISH", queueKey(q, "wake"), "1");
       await until("the worker's claim to be sent (and held)", () => proxy.heldBytes() > 0, 10_000, 2);
       const t0 = Date.now();
       const closing = w.close();

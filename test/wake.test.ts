@@ -1,6 +1,7 @@
 /**
- * The wake channel on both wires: one `PUBLISH emq:{q}:wake <n>` per call that put ids into
- * `pending`, `<n>` naming how many; nothing otherwise.
+ * The wake channel on both wires: one `SPUBLISH emq:{q}:wake <n>` (a shard channel, in the
+ * queue's slot) per call that put ids into `pending`, `<n>` naming how many; nothing otherwise.
+ * A plain or pattern subscriber does not receive it; a replica's shard subscriber does.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";

@@ -1,6 +1,7 @@
-//! The native fence, and `EMQ.INSTALL`'s logic: one key, `{emq}:version`, holds the node's brand.
+//! The native fence, and `EMQ.INSTALL`'s logic. On a single node one key, `{emq}:version`, holds
+//! the node's brand; on a cluster node the node's role is its configuration (`docs/cluster.md`).
 
-use valkey_module::Context;
+use valkey_module::{Context, ContextFlags};
 
 use crate::direct;
 use crate::errors::{self, Refusal, BRAND};
@@ -8,12 +9,37 @@ use crate::guard;
 use crate::keyspace::VERSION_KEY;
 use crate::store;
 
-/// The fence every job-core verb runs after layout: `{emq}:version` read as a `GET` by the
-/// calling client would read it (its ACL applies). `echomq:6.0.0` passes; absent or any other
-/// string is `EMQWIRE …`. An ACL denial is the server's `NOPERM …`, a non-string value its
+/// What the fence reads to know this node's role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A cluster node: its configuration. The module is loaded, so the node serves wire 6; the
+    /// fence passes and reads nothing from the keyspace (`{emq}:version` lives on the shard
+    /// that owns its slot, not necessarily this one).
+    Configuration,
+    /// A single node: the brand key `{emq}:version`.
+    Brand,
+}
+
+/// Where a node in state `flags` keeps its role: its configuration in cluster mode, else the
+/// brand key.
+pub fn source(flags: ContextFlags) -> Source {
+    if flags.contains(ContextFlags::CLUSTER) {
+        Source::Configuration
+    } else {
+        Source::Brand
+    }
+}
+
+/// The fence every job-core verb runs after layout. On a cluster node it passes (the node's
+/// role is its configuration). On a single node: `{emq}:version` read as a `GET` by the calling
+/// client would read it (its ACL applies); `echomq:6.0.0` passes; absent or any other string
+/// is `EMQWIRE …`. An ACL denial is the server's `NOPERM …`, a non-string value its
 /// `WRONGTYPE …`.
 pub fn check(ctx: &Context) -> Result<(), Refusal> {
-    direct::get_as_caller(ctx, VERSION_KEY, passes)?
+    match source(ctx.get_flags()) {
+        Source::Configuration => Ok(()),
+        Source::Brand => direct::get_as_caller(ctx, VERSION_KEY, passes)?,
+    }
 }
 
 /// Whether a read brand passes the fence.
@@ -40,6 +66,28 @@ pub fn install(ctx: &Context) -> Result<i64, Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cluster_node_is_fenced_by_its_configuration() {
+        let of = |bits| ContextFlags::from_bits_truncate(bits);
+        for role in [ContextFlags::MASTER.bits(), ContextFlags::SLAVE.bits()] {
+            for more in [
+                0,
+                ContextFlags::MULTI.bits(),
+                ContextFlags::OOM.bits(),
+                ContextFlags::LUA.bits() | ContextFlags::READONLY.bits(),
+            ] {
+                let bits = role | more;
+                assert_eq!(source(of(bits)), Source::Brand, "flags {bits:#x}");
+                let cluster = bits | ContextFlags::CLUSTER.bits();
+                assert_eq!(
+                    source(of(cluster)),
+                    Source::Configuration,
+                    "flags {cluster:#x}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn only_the_module_brand_passes() {

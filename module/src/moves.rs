@@ -89,18 +89,19 @@ pub fn retain(db: &Db, queue: &Queue, set: &mut Key, keep: i64) -> Result<(), Re
     Ok(())
 }
 
-/// Wake: `PUBLISH emq:{q}:wake <ready>` — `ready` (> 0) being how many ids the call put into
-/// `pending` — replicated like the script's `PUBLISH`. One message per call.
+/// Wake: `SPUBLISH emq:{q}:wake <ready>` — `ready` (> 0) being how many ids the call put into
+/// `pending` — on the queue's shard channel, replicated like the script's `SPUBLISH`. One
+/// message per call.
 pub fn wake(db: &Db, queue: &Queue, ready: i64) {
     debug_assert!(ready > 0, "a wake names at least one ready id");
     let text = ready.to_string();
-    db.publish(&queue.key(WAKE), text.as_bytes());
+    db.spublish(&queue.key(WAKE), text.as_bytes());
 }
 
 /// Wake `0`: an id entered `schedule` (due later, no id ready now); a worker's promoter, asleep
 /// until the due time it knew, looks at the schedule's head again. One message per call.
 pub fn wake_scheduled(db: &Db, queue: &Queue) {
-    db.publish(&queue.key(WAKE), b"0");
+    db.spublish(&queue.key(WAKE), b"0");
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 -- ARGV[4]  <delay>            non-negative integer ms from now (0 = ready now)
 -- ARGV[5]  <max_attempts>     non-negative integer (0 = the worker decides; not written)
 -- Reply:   1 added | 0 duplicate id (nothing written)
--- Wake:    PUBLISH emq:{q}:wake 1 after the writes when the id entered pending (delay 0), 0 when
+-- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the id entered pending (delay 0), 0 when
 --          it entered schedule (a promoter then knows a due time changed)
 -- Errors:  shape, priority, delay, max attempts, JOB prefix, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>'
@@ -54,11 +54,11 @@ end
 redis.call('HSET', row, unpack(fields))
 if delay == '0' then
   redis.call('ZADD', pending, priority, id)
-  redis.pcall('PUBLISH', string.sub(pending, 1, -8) .. 'wake', '1')
+  redis.pcall('SPUBLISH', string.sub(pending, 1, -8) .. 'wake', '1')
 else
   local time = redis.call('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   redis.call('ZADD', schedule, string.format('%d', now + tonumber(delay)), id)
-  redis.pcall('PUBLISH', string.sub(pending, 1, -8) .. 'wake', '0')
+  redis.pcall('SPUBLISH', string.sub(pending, 1, -8) .. 'wake', '0')
 end
 return 1

@@ -7,7 +7,7 @@
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
 -- ARGV[2]  <payload>          any bytes
 -- Reply:   1 enqueued | 0 duplicate id (nothing written)
--- Wake:    PUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
+-- Wake:    SPUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
 -- Errors:  shape, JOB prefix, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.ENQUEUE 2 <row> <pending> <id> <payload>'
 if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.ENQUEUE wrong number of keys: ' .. form) end
@@ -23,5 +23,5 @@ end
 
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', ARGV[2])
 redis.call('ZADD', pending, 0, id)
-redis.pcall('PUBLISH', string.sub(pending, 1, -8) .. 'wake', '1')
+redis.pcall('SPUBLISH', string.sub(pending, 1, -8) .. 'wake', '1')
 return 1

@@ -15,7 +15,7 @@
 -- ARGV[6]  <keep>             non-negative integer: dead keeps at most this many ids (0 = delete the row)
 -- Reply:   the new state: 'pending' | 'scheduled' | 'dead' (bulk string)
 -- Dead when attempts >= max_attempts. Retention (dead path): at most 10 oldest removed per call.
--- Wake:    PUBLISH emq:{q}:wake 1 after the writes when the id entered pending, 0 when it entered
+-- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the id entered pending, 0 when it entered
 --          schedule (backoff > 0)
 -- Errors:  shape, lease token, backoff, max attempts, keep, JOB prefix, WRONGTYPE, job not found,
 --          job is not active, stale lease token (see docs/protocol.md)
@@ -84,10 +84,10 @@ if backoff == '0' then
   local score = priority(row)
   redis.call('HSET', row, 'state', 'pending', 'error', err)
   redis.call('ZADD', pending, score, id)
-  redis.pcall('PUBLISH', base .. 'wake', '1')
+  redis.pcall('SPUBLISH', base .. 'wake', '1')
   return 'pending'
 end
 redis.call('HSET', row, 'state', 'scheduled', 'error', err)
 redis.call('ZADD', schedule, string.format('%d', now + tonumber(backoff)), id)
-redis.pcall('PUBLISH', base .. 'wake', '0')
+redis.pcall('SPUBLISH', base .. 'wake', '0')
 return 'scheduled'

@@ -9,7 +9,7 @@
 -- Reply:   the number of ids moved to pending
 -- Picks:   ZRANGE <schedule> -inf <now> BYSCORE LIMIT 0 <limit> (ties by id). A picked id whose
 --          row is not a hash (an orphan) or that is not a JOB id is only removed, not counted.
--- Wake:    PUBLISH emq:{q}:wake <count> after the writes when the count > 0
+-- Wake:    SPUBLISH emq:{q}:wake <count> after the writes when the count > 0
 -- Errors:  shape, limit, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>'
 if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.PROMOTE wrong number of keys: ' .. form) end
@@ -52,5 +52,5 @@ for _, id in ipairs(due) do
     moved = moved + 1
   end
 end
-if moved > 0 then redis.pcall('PUBLISH', base .. 'wake', string.format('%d', moved)) end
+if moved > 0 then redis.pcall('SPUBLISH', base .. 'wake', string.format('%d', moved)) end
 return moved

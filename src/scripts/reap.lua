@@ -13,7 +13,7 @@
 -- Picks:   ZRANGE <active> -inf (<now> BYSCORE LIMIT 0 <limit> (deadline before now). An orphan
 --          (row not a hash, or not a JOB id) is only removed from active.
 -- Dead:    as in FAIL, with error 'lease expired'; retention at most 10 oldest per call.
--- Wake:    PUBLISH emq:{q}:wake <ids back in pending> after the writes, when there are any
+-- Wake:    SPUBLISH emq:{q}:wake <ids back in pending> after the writes, when there are any
 -- Errors:  shape, limit, max attempts, keep, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>'
 if #KEYS ~= 4 then return redis.error_reply('ERR EMQ.REAP wrong number of keys: ' .. form) end
@@ -83,5 +83,5 @@ if #buried > 0 and keep ~= '0' then
     end
   end
 end
-if #requeued > 0 then redis.pcall('PUBLISH', base .. 'wake', string.format('%d', #requeued)) end
+if #requeued > 0 then redis.pcall('SPUBLISH', base .. 'wake', string.format('%d', #requeued)) end
 return { requeued, buried }

@@ -12,7 +12,7 @@
 -- Writes:  the row's max_attempts becomes M + 1 (M: the row's own when a positive integer, else
 --          the given one): attempts never decreases (it is the lease token), so the limit rises
 --          by the attempt handed back.
--- Wake:    PUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
+-- Wake:    SPUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
 -- Errors:  shape, lease token, max attempts, JOB prefix, WRONGTYPE, job not found, job is not
 --          active, stale lease token (see docs/protocol.md)
 local form = 'EMQ.REQUEUE 3 <active> <pending> <base> <id> <token> <max_attempts>'
@@ -53,5 +53,5 @@ if own and positive(own) then max = own end
 redis.call('ZREM', active, id)
 redis.call('HSET', row, 'state', 'pending', 'max_attempts', string.format('%d', tonumber(max) + 1))
 redis.call('ZADD', pending, priority, id)
-redis.pcall('PUBLISH', base .. 'wake', '1')
+redis.pcall('SPUBLISH', base .. 'wake', '1')
 return 1

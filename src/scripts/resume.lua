@@ -5,7 +5,7 @@
 -- KEYS[1]  emq:{q}:meta       the queue's flags (hash)
 -- KEYS[2]  emq:{q}:pending    the ready set (read: how many ids are ready)
 -- Reply:   1 resumed now | 0 was not paused (nothing written)
--- Wake:    PUBLISH emq:{q}:wake <ids in pending> after the write, when the flag was cleared and
+-- Wake:    SPUBLISH emq:{q}:wake <ids in pending> after the write, when the flag was cleared and
 --          pending holds any id
 -- Errors:  shape, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.RESUME 2 <meta> <pending>'
@@ -19,5 +19,5 @@ if (mtype ~= 'hash' and mtype ~= 'none') or (ptype ~= 'zset' and ptype ~= 'none'
 end
 if redis.call('HDEL', meta, 'paused') == 0 then return 0 end
 local ready = redis.call('ZCARD', pending)
-if ready > 0 then redis.pcall('PUBLISH', string.sub(meta, 1, -5) .. 'wake', string.format('%d', ready)) end
+if ready > 0 then redis.pcall('SPUBLISH', string.sub(meta, 1, -5) .. 'wake', string.format('%d', ready)) end
 return 1

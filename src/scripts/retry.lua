@@ -9,7 +9,7 @@
 -- ARGV[2]  <extra_attempts>   positive integer
 -- Reply:   1
 -- Writes:  the row's max_attempts becomes attempts + extra (attempts never decreases)
--- Wake:    PUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
+-- Wake:    SPUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
 -- Errors:  shape, extra attempts, JOB prefix, WRONGTYPE, job not found, job is not dead
 --          (see docs/protocol.md)
 local form = 'EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>'
@@ -50,5 +50,5 @@ local score = priority(row)
 redis.call('ZREM', dead, id)
 redis.call('HSET', row, 'state', 'pending', 'max_attempts', string.format('%d', attempts + tonumber(extra)))
 redis.call('ZADD', pending, score, id)
-redis.pcall('PUBLISH', base .. 'wake', '1')
+redis.pcall('SPUBLISH', base .. 'wake', '1')
 return 1

@@ -141,30 +141,36 @@ export function lifecycle(ctx: () => WireContext) {
     return id;
   }
 
-  /** Subscribes to the queue's wake channel; `messages(run)` is what `run` published there. */
+  /**
+   * Subscribes to the queue's wake channel, a shard channel (`SSUBSCRIBE`: the wake is published
+   * with `SPUBLISH`); `messages(run)` is what `run` published there. A sentinel `SPUBLISH` on a
+   * second shard channel of the same slot, after `run`, marks where its messages end.
+   */
   async function wakeCounter(q: string) {
     const sub = new Redis({ port: ctx().server.port, lazyConnect: true, maxRetriesPerRequest: 0 });
     sub.on("error", () => {});
     await sub.connect();
+    const wake = `emq:{${q}}:wake`;
+    const sentinel = `emq:{${q}}:sentinel`;
     const seen: [channel: string, message: string][] = [];
     let sentinels = 0;
-    sub.on("message", (channel: string, message: string) => seen.push([channel, message]));
-    await sub.subscribe(`emq:{${q}}:wake`, `sentinel:${q}`);
+    sub.on("smessage", (channel: string, message: string) => seen.push([channel, message]));
+    await sub.ssubscribe(wake, sentinel);
     return {
       async messages(run: () => Promise<unknown>): Promise<string[]> {
         const start = seen.length;
         await run();
-        await cli("PUBLISH", `sentinel:${q}`, "x");
+        await cli("SPUBLISH", sentinel, "x");
         sentinels += 1;
         const want = sentinels;
         const deadline = Date.now() + 5000;
-        while (seen.filter(([c]) => c.startsWith("sentinel:")).length < want) {
+        while (seen.filter(([c]) => c === sentinel).length < want) {
           if (Date.now() > deadline) throw new Error("sentinel message not received");
           await sleep(2);
         }
         return seen
           .slice(start)
-          .filter(([c]) => c === `emq:{${q}}:wake`)
+          .filter(([c]) => c === wake)
           .map(([, m]) => m);
       },
       async close(): Promise<void> {

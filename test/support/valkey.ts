@@ -35,8 +35,12 @@ export interface StartValkeyOptions {
   /** ACL file lines, e.g. `user alice on >pw ~emq:{a}:* +@all`. The default user keeps full
    *  access (with `password` if given) unless a line defines `user default`. */
   acl?: string[];
-  /** cluster-enabled yes; all 16384 slots are assigned to this node and cluster_state:ok awaited. */
-  cluster?: boolean;
+  /**
+   * cluster-enabled yes; all 16384 slots are assigned to this node and cluster_state:ok awaited.
+   * `"join"`: cluster-enabled yes with no slot assigned and nothing awaited (a node that
+   * `test/support/cluster.ts` joins to others).
+   */
+  cluster?: boolean | "join";
   /** Start as a replica; by default start waits until master_link_status:up. */
   replicaOf?: { host: string; port: number; password?: string; waitForSync?: boolean };
   /** Extra command-line arguments, e.g. ["--maxmemory", "10mb"]. */
@@ -157,7 +161,7 @@ class Server implements ValkeyServer {
 
   /** After each start: cluster_state:ok for a cluster node, the sync for a replica. */
   async settle(): Promise<void> {
-    if (this.opts.cluster) {
+    if (this.opts.cluster === true) {
       const info = await this.cli("CLUSTER", "INFO");
       if (infoField(info, "cluster_slots_assigned") === "0")
         await this.cli("CLUSTER", "ADDSLOTSRANGE", 0, 16383);

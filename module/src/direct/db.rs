@@ -55,16 +55,17 @@ impl<'a> Db<'a> {
         self.open(key).delete()
     }
 
-    /// `PUBLISH <channel> <message>` as the command runs it: delivered to this node's
-    /// subscribers (and across the cluster bus in cluster mode), and, outside cluster mode,
-    /// replicated to the replicas only (not to the AOF).
-    pub fn publish(&self, channel: &[u8], message: &[u8]) {
+    /// `SPUBLISH <channel> <message>` as the command runs it: delivered to this node's
+    /// shard-channel subscribers (and, in cluster mode, to the other nodes of its shard over
+    /// the cluster bus), and, outside cluster mode, replicated to the replicas only (not to the
+    /// AOF) — as a script's `SPUBLISH` is.
+    pub fn spublish(&self, channel: &[u8], message: &[u8]) {
         let scope = &self.scope;
         let (channel, message) = (scope.string(channel), scope.string(message));
-        ffi::publish(scope.ctx, channel.ptr, message.ptr);
+        ffi::publish_shard(scope.ctx, channel.ptr, message.ptr);
         let flags = ffi::context_flags(scope.ctx);
         if flags & raw::REDISMODULE_CTX_FLAGS_CLUSTER as c_int == 0 {
-            scope.replicate(c"PUBLISH", &[&channel, &message], false);
+            scope.replicate(c"SPUBLISH", &[&channel, &message], false);
         }
     }
 }

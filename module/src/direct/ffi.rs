@@ -282,10 +282,12 @@ pub(super) fn replicate_with_integer(
     };
 }
 
-/// `PUBLISH <channel> <message>` through the module API (no channel permission checked).
-pub(super) fn publish(ctx: *mut RCtx, channel: *mut RString, message: *mut RString) {
+/// `SPUBLISH <channel> <message>` through the module API (no channel permission checked):
+/// delivered to this node's shard-channel subscribers and, in cluster mode, to the other nodes
+/// of its shard over the cluster bus.
+pub(super) fn publish_shard(ctx: *mut RCtx, channel: *mut RString, message: *mut RString) {
     // SAFETY: a live context, channel and message.
-    unsafe { raw::RedisModule_PublishMessage.unwrap()(ctx, channel, message) };
+    unsafe { raw::RedisModule_PublishMessageShard.unwrap()(ctx, channel, message) };
 }
 
 /// Whether the calling client's user may access `key` with `flags` (`REDISMODULE_CMD_KEY_*`);

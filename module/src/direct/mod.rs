@@ -16,7 +16,7 @@
 //! only reads with [`Db::read`] (read-only), keys it also writes with [`Db::open`] (for writing
 //! when the node takes writes). Reads return owned values; a key is closed when its [`Key`]
 //! drops, and a key is never open twice at once. Each write ([`Key::zadd`], [`Key::zrem`],
-//! [`Key::hset`], [`Key::hincrby`], [`Key::hdel`], [`Key::delete`], [`Db::publish`]) has exactly
+//! [`Key::hset`], [`Key::hincrby`], [`Key::hdel`], [`Key::delete`], [`Db::spublish`]) has exactly
 //! the effects of its plain command:
 //!
 //! * the same change to the value (an emptied sorted set or hash is deleted, as the commands do);
