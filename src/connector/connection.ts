@@ -192,7 +192,8 @@ export class Connection implements Sender {
   }
 
   /**
-   * Subscribes this connection to `channel` (it then carries nothing else); `onMessage` gets each
+   * Subscribes this connection to the shard channel `channel` (`SSUBSCRIBE`; it then carries nothing
+   * else); `onMessage` gets each
    * message. iovalkey subscribes again after every reconnect; `onResubscribed` runs then (a
    * message may have been missed meanwhile). A refusal (`NOPERM` …) is thrown typed.
    */
@@ -201,14 +202,14 @@ export class Connection implements Sender {
     onMessage: (message: string) => void,
     onResubscribed: () => void = () => {},
   ): Promise<void> {
-    this.client.on("message", (_channel: string, message: string) => onMessage(message));
+    this.client.on("smessage", (_channel: string, message: string) => onMessage(message));
     let first = true;
     this.client.on("ready", () => {
       if (!first) onResubscribed();
       first = false;
     });
     try {
-      await this.client.subscribe(channel);
+      await this.client.ssubscribe(channel);
     } catch (err) {
       throw this.translate(err);
     }
