@@ -36,7 +36,7 @@ import {
   type Wire,
   Worker,
 } from "../../src/index.js";
-import { SCRIPTS, scriptFor } from "../../src/protocol.js";
+import { SCRIPTS } from "../../src/protocol.js";
 import { checkTargets, measure, type Outcome, quietly, startFor, Tally, waitFor } from "./common.js";
 import { type Arg, FORMS, type Form, type KeyType, keyOf, Rng } from "./fuzz-calls.js";
 import { diff, digests, type SeedJob, seedQueue } from "./seed.js";
@@ -193,8 +193,9 @@ function shuffled<T>(xs: readonly T[], rng: Rng): T[] {
 }
 
 /**
- * A user granted a queue's keys but not its wake channel: what an add and a Worker get. Scripts
- * publish the wake after their writes, so on wire 4 the add is refused after it wrote.
+ * A user granted a queue's keys but not its wake channel: what an add and a Worker get. The wake
+ * is a notice (scripts publish it with `redis.pcall`), so the add works on both wires; the
+ * Worker cannot subscribe and stops with NOPERM.
  */
 async function withoutWakeChannel(port: number, wire: Wire, admin: Connection): Promise<string> {
   const v = await connect({ port, wire, username: "v", password: "pw" });
