@@ -58,6 +58,7 @@ export {
   LeaseLostError,
   JobNotFoundError,
   OutOfMemoryError,
+  DurabilityError,
   NativeOnlyVerbError,
 } from "./errors.js";
 export { Queue, type JobCounts, type JobInfo, type JobState } from "./queue.js";
