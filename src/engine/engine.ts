@@ -60,5 +60,15 @@ export interface EngineKind {
   readonly wire: Wire;
   /** Runs on every new socket after the boot commands and before it carries anything else. */
   fence(send: Send): Promise<void>;
+  /**
+   * On a cluster, the node half of the fence (docs/cluster.md): runs on every node socket, says
+   * whether the node's role (the module loaded or not) is this engine's. Keyless.
+   */
+  nodeFence(send: Send): Promise<void>;
+  /**
+   * On a cluster, the cluster half: the intent record `{emq}:version`, read (and on wire 4
+   * claimed) once through the cluster client, so on whichever node owns its slot.
+   */
+  intent(send: Send): Promise<void>;
   create(sender: Sender): Engine;
 }
