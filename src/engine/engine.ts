@@ -17,6 +17,12 @@ export interface Sender {
   send(command: string, args: readonly Arg[]): Promise<unknown>;
   /** Sends commands in one tick (they leave together); each result is the reply or its typed error. */
   sendAll(lines: readonly Line[]): Promise<unknown[]>;
+  /**
+   * `SCRIPT LOAD <source>` on the node that holds `routeKey` (the first key of the line that met
+   * `NOSCRIPT`, so the node that answered it), once for every line that needs it at the same
+   * time. On a single node, the node itself.
+   */
+  loadScript(script: Script, routeKey: string): Promise<unknown>;
 }
 
 /** One transition: a protocol verb (`CLAIM`), its declared keys and its values. */
