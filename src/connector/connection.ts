@@ -84,6 +84,11 @@ export class Connection implements Sender {
     return this.transport.fencedSockets;
   }
 
+  /** Sockets that passed the fence so far, per node (`host:port` as dialled). */
+  get fencedNodes(): ReadonlyMap<string, number> {
+    return this.transport.fencedByNode;
+  }
+
   /**
    * Runs a script as this connection's engine runs it: wire 4 `EVALSHA <sha> <numkeys> <keys…>
    * <args…>` (loading the source once on `NOSCRIPT`); wire 6 a script that declares a verb as

@@ -9,7 +9,7 @@ import { AuthError, ConnectionError, type EchoMQError, VersionFenceError } from 
 import { JOB_CORE_VERBS } from "../scripts/index.js";
 import { FencingConnector } from "./fencing-connector.js";
 import { type CheckedOptions, type ConnectOptions, describeCause, withTimeout } from "./options.js";
-import { ShardSubscriber } from "./shard-subscriber.js";
+import { openAbortable, ShardSubscriber } from "./shard-subscriber.js";
 import type { ShardHandlers, Subscription, Transport } from "./transport.js";
 
 export class NodeTransport implements Transport {
@@ -26,6 +26,10 @@ export class NodeTransport implements Transport {
 
   get fencedSockets(): number {
     return this.connector.fencedSockets;
+  }
+
+  get fencedByNode(): ReadonlyMap<string, number> {
+    return new Map([[`${this.checked.host}:${this.checked.port}`, this.connector.fencedSockets]]);
   }
 
   /**
@@ -57,17 +61,30 @@ export class NodeTransport implements Transport {
     return new ShardSubscriber({
       channel,
       locate: () => target,
-      open: (at) =>
-        new FencingConnector(
+      open: (at, signal) => {
+        const connector = new FencingConnector(
           { ...at, tls: o.tls },
           { username: o.username, password: o.password, db: o.db, name: name ?? o.name },
           engine.fence,
           timeoutMs,
-        ).openSession(),
+        );
+        return openAbortable(connector, signal);
+      },
       dialOf: () => target,
       topologyChanged: () => {},
       timeoutMs,
-      handlers,
+      handlers: {
+        ...handlers,
+        // The node's role changed under the subscriber (or its credentials): the connection's
+        // own next socket would meet the same refusal, so it stops now instead of reconnecting.
+        onFatal: (err) => {
+          if (err instanceof VersionFenceError || err instanceof AuthError) {
+            this.connector.fatal ??= err;
+            this.client.disconnect();
+          }
+          handlers.onFatal(err);
+        },
+      },
     }).start();
   }
 

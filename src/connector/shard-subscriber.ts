@@ -38,8 +38,11 @@ export interface ShardSubscriberSetup {
   channel: string;
   /** The node that owns the channel's slot, as far as the caller knows (a `MOVED` is followed). */
   locate(): ShardTarget;
-  /** Dials, boots and fences a socket to `target` (typed refusals; transient errors as they are). */
-  open(target: ShardTarget): Promise<ShardSocket>;
+  /**
+   * Dials, boots and fences a socket to `target` (typed refusals; transient errors as they are).
+   * `signal` aborts when the subscriber closes: a socket still booting is destroyed.
+   */
+  open(target: ShardTarget, signal: AbortSignal): Promise<ShardSocket>;
   /** The address to dial for a node address a `MOVED` names (`host:port`). */
   dialOf(announced: string): ShardTarget;
   /** The slot map may have changed: read it again (nothing to do on one node). */
@@ -50,6 +53,16 @@ export interface ShardSubscriberSetup {
 }
 
 const MAX_REDIRECTS = 16;
+
+/** A connector's `openSession()` that `signal` aborts (the booting socket destroyed). */
+export function openAbortable(
+  connector: { openSession(): Promise<ShardSocket>; disconnect(): void },
+  signal: AbortSignal,
+): Promise<ShardSocket> {
+  const abort = () => connector.disconnect();
+  signal.addEventListener("abort", abort, { once: true });
+  return connector.openSession().finally(() => signal.removeEventListener("abort", abort));
+}
 
 /** Refusals no retry can fix (and a worker stops on): the node's role, the credentials, the channel's grant. */
 function isFatalRefusal(err: unknown): boolean {
@@ -65,6 +78,7 @@ export class ShardSubscriber implements Subscription {
   private current: ShardSocket | undefined;
   private closed = false;
   private retry: NodeJS.Timeout | undefined;
+  private readonly closing = new AbortController();
 
   constructor(private readonly setup: ShardSubscriberSetup) {}
 
@@ -88,6 +102,7 @@ export class ShardSubscriber implements Subscription {
 
   close(): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     clearTimeout(this.retry);
     this.current?.socket.destroy();
     this.current = undefined;
@@ -98,7 +113,7 @@ export class ShardSubscriber implements Subscription {
   private async subscribe(): Promise<void> {
     let target = this.setup.locate();
     for (let redirects = 0; ; redirects++) {
-      const conn = await this.setup.open(target);
+      const conn = await this.setup.open(target, this.closing.signal);
       if (this.closed) {
         conn.socket.destroy();
         return;

@@ -33,6 +33,8 @@ export interface Transport {
   readonly fatal: EchoMQError | undefined;
   /** Sockets that passed the fence so far (on a cluster: over every node). */
   readonly fencedSockets: number;
+  /** Sockets that passed the fence so far, per node (`host:port` as dialled). */
+  readonly fencedByNode: ReadonlyMap<string, number>;
   /** The function that sends `command` (bulk replies as Buffers), routed by its keys. */
   command(command: string): (...args: Arg[]) => Promise<unknown>;
   /**
