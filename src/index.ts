@@ -33,6 +33,7 @@ export {
   MAX_LIMIT,
   type AddOptions,
   type ClaimedJob,
+  type Durability,
   type EnqueueOptions,
   type EnqueueResult,
   type FailOptions,
@@ -61,7 +62,7 @@ export {
   DurabilityError,
   NativeOnlyVerbError,
 } from "./errors.js";
-export { Queue, type JobCounts, type JobInfo, type JobState } from "./queue.js";
+export { Queue, type JobCounts, type JobInfo, type JobState, type QueueOptions } from "./queue.js";
 export {
   Worker,
   InvalidBackoffError,
