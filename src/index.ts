@@ -8,7 +8,9 @@ export {
   connect,
   Connection,
   optionsFromUrl,
+  type ClusterNode,
   type ConnectOptions,
+  type Subscription,
   type Wire,
 } from "./connector/connection.js";
 export {

@@ -14,6 +14,7 @@ import {
   ServerError,
 } from "../errors.js";
 import type { Script } from "../scripts/index.js";
+import { openCluster } from "./cluster.js";
 import { openNode } from "./node.js";
 import { type ConnectOptions, checkConnectOptions } from "./options.js";
 import type { Subscription, Transport } from "./transport.js";
@@ -252,6 +253,6 @@ export class Connection implements Sender {
  */
 export async function connect(options: ConnectOptions = {}): Promise<Connection> {
   const checked = checkConnectOptions(options);
-  const transport = await openNode(checked, options);
+  const transport = checked.nodes ? await openCluster(checked, options) : await openNode(checked, options);
   return new Connection(transport, (sender) => checked.engine.create(sender), options);
 }
