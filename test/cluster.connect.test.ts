@@ -24,10 +24,12 @@ import { jobKey } from "../src/protocol.js";
 import { modulePath } from "../tools/module-path.js";
 import {
   clusterForTests,
+  errorstats,
   label,
   queueIn,
   queuePerShard,
   rangesOf,
+  resetStats,
   type TestCluster,
 } from "./support/cluster-helpers.js";
 import { monitor } from "./support/monitor.js";
@@ -99,6 +101,28 @@ describe("cluster connect: the fence on every node socket", () => {
       await Promise.all(mons.map((m) => m.stop()));
       await conn.close();
       await Promise.all(proxies.map((p) => p.close()));
+    }
+  });
+
+  test("NOSCRIPT: each shard that lacks the script loads it once, on that node, and the line is sent again", async () => {
+    const conn = await connect({ nodes: plain.seeds });
+    try {
+      const names = await queuePerShard(plain, "noscript-");
+      for (const p of plain.primaries) await p.cli("SCRIPT", "FLUSH");
+      await resetStats(plain.primaries);
+      const batch = names.flatMap((name) => [0, 1, 2].map((i) => new Queue(name, conn).add(`p${i}`)));
+      await Promise.all(batch); // three adds per shard at once: one load per shard
+      for (const [i, p] of plain.primaries.entries()) {
+        const stats = await errorstats(p);
+        assert.equal(stats.NOSCRIPT, 3, `${label(p)}: the three lines met NOSCRIPT`);
+        const loads = String(await p.cli("INFO", "commandstats")).match(
+          /cmdstat_script\|load:calls=(\d+)/,
+        )?.[1];
+        assert.equal(loads, "1", `${label(p)}: loaded once`);
+        assert.equal(Number(await p.cli("ZCARD", `emq:{${names[i]}}:pending`)), 3);
+      }
+    } finally {
+      await conn.close();
     }
   });
 
