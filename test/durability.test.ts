@@ -6,7 +6,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { add, addBulk, DurabilityError, enqueue, InvalidArgumentError, Queue, ServerError } from "../src/index.js";
+import {
+  add,
+  addBulk,
+  DurabilityError,
+  enqueue,
+  InvalidArgumentError,
+  Queue,
+  ServerError,
+} from "../src/index.js";
 import { jobKey } from "../src/protocol.js";
 import { monitor } from "./support/monitor.js";
 import { startValkey } from "./support/valkey.js";
@@ -100,7 +108,10 @@ forEachWire("durability", (ctx) => {
         argument,
       );
     }
-    assert.throws(() => new Queue("d4", conn, { durability: { replicas: 1 } } as never), InvalidArgumentError);
+    assert.throws(
+      () => new Queue("d4", conn, { durability: { replicas: 1 } } as never),
+      InvalidArgumentError,
+    );
     assert.equal(Number(await ctx().server.cli("EXISTS", "emq:{d4}:pending")), 0, "nothing was added");
   });
 });
