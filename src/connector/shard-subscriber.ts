@@ -18,7 +18,7 @@ import type { ShardHandlers, Subscription } from "./transport.js";
  * `false`: `SUBSCRIBE`, for executors that still `PUBLISH` (a classic message reaches every node
  * of a cluster, so this works there too).
  */
-export const SHARD_CHANNELS: boolean = false;
+export const SHARD_CHANNELS: boolean = true;
 const SUBSCRIBE = SHARD_CHANNELS ? "SSUBSCRIBE" : "SUBSCRIBE";
 const MESSAGE = SHARD_CHANNELS ? "smessage" : "message";
 /** A subscription the server ended itself (on a shard channel: its slot left the node). */
