@@ -42,20 +42,54 @@ export class InvalidArgumentError extends EchoMQError {
 /**
  * The node's `{emq}:version` brand does not admit this connector. Fatal: the connector stops for
  * good and every pending call fails with this error. `got` is the value found (`"absent"` when
- * the key does not exist).
+ * the key does not exist). On a cluster, `node` names the node (`host:port`) that refused: the
+ * one whose role is wrong, or the one holding the cluster's intent record.
  */
 export class VersionFenceError extends EchoMQError {
   readonly got: string;
   readonly expected: string;
-  constructor(expected: string, got: string, detail?: string) {
+  readonly detail: string | undefined;
+  readonly node: string | undefined;
+  constructor(expected: string, got: string, detail?: string, node?: string) {
     super(
       "EMQ_VERSION_FENCE",
-      `version fence: this connector needs a node branded ${expected}, found ${got}` +
-        (detail ? ` (${detail})` : "") +
-        ". A node serves one role: connect with the matching wire, or use another node.",
+      node === undefined
+        ? `version fence: this connector needs a node branded ${expected}, found ${got}` +
+            (detail ? ` (${detail})` : "") +
+            ". A node serves one role: connect with the matching wire, or use another node."
+        : `version fence at ${node}: this connector needs ${expected}, found ${got}` +
+            (detail ? ` (${detail})` : "") +
+            ". Every node of a cluster serves one role: load the echomq module on every node (wire 6) or on none (wire 4), and connect with the matching wire.",
     );
     this.expected = expected;
     this.got = got;
+    this.detail = detail;
+    this.node = node;
+  }
+
+  /** The same refusal, naming the node it happened at. */
+  at(node: string): VersionFenceError {
+    return new VersionFenceError(this.expected, this.got, this.detail, node);
+  }
+}
+
+/**
+ * A `durability` wait after an add timed out or fell short (or could not run): the job(s) exist
+ * on the primary — they were added and will run — but are not known to be on as many replicas
+ * or AOFs as asked, so a failover or crash in this window may lose them. `ids` are the jobs the
+ * wait covered. Check the replicas (`INFO replication`) and AOF settings, raise `timeoutMs`, or
+ * ask for less.
+ */
+export class DurabilityError extends EchoMQError {
+  readonly ids: readonly string[];
+  constructor(ids: readonly string[], what: string, cause?: unknown) {
+    super(
+      "EMQ_DURABILITY",
+      `durability not reached for ${ids.length === 1 ? `job ${ids[0]}` : `${ids.length} jobs (${ids.slice(0, 3).join(", ")}${ids.length > 3 ? ", …" : ""})`}: ${what}. ` +
+        "The job exists on the primary but is not known to be safe: check the replicas (INFO replication) and AOF, raise timeoutMs, or ask for less.",
+      { cause },
+    );
+    this.ids = ids;
   }
 }
 

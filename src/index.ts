@@ -8,7 +8,9 @@ export {
   connect,
   Connection,
   optionsFromUrl,
+  type ClusterNode,
   type ConnectOptions,
+  type Subscription,
   type Wire,
 } from "./connector/connection.js";
 export {
@@ -33,6 +35,7 @@ export {
   MAX_LIMIT,
   type AddOptions,
   type ClaimedJob,
+  type Durability,
   type EnqueueOptions,
   type EnqueueResult,
   type FailOptions,
@@ -58,9 +61,10 @@ export {
   LeaseLostError,
   JobNotFoundError,
   OutOfMemoryError,
+  DurabilityError,
   NativeOnlyVerbError,
 } from "./errors.js";
-export { Queue, type JobCounts, type JobInfo, type JobState } from "./queue.js";
+export { Queue, type JobCounts, type JobInfo, type JobState, type QueueOptions } from "./queue.js";
 export {
   Worker,
   InvalidBackoffError,

@@ -24,6 +24,7 @@ export {
   type EnqueueOptions,
   type EnqueueResult,
 } from "./jobs/admission.js";
+export { checkDurability, type Durability } from "./jobs/durability.js";
 export {
   complete,
   extend,

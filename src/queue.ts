@@ -6,6 +6,8 @@ import type { Connection } from "./connector/connection.js";
 import { assertValidBrandedId } from "./branded-id.js";
 import {
   type AddOptions,
+  checkDurability,
+  type Durability,
   type EnqueueResult,
   type Payload,
   add,
@@ -40,25 +42,46 @@ export interface JobInfo {
   error?: string;
 }
 
+export interface QueueOptions {
+  /**
+   * The durability every `add` / `addBulk` of this queue waits for before it is acknowledged
+   * (an add's own `durability` option wins): `{ replicas: n, timeoutMs }` → `WAIT`,
+   * `{ aof: { local, replicas }, timeoutMs }` → `WAITAOF`. See `Durability`.
+   */
+  durability?: Durability;
+}
+
 export class Queue {
+  /** The queue's default durability (`QueueOptions.durability`), if any. */
+  readonly durability: Durability | undefined;
+
   constructor(
     readonly name: string,
     readonly connection: Connection,
+    options: QueueOptions = {},
   ) {
     assertValidQueue(name);
+    checkDurability(options?.durability, "durability");
+    this.durability = options?.durability;
   }
 
-  /** Adds one job: `priority` (lower runs first, default 0), `delay` in ms, `maxAttempts`, `id`. */
+  /**
+   * Adds one job: `priority` (lower runs first, default 0), `delay` in ms, `maxAttempts`, `id`,
+   * `durability` (default: the queue's).
+   */
   add(payload: Payload, opts: AddOptions = {}): Promise<EnqueueResult> {
-    return add(this.connection, this.name, payload, opts);
+    const own = typeof opts === "object" && opts !== null && "durability" in opts;
+    const o = this.durability && !own ? { ...opts, durability: this.durability } : opts;
+    return add(this.connection, this.name, payload, o);
   }
 
   /**
    * Adds many jobs in one pipeline (one write, one round trip). Every job is checked before
    * anything is sent; each is its own transition, so a server refusal of one leaves the others.
+   * The queue's durability, if set, is waited for once for the whole batch.
    */
   addBulk(jobs: readonly { payload: Payload; opts?: AddOptions }[]): Promise<EnqueueResult[]> {
-    return addBulk(this.connection, this.name, jobs);
+    return addBulk(this.connection, this.name, jobs, { durability: this.durability });
   }
 
   /** Stops claims on this queue (running jobs finish). `true` if it was not paused. */

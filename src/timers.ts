@@ -116,11 +116,14 @@ export class Timers {
     await Promise.all(this.loops);
   }
 
-  /** The server's clock, from a `TIME` taken at most a minute ago and the local clock since. */
+  /**
+   * The server's clock, from a `TIME` taken at most a minute ago and the local clock since (on a
+   * cluster, the clock of the node that holds the queue).
+   */
   private async serverNow(): Promise<number> {
     const local = Date.now();
     if (!this.clock || local - this.clock.at > CLOCK_REFRESH_MS) {
-      const [seconds, micros] = (await this.conn.send("TIME", [])) as Buffer[];
+      const [seconds, micros] = (await this.conn.send("TIME", [], queueKey(this.queue, ""))) as Buffer[];
       const after = Date.now();
       const server = Number(String(seconds)) * 1000 + Math.floor(Number(String(micros)) / 1000);
       this.clock = { offset: server - (local + after) / 2, at: after };

@@ -7,7 +7,7 @@
  * up to a grace period, and hands unfinished jobs back without consuming their attempt.
  */
 import { EventEmitter } from "node:events";
-import type { Connection } from "./connector/connection.js";
+import type { Connection, Subscription } from "./connector/connection.js";
 import { InvalidArgumentError, LeaseLostError } from "./errors.js";
 import { type ClaimedJob, claimVerb, complete, extend, fail, isPaused, requeue } from "./jobs.js";
 import { queueKey } from "./keyspace.js";
@@ -66,7 +66,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly running = new Set<Running>();
   private readonly timers: Timers;
   private readonly logger;
-  private subscriber: Connection | undefined;
+  private subscriber: Subscription | undefined;
   private slots: Promise<void>[] = [];
   private closing: Promise<void> | undefined;
   private fatalError: unknown;
@@ -159,23 +159,23 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.slots = Array.from({ length: this.opts.concurrency }, () => this.slot());
   }
 
-  private async subscribe(): Promise<Connection> {
-    const subscriber = await this.conn.duplicate({ name: `emq-wake-${this.name}` });
-    try {
-      await subscriber.subscribe(
-        queueKey(this.name, "wake"),
-        (message) => {
-          const ready = wakeCount(message);
-          if (ready === 0) this.timers.scheduleChanged();
-          else this.gate.wake(ready);
-        },
-        () => this.gate.wakeAll(), // a reconnect may have missed wakes: every idle slot looks once
-      );
-      return subscriber;
-    } catch (err) {
-      await subscriber.close();
-      throw err;
-    }
+  /**
+   * The wake subscription: `SSUBSCRIBE emq:{q}:wake` on a fenced socket of its own, on the node
+   * (on a cluster, the primary that owns the queue's slot; it follows the slot when it moves).
+   */
+  private subscribe(): Promise<Subscription> {
+    return this.conn.subscribeShard(queueKey(this.name, "wake"), {
+      name: `emq-wake-${this.name}`,
+      onMessage: (message) => {
+        const ready = wakeCount(message);
+        if (ready === 0) this.timers.scheduleChanged();
+        else this.gate.wake(ready);
+      },
+      // Subscribed again (reconnect, slot moved, failover): wakes may have been missed, so every
+      // idle slot looks once.
+      onResubscribed: () => this.gate.wakeAll(),
+      onFatal: (err) => void this.fault(err),
+    });
   }
 
   private async slot(): Promise<void> {

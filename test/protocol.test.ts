@@ -97,7 +97,7 @@ describe("the script twins", () => {
 
 describe("the pieces made from the data", () => {
   test("the engines: the scripts engine runs the verbs with a twin, the native engine every verb", () => {
-    const sender = { send: async () => null, sendAll: async () => [] };
+    const sender = { send: async () => null, sendAll: async () => [], loadScript: async () => null };
     const scripts = engineFor(4).create(sender);
     const native = engineFor(6).create(sender);
     for (const verb of JOB_CORE_VERBS) {

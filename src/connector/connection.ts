@@ -1,112 +1,62 @@
 /**
  * `connect()` opens a fenced connection on wire 4 (Lua scripts, the default) or wire 6 (the
- * native module). `eval()` sends a script's line; the wire decides what goes out.
+ * native module), to one node (`host`/`port`) or to a Valkey Cluster (`nodes`). `eval()` sends a
+ * script's line; the wire decides what goes out, the transport where it goes.
  */
-import type tls from "node:tls";
-import { Command, Redis } from "iovalkey";
+import type { Cluster, Redis } from "iovalkey";
+import type { Arg, Engine, Line, ScriptCall, Sender, Wire } from "../engine/index.js";
 import {
-  type Arg,
-  type Engine,
-  type EngineKind,
-  engineFor,
-  type Line,
-  type ScriptCall,
-  type Sender,
-  type Wire,
-} from "../engine/index.js";
-import {
-  AuthError,
   ConnectionClosedError,
   ConnectionError,
   ConnectionLostError,
   EchoMQError,
   InvalidArgumentError,
   ServerError,
-  VersionFenceError,
 } from "../errors.js";
-import { JOB_CORE_VERBS, type Script } from "../scripts/index.js";
-import { FencingConnector } from "./fencing-connector.js";
+import type { Script } from "../scripts/index.js";
+import { openCluster } from "./cluster.js";
+import { openNode } from "./node.js";
+import { type ConnectOptions, checkConnectOptions } from "./options.js";
+import type { Subscription, Transport } from "./transport.js";
 
 export type { Arg, ScriptCall, Wire } from "../engine/index.js";
-
-export interface ConnectOptions {
-  host?: string;
-  port?: number;
-  username?: string;
-  password?: string;
-  db?: number;
-  tls?: tls.ConnectionOptions | boolean;
-  /** 4 (Lua scripts, default) or 6 (the native module). */
-  wire?: Wire;
-  /** Client name set with CLIENT SETNAME on every socket. */
-  name?: string;
-  /** Bound for the first connect, and for each socket's boot + fence (ms). Default 5000. */
-  connectTimeoutMs?: number;
-  /** Verbs a wire-6 node must offer; default: every verb the host's scripts declare. */
-  requiredVerbs?: readonly string[];
-  /** The client's auto-pipelining (one batch in flight at a time). Default false: commands written in
-   * the same tick already leave in one write, without waiting for the previous batch's replies. */
-  autoPipelining?: boolean;
-  /**
-   * Commands written in one tick leave in batches of this many (one `writev` each), so the
-   * server can start on a batch while the next is written. Default 16.
-   */
-  writeBatch?: number;
-}
-
-const URL_SCHEMES = new Set(["redis:", "rediss:", "valkey:", "valkeys:"]);
-
-/**
- * Parses `redis://[user:pass@]host:port[/db]` (or `rediss://`, `valkey://`, `valkeys://` — the
- * `s` forms turn TLS on) into options. A string that is not such a URL throws
- * `InvalidArgumentError` naming what is wrong.
- */
-export function optionsFromUrl(url: string): ConnectOptions {
-  if (typeof url !== "string") throw new InvalidArgumentError("url", `must be a string, got ${typeof url}`);
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new InvalidArgumentError("url", `is not a URL: ${JSON.stringify(url)}`);
-  }
-  if (!URL_SCHEMES.has(u.protocol)) {
-    throw new InvalidArgumentError(
-      "url",
-      `scheme must be redis:, rediss:, valkey: or valkeys:, got ${u.protocol}`,
-    );
-  }
-  const opts: ConnectOptions = { host: u.hostname || "127.0.0.1", port: Number(u.port || 6379) };
-  if (u.username) opts.username = decodeURIComponent(u.username);
-  if (u.password) opts.password = decodeURIComponent(u.password);
-  const path = u.pathname.replace(/^\//, "");
-  if (path.length > 0) {
-    if (!/^\d{1,9}$/.test(path))
-      throw new InvalidArgumentError("url", `database must be a number, got /${path}`);
-    opts.db = Number(path);
-  }
-  if (u.protocol === "rediss:" || u.protocol === "valkeys:") opts.tls = true;
-  return opts;
-}
+export {
+  type ClusterNode,
+  type ConnectOptions,
+  checkConnectOptions,
+  MAX_TIMER_MS,
+  optionsFromUrl,
+} from "./options.js";
+export type { Subscription } from "./transport.js";
 
 export class Connection implements Sender {
   /** The executor this connection runs transitions with (wire 4: scripts; wire 6: native). */
   readonly engine: Engine;
-  /** The underlying client; for commands outside the job core. */
-  readonly client: Redis;
-  private readonly connector: FencingConnector;
   private closed = false;
   private readonly functions = new Map<string, (...args: Arg[]) => Promise<unknown>>();
+  /** `SCRIPT LOAD`s in flight, per script and node: lines that met `NOSCRIPT` together share one. */
+  private readonly loading = new Map<string, Promise<unknown>>();
 
   /** @internal use `connect()` */
   constructor(
-    client: Redis,
-    connector: FencingConnector,
+    private readonly transport: Transport,
     engine: (sender: Sender) => Engine,
     private readonly options: ConnectOptions,
   ) {
-    this.client = client;
-    this.connector = connector;
     this.engine = engine(this);
+  }
+
+  /**
+   * The underlying client, for commands outside the job core: iovalkey's `Redis` on one node,
+   * its `Cluster` on a cluster.
+   */
+  get client(): Redis | Cluster {
+    return this.transport.client;
+  }
+
+  /** True for a connection to a Valkey Cluster (`connect({ nodes })`). */
+  get cluster(): boolean {
+    return this.options.nodes !== undefined;
   }
 
   /** The wire this connection speaks: 4 (scripts) or 6 (the native module). */
@@ -114,7 +64,7 @@ export class Connection implements Sender {
     return this.engine.wire;
   }
 
-  /** A new connection to the same node with the same options (fenced like this one). */
+  /** A new connection to the same node (or cluster) with the same options (fenced like this one). */
   duplicate(overrides: Partial<ConnectOptions> = {}): Promise<Connection> {
     return connect({ ...this.options, ...overrides });
   }
@@ -124,12 +74,20 @@ export class Connection implements Sender {
    * one did: every call fails with it and nothing reconnects.
    */
   get fatal(): EchoMQError | undefined {
-    return this.connector.fatal;
+    return this.transport.fatal;
   }
 
-  /** How many sockets have passed the fence so far (1 after the first connect; +1 per reconnect). */
+  /**
+   * How many sockets have passed the fence so far (1 after the first connect; +1 per reconnect;
+   * on a cluster, over every node).
+   */
   get fencedSockets(): number {
-    return this.connector.fencedSockets;
+    return this.transport.fencedSockets;
+  }
+
+  /** Sockets that passed the fence so far, per node (`host:port` as dialled). */
+  get fencedNodes(): ReadonlyMap<string, number> {
+    return this.transport.fencedByNode;
   }
 
   /**
@@ -159,81 +117,124 @@ export class Connection implements Sender {
     );
   }
 
-  /** Sends one command; replies keep bulk strings as Buffers. Errors are typed. */
-  async send(command: string, args: readonly Arg[]): Promise<unknown> {
+  /**
+   * Sends one command; replies keep bulk strings as Buffers. Errors are typed. On a cluster a
+   * command goes to the primary that owns its first key's slot; a command with no key of its own
+   * that belongs with a queue (`WAIT`, `TIME`, …) goes where `routeKey` lives (ignored on one node).
+   */
+  async send(command: string, args: readonly Arg[], routeKey?: string): Promise<unknown> {
     try {
-      return await this.commandFunction(command)(...args);
+      if (routeKey === undefined) return await this.commandFunction(command)(...args);
+      return await this.transport.sendTo(routeKey, command, args);
     } catch (err) {
       throw this.translate(err);
     }
   }
 
   /**
-   * The client's Buffer-reply function for a command. Commands the client does not know
-   * (`EMQ.*`) are added as built-ins first, so auto-pipelining batches them like any other.
+   * `SCRIPT LOAD` on the node that holds `routeKey`, once for every line that needs it there at
+   * the same time.
    */
+  loadScript(script: Script, routeKey: string): Promise<unknown> {
+    const key = `${script.sha1}@${this.transport.nodeOf(routeKey)}`;
+    let loading = this.loading.get(key);
+    if (!loading) {
+      loading = this.send("SCRIPT", ["LOAD", script.source], routeKey).finally(() =>
+        this.loading.delete(key),
+      );
+      this.loading.set(key, loading);
+    }
+    return loading;
+  }
+
   private commandFunction(command: string): (...args: Arg[]) => Promise<unknown> {
     let fn = this.functions.get(command);
     if (!fn) {
-      fn = this.lookupFunction(command);
+      fn = this.transport.command(command);
       this.functions.set(command, fn);
     }
     return fn;
   }
 
-  private lookupFunction(command: string): (...args: Arg[]) => Promise<unknown> {
-    const name = command.toLowerCase();
-    const table = this.client as unknown as Record<string, (...args: Arg[]) => Promise<unknown>>;
-    const fn = table[`${name}Buffer`];
-    if (typeof fn === "function") return fn.bind(this.client);
-    // A command unknown to the client: send it outside any auto-pipeline.
-    return (...args: Arg[]) =>
-      this.client.sendCommand(new Command(command, args, { replyEncoding: null })) as Promise<unknown>;
+  /**
+   * Subscribes to the shard channel `channel` (`SSUBSCRIBE`) on a fenced socket of its own —
+   * on a cluster, on the primary that owns the channel's slot — and keeps it subscribed until
+   * closed: when the slot moves or its primary fails, it subscribes where the slot is now and
+   * calls `onResubscribed` (a message may have been missed meanwhile). `onFatal` gets a refusal no
+   * retry fixes (the subscription has stopped). Rejects with the first attempt's error (`NOPERM`
+   * as a `ServerError`, …). `name` is the socket's client name (default: the connection's).
+   */
+  subscribeShard(
+    channel: string,
+    handlers: {
+      onMessage: (message: string) => void;
+      onResubscribed?: () => void;
+      onFatal?: (err: Error) => void;
+      name?: string;
+    },
+  ): Promise<Subscription> {
+    if (this.closed) return Promise.reject(new ConnectionClosedError());
+    return this.transport.subscribeShard(
+      channel,
+      {
+        onMessage: handlers.onMessage,
+        onResubscribed: handlers.onResubscribed ?? (() => {}),
+        onFatal: handlers.onFatal ?? (() => {}),
+      },
+      handlers.name,
+    );
   }
 
   /**
-   * Subscribes this connection to the shard channel `channel` (`SSUBSCRIBE`; it then carries nothing
-   * else); `onMessage` gets each
-   * message. iovalkey subscribes again after every reconnect; `onResubscribed` runs then (a
-   * message may have been missed meanwhile). A refusal (`NOPERM` …) is thrown typed.
+   * Subscribes this connection to the classic channel `channel` (it then carries nothing else);
+   * `onMessage` gets each message. iovalkey subscribes again after every reconnect;
+   * `onResubscribed` runs then. One node only: on a cluster use `subscribeShard` (the cluster
+   * client's own subscriber would not be fenced). A refusal (`NOPERM` …) is thrown typed.
    */
   async subscribe(
     channel: string,
     onMessage: (message: string) => void,
     onResubscribed: () => void = () => {},
   ): Promise<void> {
-    this.client.on("smessage", (_channel: string, message: string) => onMessage(message));
+    if (this.cluster) {
+      throw new InvalidArgumentError(
+        "channel",
+        "a cluster connection has no classic subscriptions: use subscribeShard",
+      );
+    }
+    const client = this.client as Redis;
+    client.on("message", (_channel: string, message: string) => onMessage(message));
     let first = true;
-    this.client.on("ready", () => {
+    client.on("ready", () => {
       if (!first) onResubscribed();
       first = false;
     });
     try {
-      await this.client.ssubscribe(channel);
+      await client.subscribe(channel);
     } catch (err) {
       throw this.translate(err);
     }
   }
 
-  /** Ends the connection: pending replies are awaited (QUIT), then the socket closes. */
+  /** Ends the connection: pending replies are awaited (QUIT), then the sockets close. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.client.status === "ready") {
-      await this.client.quit().catch(() => this.client.disconnect());
-    } else {
-      this.client.disconnect();
-    }
+    await this.transport.close();
   }
 
   private translate(err: unknown): Error {
-    if (this.connector.fatal) return this.connector.fatal;
+    if (this.transport.fatal) return this.transport.fatal;
     if (err instanceof EchoMQError) return err;
     if (err instanceof Error) {
       if (err.name === "ReplyError") return new ServerError(err.message, err);
       if (err.name === "MaxRetriesPerRequestError") return new ConnectionLostError(err);
-      if (this.closed || /Connection is closed/.test(err.message)) {
-        return new ConnectionClosedError(err);
+      if (this.closed || this.transport.isClosed(err)) return new ConnectionClosedError(err);
+      if (/^Too many Cluster redirections/.test(err.message)) {
+        return new ConnectionError(
+          `the cluster kept redirecting the command (slots moving?): ${err.message}`,
+          err,
+        );
       }
       return new ConnectionLostError(err);
     }
@@ -242,124 +243,16 @@ export class Connection implements Sender {
 }
 
 /**
- * Opens a connection and waits until its first socket has passed the fence. Rejects with
- * `InvalidArgumentError` for a bad option (before any socket opens), `AuthError` when the server
- * refuses the credentials, `VersionFenceError` when the node's brand does not admit this wire, or
- * `ConnectionError` naming host and port when the server cannot be reached within
+ * Opens a connection and waits until its first socket has passed the fence (on a cluster: a
+ * socket to every node has passed the node fence, and the intent record `{emq}:version` admits
+ * this wire). Rejects with `InvalidArgumentError` for a bad option (before any socket opens),
+ * `AuthError` when the server refuses the credentials, `VersionFenceError` when the node's brand
+ * (on a cluster: a node's role, naming the node, or the intent record) does not admit this wire,
+ * or `ConnectionError` naming host and port (the seeds) when the server cannot be reached within
  * `connectTimeoutMs` (or refuses `db` / `name`).
  */
 export async function connect(options: ConnectOptions = {}): Promise<Connection> {
-  const { host, port, engine, timeoutMs, writeBatch } = checkConnectOptions(options);
-  const connector = new FencingConnector(
-    { host, port, tls: options.tls },
-    { username: options.username, password: options.password, db: options.db, name: options.name },
-    engine.fence,
-    timeoutMs,
-    writeBatch,
-  );
-  const client = new Redis({
-    host,
-    port,
-    lazyConnect: true,
-    Connector: class {
-      constructor() {
-        // biome-ignore lint/correctness/noConstructorReturn: iovalkey instantiates the Connector class itself
-        return connector;
-      }
-    } as never,
-    maxRetriesPerRequest: 0,
-    enableReadyCheck: false,
-    enableOfflineQueue: true,
-    enableAutoPipelining: options.autoPipelining ?? false,
-    retryStrategy: (attempt: number) =>
-      connector.fatal ? null : Math.min(50 * 2 ** Math.min(attempt, 6), 2000),
-  });
-  client.on("error", () => {}); // errors reach callers through their commands
-  // Register the module's commands before any pipeline exists: an auto-pipeline copies the
-  // client's built-ins when it is created, so a command added later would be missing from it.
-  for (const verb of [...JOB_CORE_VERBS, "VERSION", "INSTALL"])
-    client.addBuiltinCommand(`emq.${verb.toLowerCase()}`);
-  const connection = new Connection(client, connector, (sender) => engine.create(sender), options);
-  try {
-    await withTimeout(client.connect(), timeoutMs, () => lastError(connector));
-  } catch (err) {
-    client.disconnect();
-    if (connector.fatal) throw connector.fatal;
-    if (err instanceof VersionFenceError || err instanceof AuthError) throw err;
-    throw new ConnectionError(
-      `cannot reach valkey at ${host}:${port} within ${timeoutMs} ms: ${describeCause(lastError(connector) ?? err)}`,
-      lastError(connector) ?? err,
-    );
-  }
-  return connection;
-}
-
-/** The longest timer Node.js runs (ms); a longer one fires at once. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
-function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  const v = value ?? fallback;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) {
-    throw new InvalidArgumentError(name, `must be an integer from ${min} to ${max}, got ${String(value)}`);
-  }
-  return v;
-}
-
-/** Every connect option checked before a socket opens (typed errors naming the option). */
-export function checkConnectOptions(options: ConnectOptions): {
-  host: string;
-  port: number;
-  engine: EngineKind;
-  timeoutMs: number;
-  writeBatch: number;
-} {
-  if (typeof options !== "object" || options === null) {
-    throw new InvalidArgumentError(
-      "options",
-      `must be an object, got ${options === null ? "null" : typeof options}`,
-    );
-  }
-  const host = options.host ?? "127.0.0.1";
-  if (typeof host !== "string" || host.length === 0) {
-    throw new InvalidArgumentError("host", `must be a non-empty string, got ${String(options.host)}`);
-  }
-  const engine = engineFor(options.wire ?? 4, options.requiredVerbs);
-  if (options.db !== undefined) integerOption("db", options.db, 0, 0, 2 ** 31 - 1);
-  for (const name of ["username", "password", "name"] as const) {
-    const value = options[name];
-    if (value !== undefined && typeof value !== "string") {
-      throw new InvalidArgumentError(name, `must be a string, got ${typeof value}`);
-    }
-  }
-  return {
-    host,
-    port: integerOption("port", options.port, 6379, 1, 65535),
-    engine,
-    timeoutMs: integerOption("connectTimeoutMs", options.connectTimeoutMs, 5000, 1, MAX_TIMER_MS),
-    writeBatch: integerOption("writeBatch", options.writeBatch, 16, 1, 1_000_000),
-  };
-}
-
-function lastError(connector: FencingConnector): Error | undefined {
-  return connector.fatal ?? connector.firstError;
-}
-
-function describeCause(err: unknown): string {
-  return err instanceof Error ? err.message || err.name : String(err);
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, cause: () => unknown): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(cause() ?? new Error(`timed out after ${ms} ms`)), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
+  const checked = checkConnectOptions(options);
+  const transport = checked.nodes ? await openCluster(checked, options) : await openNode(checked, options);
+  return new Connection(transport, (sender) => checked.engine.create(sender), options);
 }

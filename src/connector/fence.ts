@@ -72,6 +72,12 @@ export function parseModuleVersion(reply: RespReply): ModuleVersion | null {
  * host's scripts declare; then the key must hold the module's brand.
  */
 export async function fenceWire6(send: Send, requiredVerbs: readonly string[]): Promise<void> {
+  await moduleFence(send, requiredVerbs);
+  await brandWire6(send);
+}
+
+/** Wire 6, the node half: `EMQ.VERSION` reports wire `echomq:6.0.0`, module major 0 and every required verb. */
+export async function moduleFence(send: Send, requiredVerbs: readonly string[]): Promise<void> {
   const reply = await send(["EMQ.VERSION"]);
   if (reply instanceof RespError) {
     if (/unknown command/i.test(reply.message)) {
@@ -97,6 +103,29 @@ export async function fenceWire6(send: Send, requiredVerbs: readonly string[]): 
       `it lacks verbs ${missing.join(", ")}`,
     );
   }
+}
+
+/** Wire 6, the brand half: `{emq}:version` must read `echomq:6.0.0` (written by `EMQ.INSTALL`). */
+export async function brandWire6(send: Send): Promise<void> {
   const got = brandOf(WIRE6_BRAND, await send(["GET", VERSION_KEY]));
   if (got !== WIRE6_BRAND) throw new VersionFenceError(WIRE6_BRAND, got);
+}
+
+/**
+ * Wire 4 on a cluster, the node half: the node must not run the module — `EMQ.VERSION` must be an
+ * unknown command. Any other answer (the module's reply, or a refusal such as `NOPERM`, which
+ * only a command that exists gets) means it does.
+ */
+export async function noModuleFence(send: Send): Promise<void> {
+  const reply = await send(["EMQ.VERSION"]);
+  if (reply instanceof RespError) {
+    if (/unknown command/i.test(reply.message)) return;
+    if (isTransientReply(reply.message)) throw new FenceTransientError(`EMQ.VERSION: ${reply.message}`);
+  }
+  const module = parseModuleVersion(reply)?.module;
+  throw new VersionFenceError(
+    WIRE4_BRAND,
+    module === undefined ? "the echomq module" : `the echomq module ${module}`,
+    "the node runs the echomq module, so it serves wire 6 only",
+  );
 }

@@ -36,6 +36,14 @@ export interface BootOptions {
 
 export type FenceRunner = (send: RawSession["send"]) => Promise<void>;
 
+/** What a connector tells its owner (a cluster counts fenced sockets per node and stops on a fatal refusal). */
+export interface ConnectorHooks {
+  /** A socket passed the fence and is handed to the client. */
+  fenced?(): void;
+  /** A refusal no reconnect can fix stopped this connector. */
+  fatal?(err: EchoMQError): void;
+}
+
 /** Replies that mean the credentials were refused, whichever command met them. */
 const AUTH_REFUSED = /^(NOAUTH|WRONGPASS)\b/;
 
@@ -57,6 +65,7 @@ export class FencingConnector extends AbstractConnector {
     private readonly fence: FenceRunner,
     private readonly timeoutMs: number,
     private readonly writeBatch: number = 16,
+    private readonly hooks: ConnectorHooks = {},
   ) {
     super(1000);
   }
@@ -71,6 +80,7 @@ export class FencingConnector extends AbstractConnector {
       (err: Error) => {
         if (err instanceof VersionFenceError || err instanceof AuthError || err instanceof ConnectionError) {
           this.fatal = err;
+          this.hooks.fatal?.(err);
           throw err;
         }
         this.firstError = err;
@@ -88,8 +98,23 @@ export class FencingConnector extends AbstractConnector {
       session.detach();
       coalesceWrites(socket, this.writeBatch);
       this.fencedSockets += 1;
+      this.hooks.fenced?.();
       this.stream = socket;
       return socket;
+    });
+  }
+
+  /**
+   * A socket of the caller's own (a subscriber), booted and fenced like the client's, with its
+   * session still attached: the caller reads pushes with `session.onPush` and owns the socket.
+   * Rejects with the typed refusal (`VersionFenceError`, `AuthError`, a boot `ConnectionError`)
+   * or the transient error (reset, timeout, `LOADING`).
+   */
+  openSession(): Promise<{ session: RawSession; socket: net.Socket }> {
+    this.connecting = true;
+    return this.booted(async (session, socket) => {
+      await this.fence(async (args) => this.checkAuth(await session.send(args)));
+      return { session, socket };
     });
   }
 

@@ -17,6 +17,12 @@ export interface Sender {
   send(command: string, args: readonly Arg[]): Promise<unknown>;
   /** Sends commands in one tick (they leave together); each result is the reply or its typed error. */
   sendAll(lines: readonly Line[]): Promise<unknown[]>;
+  /**
+   * `SCRIPT LOAD <source>` on the node that holds `routeKey` (the first key of the line that met
+   * `NOSCRIPT`, so the node that answered it), once for every line that needs it at the same
+   * time. On a single node, the node itself.
+   */
+  loadScript(script: Script, routeKey: string): Promise<unknown>;
 }
 
 /** One transition: a protocol verb (`CLAIM`), its declared keys and its values. */
@@ -60,5 +66,15 @@ export interface EngineKind {
   readonly wire: Wire;
   /** Runs on every new socket after the boot commands and before it carries anything else. */
   fence(send: Send): Promise<void>;
+  /**
+   * On a cluster, the node half of the fence (docs/cluster.md): runs on every node socket, says
+   * whether the node's role (the module loaded or not) is this engine's. Keyless.
+   */
+  nodeFence(send: Send): Promise<void>;
+  /**
+   * On a cluster, the cluster half: the intent record `{emq}:version`, read (and on wire 4
+   * claimed) once through the cluster client, so on whichever node owns its slot.
+   */
+  intent(send: Send): Promise<void>;
   create(sender: Sender): Engine;
 }

@@ -19,9 +19,12 @@ export function evalshaLine(script: Script, keys: readonly string[], args: reado
   return ["EVALSHA", [script.sha1, keys.length, ...keys, ...(args as Line[1])]];
 }
 
-export class LineSender {
-  private readonly loading = new Map<string, Promise<unknown>>();
+/** The first key of a line (`EVALSHA <sha> <numkeys> <key>…`): where its script must be loaded. */
+function firstKey(line: Line): string {
+  return String(line[1][2] ?? "");
+}
 
+export class LineSender {
   constructor(private readonly sender: Sender) {}
 
   /** Sends one planned line; a refusal is thrown typed. */
@@ -32,7 +35,7 @@ export class LineSender {
     } catch (err) {
       if (!planned.script || !isNoScript(err)) throw typedServerError(err);
     }
-    await this.load(planned.script);
+    await this.sender.loadScript(planned.script, firstKey(planned.line));
     try {
       return await this.sender.send(command, args);
     } catch (err) {
@@ -45,24 +48,13 @@ export class LineSender {
     const results = (await this.sender.sendAll(planned.map((p) => p.line))).map(typedServerError);
     const missing = results.flatMap((r, i) => (isNoScript(r) && planned[i]?.script ? [i] : []));
     if (missing.length === 0) return results;
-    const scripts = new Set(missing.map((i) => planned[i]!.script!));
-    await Promise.all([...scripts].map((script) => this.load(script)));
+    await Promise.all(
+      missing.map((i) => this.sender.loadScript(planned[i]!.script!, firstKey(planned[i]!.line))),
+    );
     const again = (await this.sender.sendAll(missing.map((i) => planned[i]!.line))).map(typedServerError);
     missing.forEach((at, k) => {
       results[at] = again[k];
     });
     return results;
-  }
-
-  /** `SCRIPT LOAD`, once for all the lines that met `NOSCRIPT` for this script at the same time. */
-  private load(script: Script): Promise<unknown> {
-    let loading = this.loading.get(script.sha1);
-    if (!loading) {
-      loading = this.sender
-        .send("SCRIPT", ["LOAD", script.source])
-        .finally(() => this.loading.delete(script.sha1));
-      this.loading.set(script.sha1, loading);
-    }
-    return loading;
   }
 }

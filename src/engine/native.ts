@@ -5,7 +5,7 @@
  * ever reaches a module node. Sockets pass the wire-6 fence (the module must offer every
  * job-core verb).
  */
-import { fenceWire6 } from "../connector/fence.js";
+import { brandWire6, fenceWire6, moduleFence } from "../connector/fence.js";
 import { WireRefusalError } from "../errors.js";
 import type { Script } from "../scripts/index.js";
 import { JOB_CORE_VERBS } from "../scripts/index.js";
@@ -63,6 +63,8 @@ export function nativeEngine(requiredVerbs: readonly string[] = JOB_CORE_VERBS):
   return {
     wire: 6,
     fence: (send) => fenceWire6(send, requiredVerbs),
+    nodeFence: (send) => moduleFence(send, requiredVerbs),
+    intent: brandWire6,
     create: (sender) => new NativeEngine(sender),
   };
 }

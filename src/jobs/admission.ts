@@ -19,10 +19,16 @@ import {
   toArg,
   typeOf,
 } from "./common.js";
+import { awaitDurable, checkDurability, type Durability, type DurabilityWait } from "./durability.js";
 
 export interface EnqueueOptions {
   /** Your own branded id (idempotency key). Default: a new id. */
   id?: string;
+  /**
+   * Acknowledge the add only once it is on `replicas` replicas (`WAIT`) or in AOFs (`WAITAOF`);
+   * see `Durability`. A wait that falls short rejects with `DurabilityError` (the job exists).
+   */
+  durability?: Durability;
 }
 
 export interface EnqueueResult {
@@ -82,9 +88,22 @@ export async function enqueue(
 ): Promise<EnqueueResult> {
   assertValidQueue(queue);
   assertPayload(payload);
-  const { id } = assertOptions(opts);
+  const { id, durability } = assertOptions(opts);
   if (id !== undefined) assertJobId(id);
-  return sendAdd(conn, queue, { ownId: id as string | undefined, payload: toArg(payload), values: null });
+  const wait = checkDurability(durability, "options.durability");
+  const job: CheckedAdd = { ownId: id as string | undefined, payload: toArg(payload), values: null };
+  return durable(conn, queue, await sendAdd(conn, queue, job), wait);
+}
+
+/** The add's result, once its durability wait (if asked) has passed. */
+async function durable(
+  conn: Connection,
+  queue: string,
+  result: EnqueueResult,
+  wait: DurabilityWait | undefined,
+): Promise<EnqueueResult> {
+  if (wait) await awaitDurable(conn, queue, [result.id], wait);
+  return result;
 }
 
 /** An `add` whose arguments passed every check: what its line carries besides the id. */
@@ -148,20 +167,26 @@ export async function add(
   opts: AddOptions = {},
 ): Promise<EnqueueResult> {
   assertValidQueue(queue);
-  return sendAdd(conn, queue, checkAdd(payload, opts));
+  const job = checkAdd(payload, opts);
+  const wait = checkDurability(assertOptions(opts).durability, "options.durability");
+  return durable(conn, queue, await sendAdd(conn, queue, job), wait);
 }
 
 /**
  * Adds many jobs, each its own `add` transition, in one pipeline (one write, one round trip).
  * Every job is checked first: one bad job throws before anything is sent. Not atomic as a whole:
  * when the server refuses one job, the others may have been added; the first error is thrown.
+ * `options.durability` (not a job's own) waits once for the whole batch (`DurabilityError`
+ * carries every id).
  */
 export async function addBulk(
   conn: Connection,
   queue: string,
   jobs: readonly { payload: Payload; opts?: AddOptions }[],
+  options: { durability?: Durability } = {},
 ): Promise<EnqueueResult[]> {
   assertValidQueue(queue);
+  const wait = checkDurability(assertOptions(options).durability, "options.durability");
   if (!Array.isArray(jobs)) throw new InvalidArgumentError("jobs", `must be an array, got ${typeOf(jobs)}`);
   const checked = jobs.map((job: unknown, i) => {
     const where = `jobs[${i}].`;
@@ -178,7 +203,16 @@ export async function addBulk(
     if (job.ownId !== undefined) return { id: job.ownId, duplicate: true };
     return sendAdd(conn, queue, job); // a generated id collided: the single path picks a new one
   });
-  return Promise.all(results);
+  const added = await Promise.all(results);
+  if (wait) {
+    await awaitDurable(
+      conn,
+      queue,
+      added.map((r) => r.id),
+      wait,
+    );
+  }
+  return added;
 }
 
 /** True while the queue's `paused` flag is set. */

@@ -1,0 +1,201 @@
+/**
+ * What `connect()` takes, checked before any socket opens (typed errors naming the option), and
+ * the URL form of it.
+ */
+import type tls from "node:tls";
+import { type EngineKind, engineFor, type Wire } from "../engine/index.js";
+import { InvalidArgumentError } from "../errors.js";
+
+/** `connect()`'s options after their checks. `nodes` is null for a single node. */
+export interface CheckedOptions {
+  host: string;
+  port: number;
+  nodes: ClusterNode[] | null;
+  engine: EngineKind;
+  timeoutMs: number;
+  writeBatch: number;
+}
+
+/** A node of a cluster, as `connect({ nodes })` takes it. */
+export interface ClusterNode {
+  host: string;
+  port: number;
+}
+
+export interface ConnectOptions {
+  host?: string;
+  port?: number;
+  /**
+   * A Valkey Cluster: the nodes to start from (one reachable node is enough; the client reads the
+   * rest from `CLUSTER SLOTS`). Instead of `host`/`port`. Every node socket is fenced by its role
+   * (docs/cluster.md), the cluster's intent record `{emq}:version` is checked once, and every
+   * command goes to the primary that owns its slot.
+   */
+  nodes?: readonly ClusterNode[];
+  /**
+   * On a cluster: the address to dial for a node address the cluster announces (`"host:port"`),
+   * when the two differ (NAT, containers, a proxy). Nodes not listed are dialled as announced.
+   */
+  natMap?: Readonly<Record<string, ClusterNode>>;
+  username?: string;
+  password?: string;
+  db?: number;
+  tls?: tls.ConnectionOptions | boolean;
+  /** 4 (Lua scripts, default) or 6 (the native module). */
+  wire?: Wire;
+  /** Client name set with CLIENT SETNAME on every socket. */
+  name?: string;
+  /** Bound for the first connect, and for each socket's boot + fence (ms). Default 5000. */
+  connectTimeoutMs?: number;
+  /** Verbs a wire-6 node must offer; default: every verb the host's scripts declare. */
+  requiredVerbs?: readonly string[];
+  /** The client's auto-pipelining (one batch in flight at a time). Default false: commands written in
+   * the same tick already leave in one write, without waiting for the previous batch's replies. */
+  autoPipelining?: boolean;
+  /**
+   * Commands written in one tick leave in batches of this many (one `writev` each), so the
+   * server can start on a batch while the next is written. Default 16.
+   */
+  writeBatch?: number;
+}
+
+const URL_SCHEMES = new Set(["redis:", "rediss:", "valkey:", "valkeys:"]);
+
+/**
+ * Parses `redis://[user:pass@]host:port[/db]` (or `rediss://`, `valkey://`, `valkeys://` — the
+ * `s` forms turn TLS on) into options. A string that is not such a URL throws
+ * `InvalidArgumentError` naming what is wrong.
+ */
+export function optionsFromUrl(url: string): ConnectOptions {
+  if (typeof url !== "string") throw new InvalidArgumentError("url", `must be a string, got ${typeof url}`);
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new InvalidArgumentError("url", `is not a URL: ${JSON.stringify(url)}`);
+  }
+  if (!URL_SCHEMES.has(u.protocol)) {
+    throw new InvalidArgumentError(
+      "url",
+      `scheme must be redis:, rediss:, valkey: or valkeys:, got ${u.protocol}`,
+    );
+  }
+  const opts: ConnectOptions = { host: u.hostname || "127.0.0.1", port: Number(u.port || 6379) };
+  if (u.username) opts.username = decodeURIComponent(u.username);
+  if (u.password) opts.password = decodeURIComponent(u.password);
+  const path = u.pathname.replace(/^\//, "");
+  if (path.length > 0) {
+    if (!/^\d{1,9}$/.test(path))
+      throw new InvalidArgumentError("url", `database must be a number, got /${path}`);
+    opts.db = Number(path);
+  }
+  if (u.protocol === "rediss:" || u.protocol === "valkeys:") opts.tls = true;
+  return opts;
+}
+
+/** The longest timer Node.js runs (ms); a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export function integerOption(
+  name: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const v = value ?? fallback;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) {
+    throw new InvalidArgumentError(name, `must be an integer from ${min} to ${max}, got ${String(value)}`);
+  }
+  return v;
+}
+
+/** Every connect option checked before a socket opens (typed errors naming the option). */
+export function checkConnectOptions(options: ConnectOptions): CheckedOptions {
+  if (typeof options !== "object" || options === null) {
+    throw new InvalidArgumentError(
+      "options",
+      `must be an object, got ${options === null ? "null" : typeof options}`,
+    );
+  }
+  const host = options.host ?? "127.0.0.1";
+  if (typeof host !== "string" || host.length === 0) {
+    throw new InvalidArgumentError("host", `must be a non-empty string, got ${String(options.host)}`);
+  }
+  const engine = engineFor(options.wire ?? 4, options.requiredVerbs);
+  if (options.db !== undefined) integerOption("db", options.db, 0, 0, 2 ** 31 - 1);
+  for (const name of ["username", "password", "name"] as const) {
+    const value = options[name];
+    if (value !== undefined && typeof value !== "string") {
+      throw new InvalidArgumentError(name, `must be a string, got ${typeof value}`);
+    }
+  }
+  return {
+    host,
+    port: integerOption("port", options.port, 6379, 1, 65535),
+    nodes: checkNodes(options),
+    engine,
+    timeoutMs: integerOption("connectTimeoutMs", options.connectTimeoutMs, 5000, 1, MAX_TIMER_MS),
+    writeBatch: integerOption("writeBatch", options.writeBatch, 16, 1, 1_000_000),
+  };
+}
+
+function checkNode(name: string, node: unknown): ClusterNode {
+  const n = node as Partial<ClusterNode> | null;
+  if (typeof n !== "object" || n === null || typeof n.host !== "string" || n.host.length === 0) {
+    throw new InvalidArgumentError(name, "must be { host: string, port: number }");
+  }
+  return { host: n.host, port: integerOption(`${name}.port`, n.port, 6379, 1, 65535) };
+}
+
+/** `nodes` (and what goes with it) checked: null for a single node. */
+function checkNodes(options: ConnectOptions): ClusterNode[] | null {
+  if (options.natMap !== undefined) {
+    if (typeof options.natMap !== "object" || options.natMap === null) {
+      throw new InvalidArgumentError("natMap", 'must be an object of "host:port" → { host, port }');
+    }
+    for (const [from, to] of Object.entries(options.natMap)) checkNode(`natMap[${JSON.stringify(from)}]`, to);
+  }
+  if (options.nodes === undefined) return null;
+  if (!Array.isArray(options.nodes) || options.nodes.length === 0) {
+    throw new InvalidArgumentError("nodes", "must be a non-empty array of { host, port }");
+  }
+  if (options.host !== undefined || options.port !== undefined) {
+    throw new InvalidArgumentError(
+      "nodes",
+      "give either nodes (a cluster) or host and port (one node), not both",
+    );
+  }
+  if (options.db !== undefined && options.db !== 0) {
+    throw new InvalidArgumentError("db", `a cluster has only database 0, got ${String(options.db)}`);
+  }
+  return options.nodes.map((node, i) => checkNode(`nodes[${i}]`, node));
+}
+
+export function describeCause(err: unknown): string {
+  return err instanceof Error ? err.message || err.name : String(err);
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, cause: () => unknown): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(cause() ?? new Error(`timed out after ${ms} ms`)), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** The address to dial for a node address a cluster announces (`host:port`), through `natMap`. */
+export function dialOf(announced: string, natMap: ConnectOptions["natMap"]): ClusterNode {
+  const mapped = natMap?.[announced];
+  if (mapped) return { host: mapped.host, port: mapped.port };
+  const at = announced.lastIndexOf(":");
+  return { host: announced.slice(0, at), port: Number(announced.slice(at + 1)) };
+}

@@ -1,0 +1,284 @@
+/**
+ * Queues and workers on a Valkey Cluster, both wires (docs/cluster.md): three primaries with a
+ * replica each; the lifecycle basics and a worker on queues spread over the shards, with no
+ * `MOVED` in the steady state; durability with `WAIT`; the wake subscription following its slot
+ * to another primary; a node added later fenced before it carries anything, and one of the
+ * wrong role refused, naming it. One cluster per wire.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { SHARD_CHANNELS } from "../src/connector/shard-subscriber.js";
+import {
+  type Connection,
+  claim,
+  complete,
+  connect,
+  DurabilityError,
+  fail,
+  installModuleBrand,
+  promote,
+  Queue,
+  retry,
+  VersionFenceError,
+  type Wire,
+  Worker,
+} from "../src/index.js";
+import { queueKey, slot } from "../src/protocol.js";
+import { modulePath } from "../tools/module-path.js";
+import {
+  clusterForTests,
+  label,
+  movedCount,
+  nativeFenceOnEveryShard,
+  queueInSlot,
+  queuePerShard,
+  resetStats,
+  type TestCluster,
+} from "./support/cluster-helpers.js";
+import { startProxy } from "./support/proxy.js";
+import type { ValkeyServer } from "./support/valkey.js";
+
+async function until(what: string, check: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`);
+    await sleep(20);
+  }
+}
+
+/** Subscribers a node has on a shard channel. */
+async function shardSubscribers(node: ValkeyServer, channel: string): Promise<number> {
+  const reply = (await node.cli("PUBSUB", "SHARDNUMSUB", channel)) as [string, number];
+  return Number(reply[1]);
+}
+
+for (const wire of [4, 6] as Wire[]) {
+  describe(`cluster lifecycle [wire ${wire}]`, () => {
+    let cluster: TestCluster;
+    let conn: Connection;
+    /** One queue per shard (wire 6 before the module's cluster fence lands: all in the record's slot). */
+    let queues: string[];
+    /** The shard each of `queues` lives on. */
+    let shards: ValkeyServer[];
+
+    before(async () => {
+      cluster = await clusterForTests({
+        primaries: 3,
+        replicas: 1,
+        ...(wire === 6 ? { module: modulePath() } : {}),
+      });
+      if (wire === 6) assert.equal(await installModuleBrand({ nodes: cluster.seeds }), 1);
+      conn = await connect({ nodes: cluster.seeds, wire, name: `emq-life-${wire}` });
+      queues = await queuePerShard(cluster, "life-");
+      shards = [...cluster.primaries];
+      if (wire === 6 && !(await nativeFenceOnEveryShard(conn, cluster))) {
+        const holder = await cluster.ownerOf(slot("{emq}:version"));
+        queues = queues.map((_, i) => queueInSlot(slot("{emq}:version"), `life-h${i}-`));
+        shards = queues.map(() => holder);
+      }
+      await resetStats(cluster.nodes);
+    });
+    after(async () => {
+      await conn?.close();
+      await cluster?.stop();
+    });
+
+    test("connect fenced a socket to every node, replicas too", () => {
+      assert.deepEqual([...conn.fencedNodes.keys()].sort(), cluster.nodes.map(label).sort());
+    });
+
+    test("add, claim, complete, fail, retry, pause, resume and a delayed job, on every shard", async () => {
+      for (const [i, name] of queues.entries()) {
+        const q = new Queue(name, conn);
+        const { id: a } = await q.add("a");
+        const ja = await claim(conn, name, 30_000);
+        assert.equal(ja?.id, a);
+        await complete(conn, name, a, ja!.attempts, "done-a", 100);
+
+        const { id: b } = await q.add("b", { maxAttempts: 2 });
+        let jb = await claim(conn, name, 30_000);
+        assert.equal(
+          await fail(conn, name, b, jb!.attempts, "boom", { backoffMs: 0, maxAttempts: 2, keep: 10 }),
+          "pending",
+        );
+        jb = await claim(conn, name, 30_000);
+        assert.equal(
+          await fail(conn, name, b, jb!.attempts, "boom", { backoffMs: 0, maxAttempts: 2, keep: 10 }),
+          "dead",
+        );
+        await retry(conn, name, b);
+        jb = await claim(conn, name, 30_000);
+        assert.equal(jb?.id, b);
+        await complete(conn, name, b, jb!.attempts, "done-b", 100);
+
+        const { id: c } = await q.add("c");
+        assert.equal(await q.pause(), true);
+        assert.equal(await claim(conn, name, 30_000), null, "paused: nothing claimed");
+        assert.equal(await q.resume(), true);
+        const jc = await claim(conn, name, 30_000);
+        assert.equal(jc?.id, c);
+        await complete(conn, name, c, jc!.attempts, "done-c", 100);
+
+        const { id: d } = await q.add("d", { delay: 20 });
+        await sleep(30);
+        assert.equal(await promote(conn, name, 10), 1);
+        const jd = await claim(conn, name, 30_000);
+        assert.equal(jd?.id, d);
+        await complete(conn, name, d, jd!.attempts, "done-d", 100);
+
+        const counts = await q.counts();
+        assert.deepEqual(counts, {
+          pending: 0,
+          scheduled: 0,
+          active: 0,
+          completed: 4,
+          dead: 0,
+          paused: false,
+        });
+        assert.equal(Number(await shards[i]!.cli("ZCARD", queueKey(name, "done"))), 4, "on its own shard");
+        assert.equal(String((await q.getJob(b))?.result), "done-b");
+      }
+    });
+
+    test("a worker per queue drains queues spread over the shards (retries and delayed jobs too)", async () => {
+      const done = new Set<string>();
+      const failedOnce = new Set<string>();
+      const workers = queues.map(
+        (name) =>
+          new Worker(
+            new Queue(name, conn),
+            async (job) => {
+              if (job.payload.toString() === "flaky" && !failedOnce.has(job.id)) {
+                failedOnce.add(job.id);
+                throw new Error("once");
+              }
+              done.add(job.id);
+            },
+            {
+              concurrency: 4,
+              idleCheckMs: 20,
+              promoteEveryMs: 100,
+              attempts: 3,
+              backoff: { type: "fixed", delayMs: 0 },
+            },
+          ),
+      );
+      await Promise.all(workers.map((w) => w.ready));
+      let expected = 0;
+      for (const name of queues) {
+        const q = new Queue(name, conn);
+        await q.addBulk(Array.from({ length: 20 }, (_, i) => ({ payload: i % 5 === 0 ? "flaky" : `p${i}` })));
+        await q.add("later", { delay: 50 });
+        expected += 21;
+      }
+      await until(`${expected} jobs done`, async () => done.size === expected, 10_000);
+      await Promise.all(workers.map((w) => w.close()));
+      assert.equal(failedOnce.size, 12);
+      for (const w of workers) assert.equal(w.transientErrors, 0);
+    });
+
+    test("steady state: no MOVED on any node", async (t) => {
+      const moved = await movedCount(cluster.nodes);
+      t.diagnostic(`wire ${wire}: errorstat_MOVED summed over ${cluster.nodes.length} nodes = ${moved}`);
+      assert.equal(moved, 0);
+    });
+
+    test("durability: WAIT 1 returns once the shard's replica has the add", async () => {
+      for (const name of queues) {
+        const q = new Queue(name, conn, { durability: { replicas: 1, timeoutMs: 2000 } });
+        const { id } = await q.add("safe");
+        assert.ok(await q.getJob(id));
+        assert.equal((await q.addBulk([{ payload: "x" }, { payload: "y" }])).length, 2);
+      }
+    });
+
+    test("the wake subscription follows its slot to another primary and a wake arrives there", async (t) => {
+      if (!SHARD_CHANNELS) return t.skip("SHARD_CHANNELS is off: classic channels do not live in a slot");
+      // Queue "emq" shares slot 9051 with {emq}:version, so its verbs pass the native fence
+      // wherever the slot goes, whether or not the module's cluster fence has landed.
+      const name = "emq";
+      const channel = queueKey(name, "wake");
+      const from = await cluster.ownerOf(slot(channel));
+      const to = cluster.primaries.find((p) => p !== from)!;
+      const done: string[] = [];
+      const worker = new Worker(new Queue(name, conn), async (job) => void done.push(job.id), {
+        concurrency: 1,
+        idleCheckMs: 60_000,
+      });
+      await worker.ready;
+      try {
+        await until("subscribed on the owner", async () => (await shardSubscribers(from, channel)) === 1);
+        await cluster.moveSlot(slot(channel), to);
+        await until(
+          "subscribed again on the new owner",
+          async () => (await shardSubscribers(to, channel)) === 1,
+        );
+        assert.equal(await shardSubscribers(from, channel), 0);
+        await sleep(50); // the look every idle slot takes after resubscribing has come back empty
+        const { id } = await new Queue(name, conn).add("after the move");
+        // The executors publish the wake with SPUBLISH once that lands; until then, publish it here.
+        await to.cli("SPUBLISH", channel, "1");
+        await until("the job ran", async () => done.includes(id), 2000);
+      } finally {
+        await worker.close();
+      }
+    });
+
+    test("durability on a shard whose replica is gone: DurabilityError, the job exists", async () => {
+      const shard = await cluster.ownerOf(slot(queueKey(queues[0]!, "")));
+      const replica = cluster.replicas[cluster.primaries.indexOf(shard)]!;
+      await replica.stop();
+      const q = new Queue(queues[0]!, conn);
+      const err = await q.add("unsafe", { durability: { replicas: 1, timeoutMs: 100 } }).then(
+        () => assert.fail("acknowledged"),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof DurabilityError, String(err));
+      assert.ok(await q.getJob(err.ids[0]!), "the job exists on the primary");
+    });
+
+    test("a node added later is fenced before it carries anything; one of the wrong role stops the connection, naming it", async () => {
+      const [sameRole, wrongRole] = await Promise.all([
+        cluster.addNode(wire === 6 ? { module: modulePath() } : {}),
+        cluster.addNode(wire === 4 ? { module: modulePath() } : {}),
+      ]);
+      const proxy = await startProxy({ targetPort: sameRole.port });
+      const late = await connect({
+        nodes: cluster.seeds,
+        wire,
+        name: "emq-late",
+        natMap: { [label(sameRole)]: { host: proxy.host, port: proxy.port } },
+      });
+      try {
+        const name = queues[1]!;
+        const counts = await new Queue(name, late).counts();
+        await cluster.moveSlot(slot(queueKey(name, "")), sameRole);
+        assert.deepEqual(await new Queue(name, late).counts(), counts, "read from the new node");
+        const sockets = [...new Set(proxy.commands.map((c) => c.conn))];
+        assert.ok(sockets.length >= 1, "the new node got a socket");
+        for (const socket of sockets) {
+          const [boot, fence, next] = proxy.commandsOf(socket);
+          assert.deepEqual(boot, ["CLIENT", "SETNAME", "emq-late"]);
+          assert.deepEqual(fence, ["EMQ.VERSION"]);
+          assert.ok(next);
+        }
+        assert.ok((late.fencedNodes.get(`${proxy.host}:${proxy.port}`) ?? 0) >= 1);
+
+        const other = queues[2]!;
+        await cluster.moveSlot(slot(queueKey(other, "")), wrongRole);
+        const err = await new Queue(other, late).counts().then(
+          () => assert.fail("served"),
+          (e: unknown) => e,
+        );
+        assert.ok(err instanceof VersionFenceError, String(err));
+        assert.equal(err.node, label(wrongRole));
+        assert.equal(late.fatal, err);
+        await assert.rejects(new Queue(name, late).counts(), (e) => e === err);
+      } finally {
+        await late.close();
+        await proxy.close();
+      }
+    });
+  });
+}
