@@ -347,6 +347,22 @@ export const CASES: Case[] = [
   { name: "REMOVE: id without the JOB prefix", actions: [remove("NOT00000000001")] },
   { name: "REMOVE: done not a sorted set", actions: [wrongType("done"), remove(J(1))] },
 
+  /* LANES */
+  {
+    name: "LANES: record, again, another, the list ascending",
+    actions: [C("LANES", ["12"]), C("LANES", ["12"]), C("LANES", ["3"]), C("LANES", ["1"])],
+  },
+  {
+    name: "LANES: recorded tokens that are no count are skipped, repeats counted once",
+    actions: [
+      seed(["HSET", key("meta"), "lanes", "7,x,,01,7,10001,2"]),
+      C("LANES", ["7"]),
+      C("LANES", ["5"]),
+    ],
+  },
+  { name: "LANES: bad counts", actions: [C("LANES", ["0"]), C("LANES", ["10001"]), C("LANES", ["01"])] },
+  { name: "LANES: meta not a hash", actions: [wrongType("meta"), C("LANES", ["3"])] },
+
   /* PAUSE / RESUME */
   { name: "PAUSE/RESUME: pause, again, resume, again", actions: [pause, pause, resume, resume] },
   { name: "PAUSE: meta not a hash", actions: [wrongType("meta"), pause] },

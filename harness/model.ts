@@ -89,6 +89,7 @@ const backoff = pick(["0", "0", "1", "1000"], ["-1", "x"]);
 const maxAttempts = pick(["1", "1", "2", "3", "5"], ["0", "x"]);
 const limit = pick(["1", "2", "100", "10000"], ["0", "10001", "x"]);
 const extra = pick(["1", "2", BIG], ["0", "-1"]);
+const lanes = pick(["1", "3", "12", "10000"], ["0", "10001", "01", "x"]);
 
 const twist: fc.Arbitrary<Twist> = fc.oneof(
   { weight: 40, arbitrary: fc.constant("none" as const) },
@@ -129,6 +130,7 @@ const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q
   RESUME: fc.record({ values: fc.constant([] as string[]) }),
   RESCHEDULE: fc.record({ id: idChoice("active"), token, values: fc.tuple(delay) }),
   REQUEUE: fc.record({ id: idChoice("active"), token, values: fc.tuple(maxAttempts) }),
+  LANES: fc.record({ values: fc.tuple(lanes) }),
 };
 const WEIGHTS: Record<string, number> = {
   ENQUEUE: 7,
@@ -145,6 +147,7 @@ const WEIGHTS: Record<string, number> = {
   RESUME: 2,
   RESCHEDULE: 1,
   REQUEUE: 1,
+  LANES: 1,
 };
 
 const FIELDS = ["attempts", "priority", "max_attempts", "state", "payload"];
@@ -180,6 +183,9 @@ const corruption: fc.Arbitrary<SeedArg[]> = fc.oneof(
   fc
     .tuple(queue, fc.constantFrom("0", "7", "x", "-1", "01", BIG))
     .map(([q, v]): SeedArg[] => ["HSET", { q, slot: "meta" }, "orphans", v]),
+  fc
+    .tuple(queue, fc.constantFrom("3", "12,1", "3,x,3", "", ",", "01,10001,5", "7,2,7"))
+    .map(([q, v]): SeedArg[] => ["HSET", { q, slot: "meta" }, "lanes", v]),
 );
 
 /* ------------------------------------------------------------------ commands */

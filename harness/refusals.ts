@@ -26,6 +26,7 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   RESUME: { values: [], setup: [C("PAUSE", [])] },
   RESCHEDULE: { values: [J(1), "1", "100"], setup: claimed(J(1)) },
   REQUEUE: { values: [J(1), "1", "3"], setup: claimed(J(1)) },
+  LANES: { values: ["12"], setup: [] },
 };
 
 /** The keys of `verb` for a literal queue name (the same bytes on both sides). */

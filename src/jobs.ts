@@ -35,6 +35,7 @@ export {
   type FailState,
 } from "./jobs/lease.js";
 export {
+  recordLanes,
   pause,
   promote,
   reap,

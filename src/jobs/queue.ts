@@ -4,6 +4,7 @@
  */
 import type { Connection } from "../connector/connection.js";
 import { assertValidQueue } from "../keyspace.js";
+import { MAX_LANES } from "../lanes/naming.js";
 import {
   assertInteger,
   assertJobId,
@@ -82,4 +83,15 @@ export async function pause(conn: Connection, queue: string): Promise<boolean> {
 export async function resume(conn: Connection, queue: string): Promise<boolean> {
   assertValidQueue(queue);
   return (await run(conn, "RESUME", [key(queue, "meta"), key(queue, "pending")], [])) === 1;
+}
+
+/**
+ * Records `lanes` as a lane count queue `queue` is used with (in its `meta`), and returns every
+ * lane count recorded, ascending: the lane sets a worker must drain.
+ */
+export async function recordLanes(conn: Connection, queue: string, lanes: number): Promise<number[]> {
+  assertValidQueue(queue);
+  assertInteger("lanes", lanes, 1, MAX_LANES);
+  // (the protocol takes up to 10000; the host's bound is the lane naming rule's)
+  return (await run(conn, "LANES", [key(queue, "meta")], [String(lanes)])) as number[];
 }

@@ -1,5 +1,6 @@
 //! Operator verbs: `EMQ.RETRY` (dead → pending), `EMQ.REMOVE` (delete a job that is not
-//! active), `EMQ.PAUSE` / `EMQ.RESUME` (the queue's `paused` flag).
+//! active), `EMQ.PAUSE` / `EMQ.RESUME` (the queue's `paused` flag), `EMQ.LANES` (the lane counts
+//! a laned queue is used with).
 
 use valkey_module::{Context, ValkeyValue};
 
@@ -9,7 +10,8 @@ use crate::gates::{self, Fields, Row};
 use crate::guard;
 use crate::moves;
 use crate::open::{argv, open};
-use crate::protocol::{pause, remove, resume, retry};
+use crate::protocol::{lanes, pause, remove, resume, retry};
+use crate::values::Grammar;
 
 /// The `meta` field that holds the pause flag, and its value while paused.
 const PAUSED: &[u8] = b"paused";
@@ -150,9 +152,59 @@ pub fn resume(ctx: &Context, args: Args) -> Reply {
     Ok(ValkeyValue::Integer(1))
 }
 
+/// The `meta` field that records a laned queue's lane counts.
+const LANES: &[u8] = b"lanes";
+
+/// The lane counts `recorded` holds (counts joined by `,`): tokens that are not *limit* text
+/// skipped, repeats counted once, ascending.
+pub fn recorded_lanes(recorded: &[u8]) -> Vec<i64> {
+    let mut counts: Vec<i64> = Vec::new();
+    for token in recorded.split(|&b| b == b',').filter(|t| !t.is_empty()) {
+        if let Some(n) = Grammar::Limit.parse(token) {
+            if !counts.contains(&n) {
+                counts.push(n);
+            }
+        }
+    }
+    counts.sort_unstable();
+    counts
+}
+
+/// `EMQ.LANES 1 <meta> <lanes>` → every lane count recorded, ascending; `<lanes>` is recorded
+/// when it was not.
+pub fn lanes(ctx: &Context, args: Args) -> Reply {
+    use lanes::{FORM, LANES as COUNT, META};
+    let argv = argv(args);
+    let (call, _) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
+    let db = Db::new(ctx, args, guard.is_ok());
+    let count = COUNT.read(&call)?;
+    let mut meta = db.open(META.of(&call));
+    gates::hash(&meta)?;
+    let [recorded] = meta.hash_get([LANES])?;
+    let mut counts = recorded_lanes(recorded.as_deref().unwrap_or_default());
+
+    if !counts.contains(&count) {
+        guard?;
+        counts.push(count);
+        counts.sort_unstable();
+        let text = counts.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        meta.hset(&[(LANES, text.as_bytes())])?;
+    }
+    Ok(ValkeyValue::Array(counts.into_iter().map(ValkeyValue::Integer).collect()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recorded_lanes_skip_what_is_no_count() {
+        assert_eq!(recorded_lanes(b""), Vec::<i64>::new());
+        assert_eq!(recorded_lanes(b"12,1,3"), vec![1, 3, 12]);
+        assert_eq!(recorded_lanes(b"3,,3,x,01,0,10001,-2,5"), vec![3, 5]);
+        assert_eq!(recorded_lanes(b"10000"), vec![10000]);
+    }
 
     #[test]
     fn a_state_names_its_set() {

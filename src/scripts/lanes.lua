@@ -1,0 +1,43 @@
+#!lua flags=allow-oom
+-- lanes: record a lane count of a laned queue; answer every lane count recorded.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
+-- Form:    EMQ.LANES 1 <meta> <lanes>
+-- KEYS[1]  emq:{q}:meta       the laned queue's own flags (hash), field lanes = counts joined by ','
+-- ARGV[1]  <lanes>            an integer from 1 to 10000
+-- Reply:   the counts recorded, ascending (integers)
+-- Writes:  HSET <meta> lanes <counts> when <lanes> was not among them (tokens that are not
+--          counts dropped); nothing otherwise
+-- Errors:  shape, lanes, WRONGTYPE (see docs/protocol.md)
+local form = 'EMQ.LANES 1 <meta> <lanes>'
+if #KEYS ~= 1 then return redis.error_reply('ERR EMQ.LANES wrong number of keys: ' .. form) end
+if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.LANES wrong number of values: ' .. form) end
+
+local function limit(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil and tonumber(s) <= 10000 end
+
+local meta, lanes = KEYS[1], ARGV[1]
+if not limit(lanes) then return redis.error_reply('ERR EMQ.LANES lanes must be an integer from 1 to 10000') end
+local t = redis.call('TYPE', meta).ok
+if t ~= 'hash' and t ~= 'none' then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+
+local seen, counts = {}, {}
+local recorded = redis.call('HGET', meta, 'lanes')
+if recorded then
+  for token in string.gmatch(recorded, '[^,]+') do
+    if limit(token) and not seen[token] then
+      seen[token] = true
+      table.insert(counts, tonumber(token))
+    end
+  end
+end
+if not seen[lanes] then
+  table.insert(counts, tonumber(lanes))
+  table.sort(counts)
+  local text = {}
+  for i, n in ipairs(counts) do text[i] = string.format('%d', n) end
+  redis.call('HSET', meta, 'lanes', table.concat(text, ','))
+  return counts
+end
+table.sort(counts)
+return counts
