@@ -1,5 +1,5 @@
 /**
- * The refusals every verb shares, generated for all fourteen: shape (wrong count of keys, of
+ * The refusals every verb shares, generated for every job-core verb: shape (wrong count of keys, of
  * values), a numkeys EVAL itself refuses (P1), layout (D3), fence (D4, the node unbranded in
  * dedicated cases), the write guard (over maxmemory and on a read-only replica: compared; on a
  * writable replica: D5), and the checks of `EMQ.INSTALL`.

@@ -50,5 +50,5 @@ export function scriptFor(verb: string): Script {
 /** The job-core verbs without a script twin: only the module runs them. */
 export const NATIVE_ONLY_VERBS: readonly string[] = JOB_CORE.filter((s) => !s.script).map((s) => s.verb);
 
-/** The fourteen job-core verb tokens, in the order `EMQ.VERSION` lists them. */
+/** The job-core verb tokens, in the order `EMQ.VERSION` lists them. */
 export const JOB_CORE_VERBS: readonly string[] = JOB_CORE.map((s) => s.verb);

@@ -43,7 +43,7 @@ export interface VerbSpec {
   /** Upper-case token; the native command is `EMQ.<verb>`. */
   verb: string;
   summary: string;
-  /** One of the fourteen job-core verbs (`EMQ.VERSION` lists them). */
+  /** One of the job-core verbs (`EMQ.VERSION` lists them). */
   core: boolean;
   /** The module's verb family (`module/src/verbs/<family>.rs`). */
   family: string;
@@ -63,7 +63,7 @@ export interface VerbSpec {
 
 export interface ProtocolSpec {
   about: string;
-  /** The fourteen job-core verbs, in the order `EMQ.VERSION` lists them. */
+  /** The job-core verbs, in the order `EMQ.VERSION` lists them. */
   job_core: string[];
   brands: { wire4: string; wire6: string; key: string };
   classes: Record<VerbClass, { flags: string; shebang: string | null; about: string }>;

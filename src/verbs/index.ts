@@ -24,7 +24,7 @@ export function verbSpec(verb: string): VerbSpec {
   return spec;
 }
 
-/** The fourteen job-core verb specs, in the order `EMQ.VERSION` lists them. */
+/** The job-core verb specs, in the order `EMQ.VERSION` lists them. */
 export const JOB_CORE: readonly VerbSpec[] = PROTOCOL.job_core.map(verbSpec);
 
 /** A key slot as a form writes it: `<pending>`, `<row>`, `<base>`; the brand key as itself. */

@@ -22,7 +22,7 @@ export const READONLY = "READONLY You can't write against a read only replica.";
 export const OOM = "OOM command not allowed when used memory > 'maxmemory'.";
 /** The verbs these tests drive; a wire-6 connector here requires just these. */
 export const VERBS = ["ENQUEUE", "CLAIM"];
-/** The fourteen job-core verb tokens, from the protocol data (protocol/protocol.json). */
+/** The job-core verb tokens, from the protocol data (protocol/protocol.json). */
 export const JOB_CORE: readonly string[] = PROTOCOL.job_core;
 
 /* ------------------------------------------------------------------ helpers */
