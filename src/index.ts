@@ -64,7 +64,15 @@ export {
   DurabilityError,
   NativeOnlyVerbError,
 } from "./errors.js";
-export { Queue, type JobCounts, type JobInfo, type JobState, type QueueOptions } from "./queue.js";
+export {
+  Queue,
+  type JobCounts,
+  type JobInfo,
+  type JobState,
+  type LanedCounts,
+  type QueueAddOptions,
+  type QueueOptions,
+} from "./queue.js";
 export {
   Worker,
   InvalidBackoffError,

@@ -1,9 +1,16 @@
 /**
  * The producer and operator API of one queue: add jobs, pause and resume, remove, retry dead
  * jobs, read counts and rows. Every transition goes through the host steps in `jobs.ts`.
+ *
+ * A queue may be **laned** (`lanes: k`): its jobs are then spread over k physical queues, each a
+ * queue of its own in its own slot (docs/protocol.md, "Lanes"), so one hot queue uses every shard
+ * of a cluster. Adds go round-robin over the lanes, or by `laneKey` (the same key, the same
+ * lane); the operator calls act on every lane. A laned queue is not globally ordered: priority
+ * and delay hold within a lane; across lanes, jobs run in rotation.
  */
 import type { Connection } from "./connector/connection.js";
 import { assertValidBrandedId } from "./branded-id.js";
+import { InvalidArgumentError } from "./errors.js";
 import {
   type AddOptions,
   checkDurability,
@@ -13,11 +20,14 @@ import {
   add,
   addBulk,
   pause,
+  recordLanes,
   remove,
   resume,
   retry,
 } from "./jobs.js";
 import { assertValidQueue, jobKey, queueKey } from "./keyspace.js";
+import { laneNames, laneOfKey, MAX_LANES } from "./lanes/naming.js";
+import { lanesOf, recordedLanes } from "./lanes/registry.js";
 
 export type JobState = "pending" | "scheduled" | "active" | "completed" | "dead";
 
@@ -30,9 +40,18 @@ export interface JobCounts {
   paused: boolean;
 }
 
+/** A laned queue's counts: the sums, and each lane's own (lanes of recorded counts included). */
+export interface LanedCounts extends JobCounts {
+  /** True when any lane is paused (`paused`: every lane is). */
+  partlyPaused: boolean;
+  lanes: Record<string, JobCounts>;
+}
+
 /** A job row as stored (see docs/protocol.md). */
 export interface JobInfo {
   id: string;
+  /** The physical queue the row is in: the queue itself, or one of its lanes. */
+  lane: string;
   state: JobState;
   attempts: number;
   payload: Buffer;
@@ -42,6 +61,11 @@ export interface JobInfo {
   error?: string;
 }
 
+export interface QueueAddOptions extends AddOptions {
+  /** A laned queue: jobs with the same key go to the same lane (their order is kept). */
+  laneKey?: string;
+}
+
 export interface QueueOptions {
   /**
    * The durability every `add` / `addBulk` of this queue waits for before it is acknowledged
@@ -49,11 +73,20 @@ export interface QueueOptions {
    * `{ aof: { local, replicas }, timeoutMs }` → `WAITAOF`. See `Durability`.
    */
   durability?: Durability;
+  /** Spread the queue's jobs over this many lanes (1 to 256). Default 1: the queue itself. */
+  lanes?: number;
 }
+
+const STATES = ["pending", "schedule", "active", "done", "dead"] as const;
 
 export class Queue {
   /** The queue's default durability (`QueueOptions.durability`), if any. */
   readonly durability: Durability | undefined;
+  /** How many lanes the queue's jobs are spread over (1: the queue itself). */
+  readonly lanes: number;
+  private readonly ownLanes: readonly string[];
+  private turn = 0;
+  private recorded: Promise<unknown> | undefined;
 
   constructor(
     readonly name: string,
@@ -63,73 +96,121 @@ export class Queue {
     assertValidQueue(name);
     checkDurability(options?.durability, "durability");
     this.durability = options?.durability;
+    const lanes = options?.lanes ?? 1;
+    if (!Number.isSafeInteger(lanes) || lanes < 1 || lanes > MAX_LANES) {
+      throw new InvalidArgumentError(
+        "lanes",
+        `must be an integer from 1 to ${MAX_LANES}, got ${String(lanes)}`,
+      );
+    }
+    this.lanes = lanes;
+    this.ownLanes = laneNames(name, lanes);
   }
 
   /**
    * Adds one job: `priority` (lower runs first, default 0), `delay` in ms, `maxAttempts`, `id`,
-   * `durability` (default: the queue's).
+   * `durability` (default: the queue's); on a laned queue `laneKey` picks the lane.
    */
-  add(payload: Payload, opts: AddOptions = {}): Promise<EnqueueResult> {
-    const own = typeof opts === "object" && opts !== null && "durability" in opts;
-    const o = this.durability && !own ? { ...opts, durability: this.durability } : opts;
-    return add(this.connection, this.name, payload, o);
+  async add(payload: Payload, opts: QueueAddOptions = {}): Promise<EnqueueResult> {
+    const lane = this.laneFor(opts?.laneKey);
+    await this.record();
+    return add(this.connection, lane, payload, this.withDurability(opts));
   }
 
   /**
    * Adds many jobs in one pipeline (one write, one round trip). Every job is checked before
    * anything is sent; each is its own transition, so a server refusal of one leaves the others.
-   * The queue's durability, if set, is waited for once for the whole batch.
+   * The queue's durability, if set, is waited for once for the whole batch. A laned queue groups
+   * the jobs per lane (round-robin, or by `laneKey`), all lanes in the same round trip.
    */
-  addBulk(jobs: readonly { payload: Payload; opts?: AddOptions }[]): Promise<EnqueueResult[]> {
-    return addBulk(this.connection, this.name, jobs, { durability: this.durability });
+  async addBulk(jobs: readonly { payload: Payload; opts?: QueueAddOptions }[]): Promise<EnqueueResult[]> {
+    if (this.lanes === 1) return addBulk(this.connection, this.name, jobs, { durability: this.durability });
+    if (!Array.isArray(jobs)) throw new InvalidArgumentError("jobs", "must be an array");
+    const groups = new Map<string, number[]>();
+    jobs.forEach((job, i) => {
+      const lane = this.laneFor(job?.opts?.laneKey);
+      groups.set(lane, [...(groups.get(lane) ?? []), i]);
+    });
+    await this.record();
+    const results: EnqueueResult[] = new Array(jobs.length);
+    await Promise.all(
+      [...groups].map(async ([lane, at]) => {
+        const added = await addBulk(
+          this.connection,
+          lane,
+          at.map((i) => jobs[i]!),
+          { durability: this.durability },
+        );
+        at.forEach((i, k) => {
+          results[i] = added[k]!;
+        });
+      }),
+    );
+    return results;
   }
 
-  /** Stops claims on this queue (running jobs finish). `true` if it was not paused. */
-  pause(): Promise<boolean> {
-    return pause(this.connection, this.name);
+  /** Stops claims on this queue, every lane of it (running jobs finish). `true` if one was not paused. */
+  async pause(): Promise<boolean> {
+    const lanes = await this.lanesInUse();
+    return (await Promise.all(lanes.map((lane) => pause(this.connection, lane)))).includes(true);
   }
 
-  resume(): Promise<boolean> {
-    return resume(this.connection, this.name);
+  /** Clears the pause of every lane (and wakes the workers). `true` if one was paused. */
+  async resume(): Promise<boolean> {
+    const lanes = await this.lanesInUse();
+    return (await Promise.all(lanes.map((lane) => resume(this.connection, lane)))).includes(true);
   }
 
   /** Deletes a job that is not active. `false` when there is no such job. */
-  remove(id: string): Promise<boolean> {
-    return remove(this.connection, this.name, id);
+  async remove(id: string): Promise<boolean> {
+    const lane = await this.laneOf(id);
+    return remove(this.connection, lane ?? this.ownLanes[0]!, id);
   }
 
   /** Moves a dead job back to pending, granting it `extraAttempts` more attempts (default 1). */
-  retry(id: string, extraAttempts = 1): Promise<void> {
-    return retry(this.connection, this.name, id, extraAttempts);
+  async retry(id: string, extraAttempts = 1): Promise<void> {
+    const lane = await this.laneOf(id);
+    return retry(this.connection, lane ?? this.ownLanes[0]!, id, extraAttempts);
   }
 
-  /** How many jobs are in each state (one pipelined round trip). */
-  async counts(): Promise<JobCounts> {
-    const sets = ["pending", "schedule", "active", "done", "dead"] as const;
-    const [pending, scheduled, active, completed, dead, paused] = await Promise.all([
-      ...sets.map((s) => this.connection.send("ZCARD", [queueKey(this.name, s)])),
-      this.connection.send("HGET", [queueKey(this.name, "meta"), "paused"]),
-    ]);
-    return {
-      pending: Number(pending),
-      scheduled: Number(scheduled),
-      active: Number(active),
-      completed: Number(completed),
-      dead: Number(dead),
-      paused: paused != null && String(paused) === "1",
+  /** How many jobs are in each state (one pipelined round trip); a laned queue also per lane. */
+  async counts(): Promise<JobCounts | LanedCounts> {
+    if (this.lanes === 1 && (await recordedLanes(this.connection, this.name)).length === 0) {
+      return this.countsOf(this.name);
+    }
+    const lanes = await this.lanesInUse();
+    const each = await Promise.all(lanes.map((lane) => this.countsOf(lane)));
+    const sum: LanedCounts = {
+      pending: 0,
+      scheduled: 0,
+      active: 0,
+      completed: 0,
+      dead: 0,
+      paused: each.every((c) => c.paused),
+      partlyPaused: each.some((c) => c.paused),
+      lanes: {},
     };
+    each.forEach((c, i) => {
+      for (const state of ["pending", "scheduled", "active", "completed", "dead"] as const)
+        sum[state] += c[state];
+      sum.lanes[lanes[i]!] = c;
+    });
+    return sum;
   }
 
   /** The job's row, or `null` when there is no such job (deleted by retention or removed). */
   async getJob(id: string): Promise<JobInfo | null> {
     assertValidBrandedId(id);
+    const lane = await this.laneOf(id);
+    if (lane === null) return null;
     // The client turns an HGETALL reply into an object of field → value.
-    const reply = (await this.connection.send("HGETALL", [jobKey(this.name, id)])) as Record<string, Buffer>;
+    const reply = (await this.connection.send("HGETALL", [jobKey(lane, id)])) as Record<string, Buffer>;
     const row = new Map<string, Buffer>(Object.entries(reply));
     if (row.size === 0) return null;
     const text = (field: string) => row.get(field)?.toString();
     const info: JobInfo = {
       id,
+      lane,
       state: text("state") as JobState,
       attempts: Number(text("attempts") ?? 0),
       payload: row.get("payload") ?? Buffer.alloc(0),
@@ -139,5 +220,67 @@ export class Queue {
     if (row.has("result")) info.result = row.get("result")!;
     if (row.has("error")) info.error = text("error")!;
     return info;
+  }
+
+  /**
+   * Every lane the queue's jobs may be in: its own lanes and those of every lane count recorded
+   * for it (a laned queue records its count on its first add; a worker drains them all).
+   */
+  async lanesInUse(): Promise<string[]> {
+    return lanesOf(this.name, [this.lanes, ...(await recordedLanes(this.connection, this.name))]);
+  }
+
+  /** The lane a job goes to: by `laneKey`, else the next in turn. */
+  private laneFor(laneKey: unknown): string {
+    if (this.lanes === 1) return this.name;
+    if (laneKey !== undefined) {
+      if (typeof laneKey !== "string")
+        throw new InvalidArgumentError("laneKey", `must be a string, got ${typeof laneKey}`);
+      return this.ownLanes[laneOfKey(laneKey, this.lanes)]!;
+    }
+    const lane = this.ownLanes[this.turn % this.lanes]!;
+    this.turn = (this.turn + 1) % this.lanes;
+    return lane;
+  }
+
+  /** A laned queue records its lane count once (`LANES`), before its first add. */
+  private record(): Promise<unknown> {
+    if (this.lanes === 1) return Promise.resolve();
+    this.recorded ??= recordLanes(this.connection, this.name, this.lanes).catch((err: unknown) => {
+      this.recorded = undefined;
+      throw err;
+    });
+    return this.recorded;
+  }
+
+  /** The lane holding job `id` — every lane asked in one round trip — or null. */
+  private async laneOf(id: string): Promise<string | null> {
+    assertValidBrandedId(id);
+    if (this.lanes === 1 && (await recordedLanes(this.connection, this.name)).length === 0) return this.name;
+    const lanes = await this.lanesInUse();
+    const found = await Promise.all(lanes.map((lane) => this.connection.send("EXISTS", [jobKey(lane, id)])));
+    const at = found.findIndex((n) => Number(n) === 1);
+    return at === -1 ? null : lanes[at]!;
+  }
+
+  private withDurability(opts: QueueAddOptions): AddOptions {
+    const { laneKey: _, ...rest } = (opts ?? {}) as QueueAddOptions;
+    const own = "durability" in rest;
+    return this.durability && !own ? { ...rest, durability: this.durability } : rest;
+  }
+
+  private async countsOf(queue: string): Promise<JobCounts> {
+    const [pending, scheduled, active, completed, dead, paused] = await Promise.all([
+      ...STATES.map((s) => this.connection.send("ZCARD", [queueKey(queue, s)])),
+      this.connection.send("HGET", [queueKey(queue, "meta"), "paused"]),
+    ]);
+    return {
+      pending: Number(pending),
+      scheduled: Number(scheduled),
+      active: Number(active),
+      completed: Number(completed),
+      dead: Number(dead),
+      paused: paused != null && String(paused) === "1",
+    };
   }
 }

@@ -7,15 +7,14 @@
  * up to a grace period, and hands unfinished jobs back without consuming their attempt.
  */
 import { EventEmitter } from "node:events";
-import type { Connection, Subscription } from "./connector/connection.js";
+import type { Connection } from "./connector/connection.js";
 import { InvalidArgumentError, LeaseLostError } from "./errors.js";
 import { type ClaimedJob, claimVerb, complete, extend, fail, isPaused, requeue } from "./jobs.js";
-import { queueKey } from "./keyspace.js";
 import type { Queue } from "./queue.js";
-import { Timers } from "./timers.js";
-import { WakeGate, wakeCount } from "./wake.js";
+import { WakeGate } from "./wake.js";
 import { isFatal, rateLimitedConsole, retryAfterError } from "./worker/faults.js";
 import { type Handler, type Job, JobView } from "./worker/job.js";
+import { WorkerLanes } from "./worker/lanes.js";
 import { type ResolvedOptions, resolveOptions, type WorkerOptions } from "./worker/options.js";
 import { encodeResult, errorText, retryDelay } from "./worker/outcome.js";
 
@@ -39,6 +38,8 @@ export interface WorkerEvents {
 
 interface Running {
   readonly job: JobView;
+  /** The physical queue the job lives in (the queue itself unless laned). */
+  readonly lane: string;
   /** When the lease was last granted or renewed (local clock): the settle retries stop at its end. */
   leasedAt: number;
   handedBack: boolean;
@@ -64,17 +65,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly opts: ResolvedOptions;
   private readonly gate: WakeGate;
   private readonly running = new Set<Running>();
-  private readonly timers: Timers;
+  private readonly lanes: WorkerLanes;
   private readonly logger;
-  private subscriber: Subscription | undefined;
   private slots: Promise<void>[] = [];
   private closing: Promise<void> | undefined;
   private fatalError: unknown;
   private settleClosed!: (error?: unknown) => void;
   /** Claims sent and not yet answered: close() lets them land before it hands jobs back. */
   private readonly claims = new Set<Promise<ClaimedJob | null>>();
-  /** Wire 4: the pause read in flight, shared by every slot that wants to claim meanwhile. */
-  private pauseRead: Promise<boolean> | null = null;
+  /** The pause read in flight per lane, shared by every slot that wants to claim there meanwhile. */
+  private readonly pauseReads = new Map<string, Promise<boolean>>();
   /** Completions and failures sent and not yet answered. */
   private readonly settling = new Set<Promise<void>>();
   private heartbeat: NodeJS.Timeout | undefined;
@@ -94,17 +94,32 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.opts = resolveOptions(options);
     this.logger = this.opts.logger ?? rateLimitedConsole();
     this.gate = new WakeGate(this.opts.idleCheckMs, this.opts.concurrency);
-    this.timers = new Timers(
+    const timers = {
+      promoteEveryMs: this.opts.promoteEveryMs,
+      reapEveryMs: this.opts.reapEveryMs,
+      batch: 1000,
+      maxAttempts: this.opts.attempts,
+      keepDead: this.opts.keepDead,
+    };
+    this.lanes = new WorkerLanes(
       this.conn,
       this.name,
+      queue.lanes,
+      timers,
+      this.opts.idleCheckMs,
+      this.opts.reapEveryMs,
       {
-        promoteEveryMs: this.opts.promoteEveryMs,
-        reapEveryMs: this.opts.reapEveryMs,
-        batch: 1000,
-        maxAttempts: this.opts.attempts,
-        keepDead: this.opts.keepDead,
+        wake: (lane, n) => {
+          this.lanes.set.woke(lane);
+          this.gate.wake(n);
+        },
+        resubscribed: () => {
+          this.lanes.set.wokeAll();
+          this.gate.wakeAll();
+        },
+        stalled: (requeued, dead) => this.emit("stalled", requeued, dead),
+        fault: (err) => void this.fault(err),
       },
-      { stalled: (requeued, dead) => this.emit("stalled", requeued, dead), error: (err) => this.fault(err) },
     );
     this.closed = new Promise<void>((resolve, reject) => {
       this.settleClosed = (error?: unknown) => (error === undefined ? resolve() : reject(error));
@@ -142,11 +157,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.closed;
   }
 
-  /** Subscribes to the wake channel (retrying what passes with time), then starts timers and slots. */
+  /**
+   * Joins the queue's lanes — records a laned queue's lane count, subscribes to every lane's wake
+   * channel, starts their timers (retrying what passes with time) — then starts the slots.
+   */
   private async start(): Promise<void> {
     for (let failures = 1; !this.closing; failures++) {
       try {
-        this.subscriber = await this.subscribe();
+        await this.lanes.start();
         break;
       } catch (err) {
         if (this.fault(err)) throw err;
@@ -154,36 +172,22 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
     }
     if (this.closing) return;
-    this.timers.start();
     this.heartbeat = setInterval(() => this.renewLeases(), Math.max(Math.floor(this.opts.leaseMs / 3), 1));
     this.slots = Array.from({ length: this.opts.concurrency }, () => this.slot());
-  }
-
-  /**
-   * The wake subscription: `SSUBSCRIBE emq:{q}:wake` on a fenced socket of its own, on the node
-   * (on a cluster, the primary that owns the queue's slot; it follows the slot when it moves).
-   */
-  private subscribe(): Promise<Subscription> {
-    return this.conn.subscribeShard(queueKey(this.name, "wake"), {
-      name: `emq-wake-${this.name}`,
-      onMessage: (message) => {
-        const ready = wakeCount(message);
-        if (ready === 0) this.timers.scheduleChanged();
-        else this.gate.wake(ready);
-      },
-      // Subscribed again (reconnect, slot moved, failover): wakes may have been missed, so every
-      // idle slot looks once.
-      onResubscribed: () => this.gate.wakeAll(),
-      onFatal: (err) => void this.fault(err),
-    });
   }
 
   private async slot(): Promise<void> {
     let failures = 0;
     while (!this.closing) {
+      const pick = this.lanes.set.next();
+      if (!pick) {
+        // No lane may hold work: wait for a wake (or the safety tick, which probes every lane).
+        await this.gate.wait();
+        continue;
+      }
       let claimed: ClaimedJob | null;
       try {
-        const sent = this.claimNext();
+        const sent = this.claimNext(pick.lane);
         this.claims.add(sent);
         try {
           claimed = await sent;
@@ -198,12 +202,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
         continue;
       }
       if (!claimed) {
-        // close() may have woken the idle slots while this claim was out: it must not wait again.
-        if (!this.closing) await this.gate.wait();
+        // The lane is empty: look at the next one (none may hold work → the slot waits above).
+        this.lanes.set.empty(pick.lane, pick.epoch);
         continue;
       }
       this.gate.releaseOne(); // the queue may hold more: one more idle slot looks
-      await this.process(claimed);
+      await this.process(claimed, pick.lane);
     }
   }
 
@@ -214,23 +218,32 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * acts on is then at most one round trip older than the claim's request — the same window every
    * scripted claim already has between its read and its script (docs/architecture.md, "Pause").
    */
-  private async claimNext(): Promise<ClaimedJob | null> {
+  private async claimNext(lane: string): Promise<ClaimedJob | null> {
     if (!this.conn.engine.claimReadsPause) {
-      this.pauseRead ??= isPaused(this.conn, this.name).finally(() => {
-        this.pauseRead = null;
-      });
-      if (await this.pauseRead) return null;
+      let read = this.pauseReads.get(lane);
+      if (!read) {
+        read = isPaused(this.conn, lane).finally(() => this.pauseReads.delete(lane));
+        this.pauseReads.set(lane, read);
+      }
+      if (await read) return null;
     }
-    return claimVerb(this.conn, this.name, this.opts.leaseMs);
+    return claimVerb(this.conn, lane, this.opts.leaseMs);
   }
 
   /**
    * Runs the handler; its complete / fail is sent without waiting for the reply, so the slot's
    * next claim shares that round trip. `settling` tracks the replies still on their way.
    */
-  private async process(claimed: ClaimedJob): Promise<void> {
-    const job = new JobView(this.name, claimed);
-    const entry: Running = { job, leasedAt: Date.now(), handedBack: false, leaseLost: false, settled: false };
+  private async process(claimed: ClaimedJob, lane: string): Promise<void> {
+    const job = new JobView(this.name, lane, claimed);
+    const entry: Running = {
+      job,
+      lane,
+      leasedAt: Date.now(),
+      handedBack: false,
+      leaseLost: false,
+      settled: false,
+    };
     this.running.add(entry);
     this.emit("active", job);
     let outcome: Outcome;
@@ -287,7 +300,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.report(problem);
         return this.failJob(job, problem);
       }
-      await complete(this.conn, this.name, job.id, job.attempts, result, this.opts.keepCompleted);
+      await complete(this.conn, job.lane, job.id, job.attempts, result, this.opts.keepCompleted);
       this.emit("completed", job, outcome.result);
     } else {
       await this.failJob(job, outcome.error);
@@ -304,7 +317,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (entry.handedBack || entry.leaseLost || entry.settled || entry.leasedAt > fresh) continue;
       const { job } = entry;
       const asked = Date.now();
-      extend(this.conn, this.name, job.id, job.attempts, this.opts.leaseMs).then(
+      extend(this.conn, entry.lane, job.id, job.attempts, this.opts.leaseMs).then(
         () => {
           entry.leasedAt = asked;
         },
@@ -321,10 +334,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /** Fails the attempt with the backoff for it; a backoff that gives no usable delay fails it with none. */
-  private async failJob(job: Job, error: unknown): Promise<void> {
+  private async failJob(job: JobView, error: unknown): Promise<void> {
     const { delayMs, problem } = retryDelay(this.opts.backoff, job.attempts, error);
     if (problem) this.report(problem);
-    const state = await fail(this.conn, this.name, job.id, job.attempts, errorText(error), {
+    const state = await fail(this.conn, job.lane, job.id, job.attempts, errorText(error), {
       backoffMs: delayMs,
       maxAttempts: this.opts.attempts,
       keep: this.opts.keepDead,
@@ -353,15 +366,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // close() does not wait for them (a handler that ignores its signal cannot hold it up).
     for (const entry of unfinished) entry.job.abort(new Error("worker closed"));
     await Promise.allSettled([...this.settling]);
-    await this.timers.stop();
-    await this.subscriber?.close();
+    await this.lanes.stop();
   }
 
   /** `REQUEUE`: pending now, with the attempt it held given back (its limit rises by one). */
   private async handBack(entry: Running): Promise<void> {
     const { id, attempts } = entry.job;
     try {
-      await requeue(this.conn, this.name, id, attempts, this.opts.attempts);
+      await requeue(this.conn, entry.lane, id, attempts, this.opts.attempts);
     } catch (err) {
       if (!(err instanceof LeaseLostError) && this.fatalError === undefined) this.report(err);
     }

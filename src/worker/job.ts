@@ -3,7 +3,10 @@ import type { ClaimedJob } from "../jobs.js";
 
 export interface Job {
   readonly id: string;
+  /** The queue the job was added to. */
   readonly queue: string;
+  /** The physical queue the job lives in: the queue itself, or one of its lanes. */
+  readonly lane: string;
   readonly payload: Buffer;
   /** This attempt's number (1 for the first run); also the lease token. */
   readonly attempts: number;
@@ -27,6 +30,7 @@ export class JobView implements Job {
 
   constructor(
     readonly queue: string,
+    readonly lane: string,
     private readonly claimed: ClaimedJob,
   ) {}
 

@@ -1,0 +1,92 @@
+/**
+ * A laned queue on a 3-primary Valkey Cluster, both wires: its 12 lanes land 4 on each shard,
+ * a worker drains every lane with no `MOVED` in the steady state, and the operator calls act on
+ * every lane wherever it lives.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  type Connection,
+  connect,
+  installModuleBrand,
+  type Job,
+  type LanedCounts,
+  Queue,
+  type Wire,
+  Worker,
+} from "../src/index.js";
+import { laneNames } from "../src/lanes/naming.js";
+import { queueKey, slot } from "../src/protocol.js";
+import { modulePath } from "../tools/module-path.js";
+import {
+  clusterForTests,
+  label,
+  movedCount,
+  resetStats,
+  type TestCluster,
+} from "./support/cluster-helpers.js";
+
+async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`);
+    await sleep(20);
+  }
+}
+
+for (const wire of [4, 6] as Wire[]) {
+  describe(`laned queue on a cluster [wire ${wire}]`, () => {
+    let cluster: TestCluster;
+    let conn: Connection;
+
+    before(async () => {
+      cluster = await clusterForTests({ primaries: 3, ...(wire === 6 ? { module: modulePath() } : {}) });
+      if (wire === 6) await installModuleBrand({ nodes: cluster.seeds });
+      conn = await connect({ nodes: cluster.seeds, wire });
+    });
+    after(async () => {
+      await conn?.close();
+      await cluster?.stop();
+    });
+
+    test("12 lanes: 4 on each of 3 shards", async () => {
+      const perShard = new Map<string, number>();
+      for (const lane of laneNames("hot", 12)) {
+        const owner = label(await cluster.ownerOf(slot(queueKey(lane, ""))));
+        perShard.set(owner, (perShard.get(owner) ?? 0) + 1);
+      }
+      assert.deepEqual([...perShard.values()].sort(), [4, 4, 4]);
+    });
+
+    test("a worker drains every lane on every shard; no MOVED; pause and counts across shards", async () => {
+      const q = new Queue("hot", conn, { lanes: 12 });
+      await resetStats(cluster.primaries);
+      await q.addBulk(Array.from({ length: 120 }, (_, i) => ({ payload: `h${i}` })));
+      const byLane = new Map<string, number>();
+      const worker = new Worker(
+        q,
+        (job: Job) => {
+          byLane.set(job.lane, (byLane.get(job.lane) ?? 0) + 1);
+        },
+        { concurrency: 8, idleCheckMs: 200, keepCompleted: 1000 },
+      );
+      await until("120 completed", async () => ((await q.counts()) as LanedCounts).completed === 120);
+      assert.equal(byLane.size, 12);
+      assert.ok(
+        [...byLane.values()].every((n) => n === 10),
+        JSON.stringify([...byLane]),
+      );
+      assert.equal(await q.pause(), true);
+      await q.add("held");
+      await sleep(200);
+      const paused = (await q.counts()) as LanedCounts;
+      assert.equal(paused.paused, true);
+      assert.equal(paused.pending, 1);
+      await q.resume();
+      await until("the held job ran", async () => ((await q.counts()) as LanedCounts).completed === 121);
+      await worker.close();
+      assert.equal(await movedCount(cluster.primaries), 0, "every command reached its slot's owner");
+    });
+  });
+}
