@@ -11,13 +11,13 @@
  * latency, ramp, burst), --persistence=none|aof|both, --out=<dir>,
  * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
-import { type ChildProcess, fork } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { modulePath } from "../tools/module-path.js";
 import { renderChart } from "./chart.js";
+import { live, runChild } from "./fork.js";
 import type { MeasurePlan, MeasureResult } from "./measure.js";
 import { fullModes, MEASURES, type Measure, type ModeConfig, narrow, smokeModes } from "./modes.js";
 import { renderMarkdown } from "./report.js";
@@ -100,38 +100,6 @@ function packageVersion(name: string, from = root): string {
   } catch {
     return "absent";
   }
-}
-
-function runChild(plan: MeasurePlan, timeoutMs: number): Promise<MeasureResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = fork(join(here, "child.ts"), [], {
-      cwd: root,
-      execArgv: ["--import", "tsx"],
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    });
-    live.children.add(child);
-    child.once("exit", () => live.children.delete(child));
-    let result: MeasureResult | undefined;
-    let fatal: string | undefined;
-    const timer = setTimeout(() => {
-      fatal = `${plan.system}: child killed after ${timeoutMs} ms`;
-      child.kill("SIGKILL");
-    }, timeoutMs);
-    child.on("message", (msg: MeasureResult | { fatal: string }) => {
-      if ("fatal" in msg) fatal = `${plan.system}: ${msg.fatal}`;
-      else result = msg;
-    });
-    child.once("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      if (result) resolvePromise(result);
-      else reject(new Error(fatal ?? `${plan.system}: child exited (${code ?? signal}) without a result`));
-    });
-    child.send(plan);
-  });
 }
 
 /** Raw pipelined command rate of the server (ZADD and HSET shaped like a job's writes). */
@@ -222,7 +190,7 @@ async function runMode(
         const t0 = performance.now();
         let res: MeasureResult;
         try {
-          res = await runChild(plan, flags.smoke ? 120_000 : 600_000);
+          res = await runChild<MeasureResult>(plan, flags.smoke ? 120_000 : 600_000);
         } catch (err) {
           if (live.stopping) break;
           failures.push(`[${mode.name}] round ${r} ${(err as Error).message}`);
@@ -303,9 +271,6 @@ function secs(t0: number): string {
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
 }
-
-/** What an interrupted run must stop: the running child, the servers. */
-const live = { stopping: false, children: new Set<ChildProcess>(), servers: new Set<BenchServer>() };
 
 function onSignal(signal: NodeJS.Signals): void {
   live.stopping = true;
