@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: EchoMQ (wire 4, wire 6) against BullMQ and bee-queue on the bench's own
- * valkey-servers, first without persistence, then with appendonly yes + appendfsync everysec.
+ * valkey-servers, first without persistence, then with appendonly yes + appendfsync everysec;
+ * then the cluster measure (bench/cluster.ts) on local clusters of 3 primaries, no persistence.
  * Each round runs every system once, in a rotated order; each system runs in a child process of
  * its own (bench/child.ts) so its client CPU is measured alone. Medians over the rounds go to
  * bench/results/latest.{md,json,png}; the table is printed.
@@ -8,7 +9,7 @@
  * Flags: --smoke (tiny, 1 round, exit 1 unless every job of every system was processed),
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
  * (echomq-w4, echomq-w6, bullmq, beequeue), --measures=<measure>[,<measure>…] (add, process,
- * latency, ramp, burst), --persistence=none|aof|both, --out=<dir>,
+ * latency, ramp, burst, cluster), --persistence=none|aof|both, --out=<dir>,
  * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -17,9 +18,18 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { modulePath } from "../tools/module-path.js";
 import { renderChart } from "./chart.js";
+import { runClusterMeasure } from "./cluster.js";
 import { live, runChild } from "./fork.js";
 import type { MeasurePlan, MeasureResult } from "./measure.js";
-import { fullModes, MEASURES, type Measure, type ModeConfig, narrow, smokeModes } from "./modes.js";
+import {
+  clusterConfig,
+  fullModes,
+  MEASURES,
+  type Measure,
+  type ModeConfig,
+  narrow,
+  smokeModes,
+} from "./modes.js";
 import { renderMarkdown } from "./report.js";
 import { type BenchReport, type ModeReport, summarize } from "./summary.js";
 import { Admin, type BenchServer, startServer, valkeyBenchmark, valkeyVersion } from "./server.js";
@@ -303,15 +313,25 @@ async function main(): Promise<void> {
       m.ramp ||
       m.burst,
   );
-  if (modes.length === 0) throw new UsageError("nothing to run: no mode has any of --measures");
+  const cluster =
+    flags.measures.includes("cluster") && flags.persistence !== "aof" ? clusterConfig(flags.smoke) : null;
+  if (modes.length === 0 && !cluster) throw new UsageError("nothing to run: no mode has any of --measures");
   for (const m of modes) {
     if (flags.rounds) m.rounds = flags.rounds;
     if (flags.jobs) m.processJobs = flags.jobs;
   }
+  if (cluster && flags.rounds) cluster.rounds = flags.rounds;
+  // --jobs: the cluster measure spreads them over its queues.
+  if (cluster && flags.jobs)
+    cluster.jobsPerQueue = Math.max(1, Math.round(flags.jobs / (cluster.shards * cluster.queuesPerShard)));
   const failures: string[] = [];
   const warnings: string[] = [];
   const reports: ModeReport[] = [];
   for (const mode of modes) reports.push(await runMode(mode, flags, failures, warnings));
+  const clusterReport =
+    cluster && !live.stopping
+      ? await runClusterMeasure(cluster, { smoke: flags.smoke, only: flags.only }, failures, warnings)
+      : null;
   const cpus = os.cpus();
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -330,7 +350,8 @@ async function main(): Promise<void> {
       node: process.version,
       valkey: await valkeyVersion(),
       echomq: (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version,
-      echomqModule: reports.find((r) => r.moduleVersion)?.moduleVersion ?? "not loaded",
+      echomqModule:
+        reports.find((r) => r.moduleVersion)?.moduleVersion ?? clusterReport?.moduleVersion ?? "not loaded",
       bullmq: packageVersion("bullmq"),
       "bee-queue": packageVersion("bee-queue"),
       "redis (bee-queue's client)": packageVersion("redis", join(root, "node_modules", "bee-queue")),
@@ -341,6 +362,7 @@ async function main(): Promise<void> {
       typescript: packageVersion("typescript"),
     },
     modes: reports,
+    cluster: clusterReport,
     failures,
     warnings,
     wallSeconds: round((performance.now() - t0) / 1000, 1),
