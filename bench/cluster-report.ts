@@ -146,11 +146,14 @@ export function renderCluster(report: ClusterReport): string[] {
   if (idle) out.push(`Idle cluster (cron, cluster bus), server CPU summed over the primaries: ${idle}.`, "");
   for (const [system, why] of Object.entries(report.notRun)) out.push(`${system}: ${why}.`, "");
   out.push(
-    `On one machine the ${c.shards} primaries share its cores with the workers, so the cluster cannot process ` +
-      "faster than one node; what it shows is the cost: Valkey CPU per job summed over the primaries stays " +
-      "about that of one node, and each primary carries its share. On machines of their own each primary " +
-      "has its own cores: the server side's bound grows by the shards (the busiest primary's µs per job), " +
-      "provided the workers are spread over machines too.",
+    `On one machine the ${c.shards} primaries share its cores with the worker process: the cluster adds no ` +
+      "core, so its rate is bounded by the same cores as one node's (a ratio away from 1× here is " +
+      "scheduling — and, on a busy machine, more processes taking a larger part of it — not capacity). " +
+      "What carries over to machines of their own is the cost: Valkey CPU per job summed over the primaries " +
+      "stays near one node's, split about evenly, so each primary carries about 1/" +
+      `${c.shards} of it; with a core per primary the server side's bound grows by about the shards ` +
+      "(the last two bound rows), provided the workers are spread over machines too (one worker process " +
+      "is bounded by 1e6 ÷ its own µs per job).",
   );
   return out;
 }

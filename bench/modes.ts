@@ -111,13 +111,14 @@ export interface ClusterConfig {
   baseline: boolean;
 }
 
-/** The full cluster measure: 3 × 10 queues × 1,000 jobs, a worker at concurrency 10 per queue. */
+/** The full cluster measure: 3 × 10 queues × 2,000 jobs, a worker at concurrency 10 per queue. */
 export function clusterConfig(smoke: boolean): ClusterConfig {
   const full: ClusterConfig = {
     rounds: 3,
     shards: 3,
     queuesPerShard: 10,
-    jobsPerQueue: 1000,
+    // 60k jobs: a processing window of 2–6 s per topology on 2 cores.
+    jobsPerQueue: 2000,
     concurrency: 10,
     batch: 50,
     inFlight: 4,
