@@ -82,14 +82,33 @@ function log(line: string): void {
 interface Placed {
   cluster: LocalCluster;
   primaries: Endpoint[];
+  /** Each primary's slot ranges ([first, last], inclusive), from `ownerOf` over every slot. */
+  ranges: [number, number][][];
   /** Queue names, `queuesPerShard` per primary, primary by primary. */
   queues: string[];
   shardOf: number[];
 }
 
-/** The first `perShard` names `c<n>` whose slot each primary owns (primaries by lowest slot). */
+/**
+ * The first `perShard` names `c<n>` whose slot each primary owns; primaries in slot order (read
+ * through `ownerOf` only, the stable part of test/support/cluster.ts).
+ */
 function place(cluster: LocalCluster, perShard: number): Placed {
-  const primaries = [...cluster.primaries()].sort((a, b) => a.slots[0]![0] - b.slots[0]![0]);
+  type Primary = ReturnType<LocalCluster["primaries"]>[number];
+  const primaries: Primary[] = [];
+  const ranges: [number, number][][] = [];
+  for (let at = 0; at < 16384; at++) {
+    const owner = cluster.ownerOf(at);
+    let i = primaries.indexOf(owner);
+    if (i < 0) {
+      i = primaries.push(owner) - 1;
+      ranges.push([]);
+    }
+    const own = ranges[i]!;
+    const last = own.at(-1);
+    if (last && last[1] === at - 1) last[1] = at;
+    else own.push([at, at]);
+  }
   const byShard: string[][] = primaries.map(() => []);
   for (let n = 0; byShard.some((q) => q.length < perShard); n++) {
     if (n > 100_000) throw new Error("cannot place the cluster measure's queues");
@@ -100,6 +119,7 @@ function place(cluster: LocalCluster, perShard: number): Placed {
   return {
     cluster,
     primaries: primaries.map((p) => ({ host: p.host, port: p.port })),
+    ranges,
     queues: byShard.flat(),
     shardOf: byShard.flatMap((q, i) => q.map(() => i)),
   };
@@ -224,10 +244,10 @@ export async function runClusterMeasure(
       if (config.baseline) nodes[kind] = await start(startServer({ aof: false, ...module }));
       report.clusters.push({
         kind,
-        primaries: cluster.primaries().map((c) => ({
-          node: `${c.host}:${c.port}`,
-          slots: c.slots.map(([a, b]) => [a, b] as [number, number]),
-          queues: p.queues.filter((_, q) => p.primaries[p.shardOf[q]!]!.port === c.port),
+        primaries: p.primaries.map((e, i) => ({
+          node: `${e.host}:${e.port}`,
+          slots: p.ranges[i]!,
+          queues: p.queues.filter((_, q) => p.shardOf[q] === i),
         })),
       });
       report.idleCpuMsPerSec[kind] = await idleCpu(p.primaries, opts.smoke ? 200 : 1000);
