@@ -1,14 +1,16 @@
 /**
- * One system, one round, in its own process: receives a MeasurePlan over IPC, answers with the
- * MeasureResult, exits. The orchestrator (run.ts) kills it if it outlives its time bound.
+ * One system, one round, in its own process: receives a MeasurePlan (or, for the cluster
+ * measure, a ClusterChildPlan) over IPC, answers with its result, exits. The orchestrator
+ * (run.ts) kills it if it outlives its time bound.
  */
+import { type ClusterChildPlan, type ClusterChildResult, runClusterChild } from "./cluster-measure.js";
 import { type MeasurePlan, type MeasureResult, Measurer } from "./measure.js";
 
-process.once("message", (plan: MeasurePlan) => {
+process.once("message", (plan: MeasurePlan | ClusterChildPlan) => {
   void (async () => {
-    let result: MeasureResult | { fatal: string };
+    let result: MeasureResult | ClusterChildResult | { fatal: string };
     try {
-      result = await new Measurer(plan).run();
+      result = "kind" in plan ? await runClusterChild(plan) : await new Measurer(plan).run();
     } catch (err) {
       result = { fatal: (err as Error).stack ?? String(err) };
     }

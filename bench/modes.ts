@@ -28,8 +28,11 @@ export interface ModeConfig {
   ceilingRequests: number;
 }
 
-/** The measures a run can be narrowed to (`--measures=`). */
-export const MEASURES = ["add", "process", "latency", "ramp", "burst"] as const;
+/**
+ * The measures a run can be narrowed to (`--measures=`). `cluster` is not part of a mode: it runs
+ * once, after the modes, on clusters of its own (bench/cluster.ts), without persistence.
+ */
+export const MEASURES = ["add", "process", "latency", "ramp", "burst", "cluster"] as const;
 export type Measure = (typeof MEASURES)[number];
 
 /** The mode with only the given measures (the others sized 0 or null). */
@@ -84,6 +87,45 @@ export function fullModes(): ModeConfig[] {
     burst: null,
   };
   return [none, aof];
+}
+
+/**
+ * The cluster measure (bench/cluster.ts): queues spread by slot over the primaries of a local
+ * cluster, filled, then one worker per queue in one process per system; the same queues on one
+ * node alongside, as the baseline.
+ */
+export interface ClusterConfig {
+  rounds: number;
+  /** Primaries of the cluster (no replicas). */
+  shards: number;
+  /** Queues placed on each shard, chosen by the slot of their name. */
+  queuesPerShard: number;
+  /** Waiting jobs each queue starts the processing from. */
+  jobsPerQueue: number;
+  /** Each queue's worker's concurrency. */
+  concurrency: number;
+  /** The fill: batches of `batch`, `inFlight` batches at a time, the queues taken in turn. */
+  batch: number;
+  inFlight: number;
+  /** Run the same queues on one node too (the baseline of server CPU per job). */
+  baseline: boolean;
+}
+
+/** The full cluster measure: 3 × 10 queues × 2,000 jobs, a worker at concurrency 10 per queue. */
+export function clusterConfig(smoke: boolean): ClusterConfig {
+  const full: ClusterConfig = {
+    rounds: 3,
+    shards: 3,
+    queuesPerShard: 10,
+    // 60k jobs: a processing window of 2–6 s per topology on 2 cores.
+    jobsPerQueue: 2000,
+    concurrency: 10,
+    batch: 50,
+    inFlight: 4,
+    baseline: true,
+  };
+  // Smoke: 10 jobs per queue, 300 in all; every one must complete.
+  return smoke ? { ...full, rounds: 1, jobsPerQueue: 10 } : full;
 }
 
 /** The same shapes with a few hundred jobs, one round: a check that every system still runs. */

@@ -1,4 +1,5 @@
 /** The Markdown report: one table per persistence mode (ratios against BullMQ), targets, notes. */
+import { renderCluster } from "./cluster-report.js";
 import type { BenchReport, ModeReport, SystemSummary, TrafficSummary } from "./summary.js";
 import { TARGETS, type TrafficPlan } from "./traffic.js";
 
@@ -263,18 +264,20 @@ export function renderMarkdown(report: BenchReport): string {
         `ZADD ${kilo(mode.ceiling.zadd)}/s, HSET ${kilo(mode.ceiling.hset)}/s, alternating ${kilo(mode.ceiling.combined)}/s.`,
     );
   }
-  out.push("");
-  out.push(
-    "Notes. Commands are INFO commandstats calls, commands run by scripts included; the native module " +
-      "writes keys through the module API (each write replicated as its plain command), so for wire 6 only " +
-      "the EMQ.* verbs count (the module runs no inner command: it reads and writes keys through the " +
-      "module API): its commands per job, " +
-      "and the ceiling derived from them, are not comparable with the scripts'. CPU per job is measured " +
-      "at the highest concurrency of the table; memory per waiting job over every fill of every round. " +
-      "The raw-rate line divides valkey-benchmark's pipelined command rate by the commands a job costs; " +
-      "a share above 100% means a system's commands (most run inside scripts, with no parsing or " +
-      "network of their own) cost less than pipelined network commands, so it is a yardstick, not a bound.",
-  );
+  if (report.modes.length > 0) out.push("");
+  if (report.modes.length > 0)
+    out.push(
+      "Notes. Commands are INFO commandstats calls, commands run by scripts included; the native module " +
+        "writes keys through the module API (each write replicated as its plain command), so for wire 6 only " +
+        "the EMQ.* verbs count (the module runs no inner command: it reads and writes keys through the " +
+        "module API): its commands per job, " +
+        "and the ceiling derived from them, are not comparable with the scripts'. CPU per job is measured " +
+        "at the highest concurrency of the table; memory per waiting job over every fill of every round. " +
+        "The raw-rate line divides valkey-benchmark's pipelined command rate by the commands a job costs; " +
+        "a share above 100% means a system's commands (most run inside scripts, with no parsing or " +
+        "network of their own) cost less than pipelined network commands, so it is a yardstick, not a bound.",
+    );
+  if (report.cluster) out.push("", ...renderCluster(report.cluster));
   if (report.warnings.length > 0) {
     out.push("");
     out.push("## Warnings");

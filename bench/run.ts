@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: EchoMQ (wire 4, wire 6) against BullMQ and bee-queue on the bench's own
- * valkey-servers, first without persistence, then with appendonly yes + appendfsync everysec.
+ * valkey-servers, first without persistence, then with appendonly yes + appendfsync everysec;
+ * then the cluster measure (bench/cluster.ts) on local clusters of 3 primaries, no persistence.
  * Each round runs every system once, in a rotated order; each system runs in a child process of
  * its own (bench/child.ts) so its client CPU is measured alone. Medians over the rounds go to
  * bench/results/latest.{md,json,png}; the table is printed.
@@ -8,18 +9,27 @@
  * Flags: --smoke (tiny, 1 round, exit 1 unless every job of every system was processed),
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
  * (echomq-w4, echomq-w6, bullmq, beequeue), --measures=<measure>[,<measure>…] (add, process,
- * latency, ramp, burst), --persistence=none|aof|both, --out=<dir>,
+ * latency, ramp, burst, cluster), --persistence=none|aof|both, --out=<dir>,
  * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
-import { type ChildProcess, fork } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { modulePath } from "../tools/module-path.js";
 import { renderChart } from "./chart.js";
+import { runClusterMeasure } from "./cluster.js";
+import { live, runChild } from "./fork.js";
 import type { MeasurePlan, MeasureResult } from "./measure.js";
-import { fullModes, MEASURES, type Measure, type ModeConfig, narrow, smokeModes } from "./modes.js";
+import {
+  clusterConfig,
+  fullModes,
+  MEASURES,
+  type Measure,
+  type ModeConfig,
+  narrow,
+  smokeModes,
+} from "./modes.js";
 import { renderMarkdown } from "./report.js";
 import { type BenchReport, type ModeReport, summarize } from "./summary.js";
 import { Admin, type BenchServer, startServer, valkeyBenchmark, valkeyVersion } from "./server.js";
@@ -100,38 +110,6 @@ function packageVersion(name: string, from = root): string {
   } catch {
     return "absent";
   }
-}
-
-function runChild(plan: MeasurePlan, timeoutMs: number): Promise<MeasureResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = fork(join(here, "child.ts"), [], {
-      cwd: root,
-      execArgv: ["--import", "tsx"],
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    });
-    live.children.add(child);
-    child.once("exit", () => live.children.delete(child));
-    let result: MeasureResult | undefined;
-    let fatal: string | undefined;
-    const timer = setTimeout(() => {
-      fatal = `${plan.system}: child killed after ${timeoutMs} ms`;
-      child.kill("SIGKILL");
-    }, timeoutMs);
-    child.on("message", (msg: MeasureResult | { fatal: string }) => {
-      if ("fatal" in msg) fatal = `${plan.system}: ${msg.fatal}`;
-      else result = msg;
-    });
-    child.once("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      if (result) resolvePromise(result);
-      else reject(new Error(fatal ?? `${plan.system}: child exited (${code ?? signal}) without a result`));
-    });
-    child.send(plan);
-  });
 }
 
 /** Raw pipelined command rate of the server (ZADD and HSET shaped like a job's writes). */
@@ -222,7 +200,7 @@ async function runMode(
         const t0 = performance.now();
         let res: MeasureResult;
         try {
-          res = await runChild(plan, flags.smoke ? 120_000 : 600_000);
+          res = await runChild<MeasureResult>(plan, flags.smoke ? 120_000 : 600_000);
         } catch (err) {
           if (live.stopping) break;
           failures.push(`[${mode.name}] round ${r} ${(err as Error).message}`);
@@ -304,9 +282,6 @@ function log(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
-/** What an interrupted run must stop: the running child, the servers. */
-const live = { stopping: false, children: new Set<ChildProcess>(), servers: new Set<BenchServer>() };
-
 function onSignal(signal: NodeJS.Signals): void {
   live.stopping = true;
   log(`\n${signal}: stopping the running system and the servers`);
@@ -338,15 +313,25 @@ async function main(): Promise<void> {
       m.ramp ||
       m.burst,
   );
-  if (modes.length === 0) throw new UsageError("nothing to run: no mode has any of --measures");
+  const cluster =
+    flags.measures.includes("cluster") && flags.persistence !== "aof" ? clusterConfig(flags.smoke) : null;
+  if (modes.length === 0 && !cluster) throw new UsageError("nothing to run: no mode has any of --measures");
   for (const m of modes) {
     if (flags.rounds) m.rounds = flags.rounds;
     if (flags.jobs) m.processJobs = flags.jobs;
   }
+  if (cluster && flags.rounds) cluster.rounds = flags.rounds;
+  // --jobs: the cluster measure spreads them over its queues.
+  if (cluster && flags.jobs)
+    cluster.jobsPerQueue = Math.max(1, Math.round(flags.jobs / (cluster.shards * cluster.queuesPerShard)));
   const failures: string[] = [];
   const warnings: string[] = [];
   const reports: ModeReport[] = [];
   for (const mode of modes) reports.push(await runMode(mode, flags, failures, warnings));
+  const clusterReport =
+    cluster && !live.stopping
+      ? await runClusterMeasure(cluster, { smoke: flags.smoke, only: flags.only }, failures, warnings)
+      : null;
   const cpus = os.cpus();
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -365,7 +350,8 @@ async function main(): Promise<void> {
       node: process.version,
       valkey: await valkeyVersion(),
       echomq: (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version,
-      echomqModule: reports.find((r) => r.moduleVersion)?.moduleVersion ?? "not loaded",
+      echomqModule:
+        reports.find((r) => r.moduleVersion)?.moduleVersion ?? clusterReport?.moduleVersion ?? "not loaded",
       bullmq: packageVersion("bullmq"),
       "bee-queue": packageVersion("bee-queue"),
       "redis (bee-queue's client)": packageVersion("redis", join(root, "node_modules", "bee-queue")),
@@ -376,6 +362,7 @@ async function main(): Promise<void> {
       typescript: packageVersion("typescript"),
     },
     modes: reports,
+    cluster: clusterReport,
     failures,
     warnings,
     wallSeconds: round((performance.now() - t0) / 1000, 1),

@@ -1,4 +1,5 @@
 /** Medians over the rounds, per system, and the shape of the results JSON (bench/results/*.json). */
+import type { ClusterReport } from "./cluster.js";
 import type { MeasureResult } from "./measure.js";
 import type { ModeConfig } from "./modes.js";
 import { median, round } from "./stats.js";
@@ -75,6 +76,8 @@ export interface BenchReport {
   machine: { cpu: string; cores: number; memoryBytes: number; os: string; loadAverageAtEnd: number[] };
   versions: Record<string, string>;
   modes: ModeReport[];
+  /** The cluster measure (bench/cluster.ts); absent in reports from before it, null when not run. */
+  cluster?: ClusterReport | null;
   failures: string[];
   warnings: string[];
   wallSeconds: number;
