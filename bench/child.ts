@@ -4,13 +4,16 @@
  * (run.ts) kills it if it outlives its time bound.
  */
 import { type ClusterChildPlan, type ClusterChildResult, runClusterChild } from "./cluster-measure.js";
+import { type LanesChildPlan, type LanesChildResult, runLanesChild } from "./lanes-child.js";
 import { type MeasurePlan, type MeasureResult, Measurer } from "./measure.js";
 
-process.once("message", (plan: MeasurePlan | ClusterChildPlan) => {
+process.once("message", (plan: MeasurePlan | ClusterChildPlan | LanesChildPlan) => {
   void (async () => {
-    let result: MeasureResult | ClusterChildResult | { fatal: string };
+    let result: MeasureResult | ClusterChildResult | LanesChildResult | { fatal: string };
     try {
-      result = "kind" in plan ? await runClusterChild(plan) : await new Measurer(plan).run();
+      if (!("kind" in plan)) result = await new Measurer(plan).run();
+      else if (plan.kind === "lanes") result = await runLanesChild(plan);
+      else result = await runClusterChild(plan);
     } catch (err) {
       result = { fatal: (err as Error).stack ?? String(err) };
     }

@@ -1,5 +1,6 @@
 /** The Markdown report: one table per persistence mode (ratios against BullMQ), targets, notes. */
 import { renderCluster } from "./cluster-report.js";
+import { renderLanes } from "./lanes.js";
 import type { BenchReport, ModeReport, SystemSummary, TrafficSummary } from "./summary.js";
 import { TARGETS, type TrafficPlan } from "./traffic.js";
 
@@ -278,6 +279,7 @@ export function renderMarkdown(report: BenchReport): string {
         "network of their own) cost less than pipelined network commands, so it is a yardstick, not a bound.",
     );
   if (report.cluster) out.push("", ...renderCluster(report.cluster));
+  if (report.lanes) out.push("", ...renderLanes(report.lanes));
   if (report.warnings.length > 0) {
     out.push("");
     out.push("## Warnings");

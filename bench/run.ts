@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { modulePath } from "../tools/module-path.js";
 import { renderChart } from "./chart.js";
 import { runClusterMeasure } from "./cluster.js";
+import { lanesConfig, runLanesMeasure } from "./lanes.js";
 import { live, runChild } from "./fork.js";
 import type { MeasurePlan, MeasureResult } from "./measure.js";
 import {
@@ -315,7 +316,15 @@ async function main(): Promise<void> {
   );
   const cluster =
     flags.measures.includes("cluster") && flags.persistence !== "aof" ? clusterConfig(flags.smoke) : null;
-  if (modes.length === 0 && !cluster) throw new UsageError("nothing to run: no mode has any of --measures");
+  const lanes =
+    flags.measures.includes("lanes") &&
+    flags.persistence !== "aof" &&
+    flags.only.some((s) => s.startsWith("echomq"))
+      ? lanesConfig(flags.smoke)
+      : null;
+  if (lanes && flags.rounds) lanes.rounds = flags.rounds;
+  if (modes.length === 0 && !cluster && !lanes)
+    throw new UsageError("nothing to run: no mode has any of --measures");
   for (const m of modes) {
     if (flags.rounds) m.rounds = flags.rounds;
     if (flags.jobs) m.processJobs = flags.jobs;
@@ -332,6 +341,7 @@ async function main(): Promise<void> {
     cluster && !live.stopping
       ? await runClusterMeasure(cluster, { smoke: flags.smoke, only: flags.only }, failures, warnings)
       : null;
+  const lanesReport = lanes && !live.stopping ? await runLanesMeasure(lanes, failures) : null;
   const cpus = os.cpus();
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -363,6 +373,7 @@ async function main(): Promise<void> {
     },
     modes: reports,
     cluster: clusterReport,
+    lanes: lanesReport,
     failures,
     warnings,
     wallSeconds: round((performance.now() - t0) / 1000, 1),

@@ -1,4 +1,5 @@
 /** Medians over the rounds, per system, and the shape of the results JSON (bench/results/*.json). */
+import type { LanesReport } from "./lanes.js";
 import type { ClusterReport } from "./cluster.js";
 import type { MeasureResult } from "./measure.js";
 import type { ModeConfig } from "./modes.js";
@@ -78,6 +79,8 @@ export interface BenchReport {
   modes: ModeReport[];
   /** The cluster measure (bench/cluster.ts); absent in reports from before it, null when not run. */
   cluster?: ClusterReport | null;
+  /** The lanes measure (bench/lanes.ts); absent in reports from before it, null when not run. */
+  lanes?: LanesReport | null;
   failures: string[];
   warnings: string[];
   wallSeconds: number;
