@@ -26,16 +26,8 @@ import {
 } from "../src/index.js";
 import { queueKey, slot } from "../src/protocol.js";
 import { modulePath } from "../tools/module-path.js";
-import {
-  clusterForTests,
-  label,
-  movedCount,
-  nativeFenceOnEveryShard,
-  queueInSlot,
-  queuePerShard,
-  resetStats,
-  type TestCluster,
-} from "./support/cluster-helpers.js";
+import { type LocalCluster, startCluster } from "./support/cluster.js";
+import { label, movedCount, queueOn, queuePerShard, resetStats } from "./support/cluster-helpers.js";
 import { startProxy } from "./support/proxy.js";
 import type { ValkeyServer } from "./support/valkey.js";
 
@@ -55,28 +47,23 @@ async function shardSubscribers(node: ValkeyServer, channel: string): Promise<nu
 
 for (const wire of [4, 6] as Wire[]) {
   describe(`cluster lifecycle [wire ${wire}]`, () => {
-    let cluster: TestCluster;
+    let cluster: LocalCluster;
     let conn: Connection;
-    /** One queue per shard (wire 6 before the module's cluster fence lands: all in the record's slot). */
+    /** One queue per shard. */
     let queues: string[];
     /** The shard each of `queues` lives on. */
     let shards: ValkeyServer[];
 
     before(async () => {
-      cluster = await clusterForTests({
+      cluster = await startCluster({
         primaries: 3,
         replicas: 1,
         ...(wire === 6 ? { module: modulePath() } : {}),
       });
       if (wire === 6) assert.equal(await installModuleBrand({ nodes: cluster.seeds }), 1);
       conn = await connect({ nodes: cluster.seeds, wire, name: `emq-life-${wire}` });
-      queues = await queuePerShard(cluster, "life-");
-      shards = [...cluster.primaries];
-      if (wire === 6 && !(await nativeFenceOnEveryShard(conn, cluster))) {
-        const holder = await cluster.ownerOf(slot("{emq}:version"));
-        queues = queues.map((_, i) => queueInSlot(slot("{emq}:version"), `life-h${i}-`));
-        shards = queues.map(() => holder);
-      }
+      queues = queuePerShard(cluster, "life-");
+      shards = cluster.primaries();
       await resetStats(cluster.nodes);
     });
     after(async () => {
@@ -195,16 +182,14 @@ for (const wire of [4, 6] as Wire[]) {
 
     test("the wake subscription follows its slot to another primary and a wake arrives there", async (t) => {
       if (!SHARD_CHANNELS) return t.skip("SHARD_CHANNELS is off: classic channels do not live in a slot");
-      // Queue "emq" shares slot 9051 with {emq}:version, so its verbs pass the native fence
-      // wherever the slot goes, whether or not the module's cluster fence has landed.
-      const name = "emq";
+      const from = cluster.primaries()[0]!;
+      const to = cluster.primaries()[1]!;
+      const name = queueOn(from, "wake-");
       const channel = queueKey(name, "wake");
-      const from = await cluster.ownerOf(slot(channel));
-      const to = cluster.primaries.find((p) => p !== from)!;
       const done: string[] = [];
       const worker = new Worker(new Queue(name, conn), async (job) => void done.push(job.id), {
         concurrency: 1,
-        idleCheckMs: 60_000,
+        idleCheckMs: 60_000, // only a wake releases the idle slot
       });
       await worker.ready;
       try {
@@ -216,9 +201,7 @@ for (const wire of [4, 6] as Wire[]) {
         );
         assert.equal(await shardSubscribers(from, channel), 0);
         await sleep(50); // the look every idle slot takes after resubscribing has come back empty
-        const { id } = await new Queue(name, conn).add("after the move");
-        // The executors publish the wake with SPUBLISH once that lands; until then, publish it here.
-        await to.cli("SPUBLISH", channel, "1");
+        const { id } = await new Queue(name, conn).add("after the move"); // its wake: SPUBLISH on the new owner
         await until("the job ran", async () => done.includes(id), 2000);
       } finally {
         await worker.close();
@@ -226,8 +209,8 @@ for (const wire of [4, 6] as Wire[]) {
     });
 
     test("durability on a shard whose replica is gone: DurabilityError, the job exists", async () => {
-      const shard = await cluster.ownerOf(slot(queueKey(queues[0]!, "")));
-      const replica = cluster.replicas[cluster.primaries.indexOf(shard)]!;
+      const shard = cluster.ownerOf(slot(queueKey(queues[0]!, "")));
+      const replica = cluster.replicas(shard)[0]!;
       await replica.stop();
       const q = new Queue(queues[0]!, conn);
       const err = await q.add("unsafe", { durability: { replicas: 1, timeoutMs: 100 } }).then(
