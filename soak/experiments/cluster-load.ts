@@ -101,7 +101,7 @@ export class Producers {
     this.done = Promise.all(
       Array.from({ length: this.opts.producers }, async () => {
         while (this.next < this.opts.adds && !this.stopped) {
-          await this.addOne(this.next++);
+          await this.add(this.next++);
           if (this.opts.gapMs > 0) await sleep(this.opts.gapMs);
         }
       }),
@@ -114,7 +114,8 @@ export class Producers {
     return this.done;
   }
 
-  private async addOne(i: number): Promise<void> {
+  /** Adds job `i` (to queue `i mod queues`), sending it again until acknowledged. */
+  async add(i: number): Promise<void> {
     const name = this.queues[i % this.queues.length]!;
     const queue = new Queue(name, this.conn);
     const id = newId();

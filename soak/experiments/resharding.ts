@@ -57,8 +57,8 @@ export const reshardingDefaults = {
   soak: {
     queues: 30,
     moving: 10,
-    rounds: 9,
-    adds: 30_000,
+    rounds: 12,
+    adds: 60_000,
     producers: 8,
     gapMs: 2,
     concurrency: 2,
