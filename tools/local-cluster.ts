@@ -7,9 +7,7 @@
  *
  *   const cluster = await startCluster({ module: modulePath() });   // 3 module primaries
  *   const owner = cluster.ownerOf(slot("emq:{orders}:pending"));     // the primary of that slot
- *   await owner.cli("EMQ.VERSION");
  *   await cluster.moveSlot(9051, cluster.primaries()[0]!);           // legacy, key by key
- *   await owner.crash();                                              // SIGKILL: its replica takes over
  *   await cluster.stop();                                             // every node, by pid
  *
  * Every node runs with `cluster-node-timeout` 3000 ms (a failover within seconds),
@@ -38,17 +36,11 @@ export { parseClusterNodes } from "./cluster-topology.js";
 const run = promisify(execFile);
 
 export interface StartClusterOptions {
-  /**
-   * Primaries, each owning an equal share of the 16384 slots. Default 3, at least 3
-   * (`valkey-cli --cluster create` refuses fewer; so would a failover's vote).
-   */
+  /** Primaries, each an equal share of the slots: at least 3 (`--cluster create` refuses fewer); default 3. */
   primaries?: number;
   /** Replicas per primary. Default 0. */
   replicas?: number;
-  /**
-   * Path of a module (.so) every node loads; or per node, by its index in start order (the
-   * primaries are nodes 0 … primaries−1, the replicas follow).
-   */
+  /** A module (.so) every node loads; or per node index (primaries 0 … primaries−1, then replicas). */
   module?: string | ((index: number) => string | undefined);
   /** appendonly yes + appendfsync always on every node. */
   aof?: boolean;
@@ -348,7 +340,7 @@ class Cluster implements LocalCluster {
   }
 }
 
-/** Every slot `node` serves, as last read. */
+/** Every slot `node` serves (as last read). */
 function servedBy(node: ClusterNode): number[] {
   return node.slots.flatMap(([lo, hi]) => Array.from({ length: hi - lo + 1 }, (_, i) => lo + i));
 }
