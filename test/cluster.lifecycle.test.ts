@@ -2,7 +2,8 @@
  * Queues and workers on a Valkey Cluster, both wires (docs/cluster.md): three primaries with a
  * replica each; the lifecycle basics and a worker on queues spread over the shards, with no
  * `MOVED` in the steady state; durability with `WAIT`; the wake subscription following its slot
- * to another primary; a node added later fenced before it carries anything, and one of the
+ * to another primary; a transition on a half-moved slot refused (`TRYAGAIN`, `ASK`) before it
+ * runs, on the source and the target; a node added later fenced before it carries anything, and one of the
  * wrong role refused, naming it. One cluster per wire.
  */
 import assert from "node:assert/strict";
@@ -24,11 +25,12 @@ import {
   type Wire,
   Worker,
 } from "../src/index.js";
-import { queueKey, slot } from "../src/protocol.js";
+import { jobKey, queueKey, scriptFor, slot } from "../src/protocol.js";
 import { modulePath } from "../tools/module-path.js";
-import { type LocalCluster, startCluster } from "./support/cluster.js";
+import { type ClusterNode, type LocalCluster, startCluster } from "./support/cluster.js";
 import { label, movedCount, queueOn, queuePerShard, resetStats } from "./support/cluster-helpers.js";
 import { startProxy } from "./support/proxy.js";
+import { type RespArg, rawCommands } from "./support/resp.js";
 import type { ValkeyServer } from "./support/valkey.js";
 
 async function until(what: string, check: () => Promise<boolean>, ms = 5000): Promise<void> {
@@ -206,6 +208,60 @@ for (const wire of [4, 6] as Wire[]) {
       } finally {
         await worker.close();
       }
+    });
+
+    test("a transition on a half-moved slot is answered TRYAGAIN (or ASK, then TRYAGAIN) before it runs; then the move ends and it runs", async () => {
+      const [from, to] = cluster.primaries() as [ClusterNode, ClusterNode];
+      const name = queueOn(from, "half-");
+      const s = slot(queueKey(name, ""));
+      await new Queue(name, conn).addBulk([{ payload: "a" }, { payload: "b" }]);
+      const keys = [queueKey(name, "pending"), queueKey(name, "active"), queueKey(name, "")];
+      const claimLine: RespArg[] =
+        wire === 6
+          ? ["EMQ.CLAIM", 3, ...keys, 30_000]
+          : ["EVAL", scriptFor("CLAIM").source, 3, ...keys, 30_000];
+      const add = (id: string): RespArg[] => {
+        const tail = [2, jobKey(name, id), queueKey(name, "pending"), id, "p"];
+        return wire === 6 ? ["EMQ.ENQUEUE", ...tail] : ["EVAL", scriptFor("ENQUEUE").source, ...tail];
+      };
+      const text = (r: unknown) => (r instanceof Error ? (r.message.split(" ")[0] ?? "") : JSON.stringify(r));
+      await to.cli("CLUSTER", "SETSLOT", s, "IMPORTING", from.id);
+      await from.cli("CLUSTER", "SETSLOT", s, "MIGRATING", to.id);
+      try {
+        const [claimed, added] = await rawCommands(from.port, [claimLine, add("JOB0000000000H")]);
+        assert.deepEqual(
+          [text(claimed), text(added)],
+          ["TRYAGAIN", "TRYAGAIN"],
+          "nothing moved yet: keys present, the base absent",
+        );
+        await from.cli(
+          "MIGRATE",
+          to.host,
+          to.port,
+          "",
+          0,
+          5000,
+          "KEYS",
+          ...((await from.cli("CLUSTER", "GETKEYSINSLOT", s, 100)) as string[]),
+        );
+        assert.match(text((await rawCommands(from.port, [claimLine]))[0]), /^ASK$/, "every key gone: ASK");
+        const [, onTarget, , addOnTarget] = await rawCommands(to.port, [
+          ["ASKING"],
+          claimLine,
+          ["ASKING"], // once per command
+          add("JOB0000000000H"),
+        ]);
+        assert.deepEqual(
+          [text(onTarget), text(addOnTarget)],
+          ["TRYAGAIN", "TRYAGAIN"],
+          "the target: a declared key absent",
+        );
+        const [, ready] = await rawCommands(to.port, [["ASKING"], ["ZCARD", queueKey(name, "pending")]]);
+        assert.equal(ready, 2, "nothing claimed");
+      } finally {
+        await cluster.moveSlot(s, to); // ends the move
+      }
+      assert.ok(await claim(conn, name, 30_000), "claimed on the new owner");
     });
 
     test("durability on a shard whose replica is gone: DurabilityError, the job exists", async () => {
