@@ -18,6 +18,7 @@ import { queueKey, slot } from "../../src/protocol.js";
 import { parseErrorstats } from "../../tools/cluster-topology.js";
 import { type ClusterNode, type LocalCluster, startCluster } from "../../tools/local-cluster.js";
 import { modulePath } from "../../tools/module-path.js";
+import { queueInSlot } from "../../test/support/cluster-helpers.js";
 import { ServerError } from "../../src/index.js";
 import { Tally } from "./common.js";
 import type { JobsLedger } from "./jobs-ledger.js";
@@ -39,11 +40,6 @@ export async function clusterFor(
     await cluster.stop();
     throw err;
   }
-}
-
-/** The first queue name `<prefix><n>` in slot `at`. */
-export function queueInSlot(at: number, prefix: string): string {
-  for (let n = 0; ; n++) if (slot(queueKey(`${prefix}${n}`, "")) === at) return `${prefix}${n}`;
 }
 
 /** `count` queue names spread over the slots `node` serves (as last read), evenly. */

@@ -22,7 +22,6 @@ import {
   closeAll,
   clusterFor,
   Producers,
-  queueInSlot,
   queuesOn,
   redirectionNote,
   redirections,
@@ -31,6 +30,7 @@ import {
 } from "./cluster-load.js";
 import { checkTargets, measure, type Outcome, waitFor } from "./common.js";
 import { JobsLedger } from "./jobs-ledger.js";
+import { queueInSlot } from "../../test/support/cluster-helpers.js";
 
 export interface ReshardingParams {
   /** Queues in all, each with producers and a worker. */
