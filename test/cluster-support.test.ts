@@ -1,12 +1,14 @@
 /**
- * The local cluster for tests (test/support/cluster.ts): it forms (every node cluster_state:ok,
- * knowing every node; replicas synced), its topology answers where a slot lives, and stop()
- * ends every node's process.
+ * The local cluster (tools/local-cluster.ts, re-exported by test/support/cluster.ts): it forms
+ * (every node cluster_state:ok, knowing every node; replicas synced and listed in CLUSTER SLOTS),
+ * its topology answers where a slot lives, `reshard` moves the lowest slots of a primary with
+ * their keys (valkey-cli), and stop() ends every node's process.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { slot } from "../src/keyspace.js";
-import { parseClusterNodes, startCluster } from "./support/cluster.js";
+import { type ClusterNode, parseClusterNodes, startCluster } from "./support/cluster.js";
+import { queueInSlot } from "./support/cluster-helpers.js";
 
 const alive = (pid: number) => {
   try {
@@ -18,7 +20,7 @@ const alive = (pid: number) => {
 };
 
 describe("startCluster", () => {
-  test("3 primaries with a replica each: every slot served once, replicas synced, the owner of a slot takes its keys, stop() ends every process", async () => {
+  test("3 primaries with a replica each: every slot served once, replicas synced, the owner of a slot takes its keys, reshard moves the lowest slots with their keys, stop() ends every process", async () => {
     const cluster = await startCluster({ primaries: 3, replicas: 1 });
     const pids = cluster.nodes.map((n) => n.pid);
     try {
@@ -55,6 +57,19 @@ describe("startCluster", () => {
         });
       }
       assert.throws(() => cluster.ownerOf(16384), RangeError);
+      for (const range of (await cluster.nodes[0]!.cli("CLUSTER", "SLOTS")) as unknown[][]) {
+        assert.equal(range.length, 4, "each range lists its primary and its replica");
+      }
+
+      // valkey-cli --cluster reshard: the lowest slots of `from`, their keys with them.
+      const [from, to] = cluster.primaries() as [ClusterNode, ClusterNode];
+      const lowest = from.slots[0]![0];
+      const moving = queueInSlot(lowest + 1, "moving-");
+      await from.cli("SET", moving, "v");
+      assert.deepEqual(await cluster.reshard(from, to, 2), [lowest, lowest + 1]);
+      assert.equal(cluster.ownerOf(lowest + 1), to);
+      assert.equal(await to.cli("GET", moving), "v");
+      assert.equal(from.slots[0]![0], lowest + 2);
     } finally {
       await cluster.stop();
     }

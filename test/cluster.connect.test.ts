@@ -22,27 +22,19 @@ import {
 } from "../src/index.js";
 import { jobKey } from "../src/protocol.js";
 import { modulePath } from "../tools/module-path.js";
-import {
-  clusterForTests,
-  errorstats,
-  label,
-  queueIn,
-  queuePerShard,
-  rangesOf,
-  resetStats,
-  type TestCluster,
-} from "./support/cluster-helpers.js";
+import { type LocalCluster, startCluster } from "./support/cluster.js";
+import { errorstats, label, queueOn, queuePerShard, resetStats } from "./support/cluster-helpers.js";
 import { monitor } from "./support/monitor.js";
 import { startProxy } from "./support/proxy.js";
 import { freePort } from "./support/valkey.js";
 
-let plain: TestCluster;
-let mixed: TestCluster;
+let plain: LocalCluster;
+let mixed: LocalCluster;
 
 before(async () => {
   [plain, mixed] = await Promise.all([
-    clusterForTests({ primaries: 3 }),
-    clusterForTests({ primaries: 3, module: (i) => (i === 2 ? modulePath() : undefined) }),
+    startCluster({ primaries: 3 }),
+    startCluster({ primaries: 3, module: (i) => (i === 2 ? modulePath() : undefined) }),
   ]);
 });
 after(async () => {
@@ -50,7 +42,7 @@ after(async () => {
 });
 
 /** Connections named `name` that a node still has open. */
-async function openNamed(nodes: TestCluster["nodes"], name: string): Promise<number> {
+async function openNamed(nodes: LocalCluster["nodes"], name: string): Promise<number> {
   let n = 0;
   for (const node of nodes)
     n += (String(await node.cli("CLIENT", "LIST")).match(new RegExp(` name=${name} `, "g")) ?? []).length;
@@ -61,23 +53,23 @@ describe("cluster connect: the fence on every node socket", () => {
   test("wire 4: each node socket runs its boot commands, then EMQ.VERSION, before anything else; the intent record is claimed once", async () => {
     // Every node behind a proxy that records what each socket carries (MONITOR never shows an
     // unknown command, so it cannot see the wire-4 fence).
-    const proxies = await Promise.all(plain.primaries.map((p) => startProxy({ targetPort: p.port })));
+    const proxies = await Promise.all(plain.primaries().map((p) => startProxy({ targetPort: p.port })));
     const natMap = Object.fromEntries(
-      plain.primaries.map((p, i) => [label(p), { host: "127.0.0.1", port: proxies[i]!.port }]),
+      plain.primaries().map((p, i) => [label(p), { host: "127.0.0.1", port: proxies[i]!.port }]),
     );
-    const mons = await Promise.all(plain.primaries.map((p) => monitor(p.port)));
+    const mons = await Promise.all(plain.primaries().map((p) => monitor(p.port)));
     const conn = await connect({
-      nodes: [natMap[label(plain.primaries[0]!)]!],
+      nodes: [natMap[label(plain.primaries()[0]!)]!],
       natMap,
       name: "emq-cl-fence",
     });
     try {
       assert.equal(conn.cluster, true);
-      for (const q of await queuePerShard(plain, "fence-")) await new Queue(q, conn).add("x");
+      for (const q of queuePerShard(plain, "fence-")) await new Queue(q, conn).add("x");
       assert.deepEqual([...conn.fencedNodes.keys()].sort(), proxies.map((p) => `${p.host}:${p.port}`).sort());
       for (const [i, proxy] of proxies.entries()) {
         const sockets = new Set(proxy.commands.map((c) => c.conn));
-        assert.ok(sockets.size >= 1, `node ${label(plain.primaries[i]!)}: a socket of ours`);
+        assert.ok(sockets.size >= 1, `node ${label(plain.primaries()[i]!)}: a socket of ours`);
         for (const socket of sockets) {
           const [boot, fence, next] = proxy.commandsOf(socket);
           assert.deepEqual(boot, ["CLIENT", "SETNAME", "emq-cl-fence"], "the boot command first");
@@ -87,10 +79,10 @@ describe("cluster connect: the fence on every node socket", () => {
       }
       // The intent record: read, claimed with SET NX, read back — once, on its owner only.
       await sleep(50);
-      const owner = await plain.ownerOf(9051);
+      const owner = plain.ownerOf(9051);
       const intent = mons.map((m) => m.commands().filter((c) => c[1] === "{emq}:version"));
       for (const [i, commands] of intent.entries()) {
-        const expected = plain.primaries[i] === owner ? ["GET", "SET", "GET"] : [];
+        const expected = plain.primaries()[i] === owner ? ["GET", "SET", "GET"] : [];
         assert.deepEqual(
           commands.map((c) => c[0]?.toUpperCase()),
           expected,
@@ -107,12 +99,12 @@ describe("cluster connect: the fence on every node socket", () => {
   test("NOSCRIPT: each shard that lacks the script loads it once, on that node, and the line is sent again", async () => {
     const conn = await connect({ nodes: plain.seeds });
     try {
-      const names = await queuePerShard(plain, "noscript-");
-      for (const p of plain.primaries) await p.cli("SCRIPT", "FLUSH");
-      await resetStats(plain.primaries);
+      const names = queuePerShard(plain, "noscript-");
+      for (const p of plain.primaries()) await p.cli("SCRIPT", "FLUSH");
+      await resetStats(plain.primaries());
       const batch = names.flatMap((name) => [0, 1, 2].map((i) => new Queue(name, conn).add(`p${i}`)));
       await Promise.all(batch); // three adds per shard at once: one load per shard
-      for (const [i, p] of plain.primaries.entries()) {
+      for (const [i, p] of plain.primaries().entries()) {
         const stats = await errorstats(p);
         assert.equal(stats.NOSCRIPT, 3, `${label(p)}: the three lines met NOSCRIPT`);
         const loads = String(await p.cli("INFO", "commandstats")).match(
@@ -139,7 +131,7 @@ describe("cluster connect: the fence on every node socket", () => {
 
   for (const wire of [4, 6] as const) {
     test(`a mixed cluster (the module on one of three nodes) is refused at connect on wire ${wire}, naming the node; nothing stays connected`, async () => {
-      const moduleNode = label(mixed.primaries[2]!);
+      const moduleNode = label(mixed.primaries()[2]!);
       const name = `emq-mixed-${wire}`;
       const err = await connect({ nodes: mixed.seeds, wire, name }).then(
         () => assert.fail("connected"),
@@ -151,7 +143,7 @@ describe("cluster connect: the fence on every node socket", () => {
         assert.match(err.message, /found the echomq module/);
       } else {
         assert.notEqual(err.node, moduleNode, err.message);
-        assert.ok(mixed.primaries.map(label).includes(err.node!), err.message);
+        assert.ok(mixed.primaries().map(label).includes(err.node!), err.message);
       }
       await sleep(300); // a client that kept reconnecting would have sockets open again by now
       assert.equal(await openNamed(mixed.nodes, name), 0, "every node socket closed");
@@ -193,12 +185,12 @@ describe("cluster connect: options and unreachable seeds", () => {
 
 describe("cluster connect: nothing that may have run is sent again", () => {
   test("an EVALSHA swallowed in flight on one node's connection fails with ConnectionLostError and is never re-sent; the next call opens a new fenced socket", async () => {
-    const [victim, seed] = [plain.primaries[1]!, plain.primaries[0]!];
+    const [victim, seed] = [plain.primaries()[1]!, plain.primaries()[0]!];
     const proxy = await startProxy({ targetPort: victim.port });
     const natMap = { [label(victim)]: { host: proxy.host, port: proxy.port } };
     const conn = await connect({ nodes: [{ host: seed.host, port: seed.port }], natMap });
     try {
-      const q = new Queue(queueIn(await rangesOf(victim), "inflight-"), conn);
+      const q = new Queue(queueOn(victim, "inflight-"), conn);
       await q.add("warm"); // loads the script on the victim
       const id = newId();
       const swallowed = proxy.swallowNext((a) => a[0]?.toUpperCase() === "EVALSHA" && a.includes(id));
@@ -218,7 +210,7 @@ describe("cluster connect: nothing that may have run is sent again", () => {
   });
 
   test("control: iovalkey's Cluster with its default retryDelayOnFailover does send such a command again", async () => {
-    const [victim, seed] = [plain.primaries[1]!, plain.primaries[0]!];
+    const [victim, seed] = [plain.primaries()[1]!, plain.primaries()[0]!];
     const proxy = await startProxy({ targetPort: victim.port });
     const client = new Cluster([{ host: seed.host, port: seed.port }], {
       natMap: { [label(victim)]: { host: proxy.host, port: proxy.port } },
@@ -226,7 +218,7 @@ describe("cluster connect: nothing that may have run is sent again", () => {
     });
     client.on("error", () => {});
     try {
-      const key = `${queueIn(await rangesOf(victim), "control-")}`;
+      const key = queueOn(victim, "control-");
       await client.set(key, "warm");
       const swallowed = proxy.swallowNext((a) => a[0] === "set" && a[2] === "resent");
       await client.set(key, "resent").catch(() => {});
@@ -246,8 +238,8 @@ describe("cluster durability on a shard with no replica", () => {
   test("WAIT 1 falls short: DurabilityError with the ids, the jobs exist; WAIT 0 passes; WAITAOF local without appendonly refused", async () => {
     const conn = await connect({ nodes: plain.seeds });
     try {
-      const shard = plain.primaries[2]!;
-      const q = new Queue(queueIn(await rangesOf(shard), "durable-"), conn);
+      const shard = plain.primaries()[2]!;
+      const q = new Queue(queueOn(shard, "durable-"), conn);
       const one = { replicas: 1, timeoutMs: 50 };
       const err = await q.add("a", { durability: one }).then(
         () => assert.fail("acknowledged"),

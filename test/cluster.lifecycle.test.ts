@@ -2,7 +2,8 @@
  * Queues and workers on a Valkey Cluster, both wires (docs/cluster.md): three primaries with a
  * replica each; the lifecycle basics and a worker on queues spread over the shards, with no
  * `MOVED` in the steady state; durability with `WAIT`; the wake subscription following its slot
- * to another primary; a node added later fenced before it carries anything, and one of the
+ * to another primary; a transition on a half-moved slot refused (`TRYAGAIN`, `ASK`) before it
+ * runs, on the source and the target; a node added later fenced before it carries anything, and one of the
  * wrong role refused, naming it. One cluster per wire.
  */
 import assert from "node:assert/strict";
@@ -24,19 +25,12 @@ import {
   type Wire,
   Worker,
 } from "../src/index.js";
-import { queueKey, slot } from "../src/protocol.js";
+import { jobKey, queueKey, scriptFor, slot } from "../src/protocol.js";
 import { modulePath } from "../tools/module-path.js";
-import {
-  clusterForTests,
-  label,
-  movedCount,
-  nativeFenceOnEveryShard,
-  queueInSlot,
-  queuePerShard,
-  resetStats,
-  type TestCluster,
-} from "./support/cluster-helpers.js";
+import { type ClusterNode, type LocalCluster, startCluster } from "./support/cluster.js";
+import { label, movedCount, queueOn, queuePerShard, resetStats } from "./support/cluster-helpers.js";
 import { startProxy } from "./support/proxy.js";
+import { type RespArg, rawCommands } from "./support/resp.js";
 import type { ValkeyServer } from "./support/valkey.js";
 
 async function until(what: string, check: () => Promise<boolean>, ms = 5000): Promise<void> {
@@ -55,28 +49,23 @@ async function shardSubscribers(node: ValkeyServer, channel: string): Promise<nu
 
 for (const wire of [4, 6] as Wire[]) {
   describe(`cluster lifecycle [wire ${wire}]`, () => {
-    let cluster: TestCluster;
+    let cluster: LocalCluster;
     let conn: Connection;
-    /** One queue per shard (wire 6 before the module's cluster fence lands: all in the record's slot). */
+    /** One queue per shard. */
     let queues: string[];
     /** The shard each of `queues` lives on. */
     let shards: ValkeyServer[];
 
     before(async () => {
-      cluster = await clusterForTests({
+      cluster = await startCluster({
         primaries: 3,
         replicas: 1,
         ...(wire === 6 ? { module: modulePath() } : {}),
       });
       if (wire === 6) assert.equal(await installModuleBrand({ nodes: cluster.seeds }), 1);
       conn = await connect({ nodes: cluster.seeds, wire, name: `emq-life-${wire}` });
-      queues = await queuePerShard(cluster, "life-");
-      shards = [...cluster.primaries];
-      if (wire === 6 && !(await nativeFenceOnEveryShard(conn, cluster))) {
-        const holder = await cluster.ownerOf(slot("{emq}:version"));
-        queues = queues.map((_, i) => queueInSlot(slot("{emq}:version"), `life-h${i}-`));
-        shards = queues.map(() => holder);
-      }
+      queues = queuePerShard(cluster, "life-");
+      shards = cluster.primaries();
       await resetStats(cluster.nodes);
     });
     after(async () => {
@@ -195,16 +184,14 @@ for (const wire of [4, 6] as Wire[]) {
 
     test("the wake subscription follows its slot to another primary and a wake arrives there", async (t) => {
       if (!SHARD_CHANNELS) return t.skip("SHARD_CHANNELS is off: classic channels do not live in a slot");
-      // Queue "emq" shares slot 9051 with {emq}:version, so its verbs pass the native fence
-      // wherever the slot goes, whether or not the module's cluster fence has landed.
-      const name = "emq";
+      const from = cluster.primaries()[0]!;
+      const to = cluster.primaries()[1]!;
+      const name = queueOn(from, "wake-");
       const channel = queueKey(name, "wake");
-      const from = await cluster.ownerOf(slot(channel));
-      const to = cluster.primaries.find((p) => p !== from)!;
       const done: string[] = [];
       const worker = new Worker(new Queue(name, conn), async (job) => void done.push(job.id), {
         concurrency: 1,
-        idleCheckMs: 60_000,
+        idleCheckMs: 60_000, // only a wake releases the idle slot
       });
       await worker.ready;
       try {
@@ -216,18 +203,70 @@ for (const wire of [4, 6] as Wire[]) {
         );
         assert.equal(await shardSubscribers(from, channel), 0);
         await sleep(50); // the look every idle slot takes after resubscribing has come back empty
-        const { id } = await new Queue(name, conn).add("after the move");
-        // The executors publish the wake with SPUBLISH once that lands; until then, publish it here.
-        await to.cli("SPUBLISH", channel, "1");
+        const { id } = await new Queue(name, conn).add("after the move"); // its wake: SPUBLISH on the new owner
         await until("the job ran", async () => done.includes(id), 2000);
       } finally {
         await worker.close();
       }
     });
 
+    test("a transition on a half-moved slot is answered TRYAGAIN (or ASK, then TRYAGAIN) before it runs; then the move ends and it runs", async () => {
+      const [from, to] = cluster.primaries() as [ClusterNode, ClusterNode];
+      const name = queueOn(from, "half-");
+      const s = slot(queueKey(name, ""));
+      await new Queue(name, conn).addBulk([{ payload: "a" }, { payload: "b" }]);
+      const keys = [queueKey(name, "pending"), queueKey(name, "active"), queueKey(name, "")];
+      const claimLine: RespArg[] =
+        wire === 6
+          ? ["EMQ.CLAIM", 3, ...keys, 30_000]
+          : ["EVAL", scriptFor("CLAIM").source, 3, ...keys, 30_000];
+      const add = (id: string): RespArg[] => {
+        const tail = [2, jobKey(name, id), queueKey(name, "pending"), id, "p"];
+        return wire === 6 ? ["EMQ.ENQUEUE", ...tail] : ["EVAL", scriptFor("ENQUEUE").source, ...tail];
+      };
+      const text = (r: unknown) => (r instanceof Error ? (r.message.split(" ")[0] ?? "") : JSON.stringify(r));
+      await to.cli("CLUSTER", "SETSLOT", s, "IMPORTING", from.id);
+      await from.cli("CLUSTER", "SETSLOT", s, "MIGRATING", to.id);
+      try {
+        const [claimed, added] = await rawCommands(from.port, [claimLine, add("JOB0000000000H")]);
+        assert.deepEqual(
+          [text(claimed), text(added)],
+          ["TRYAGAIN", "TRYAGAIN"],
+          "nothing moved yet: keys present, the base absent",
+        );
+        await from.cli(
+          "MIGRATE",
+          to.host,
+          to.port,
+          "",
+          0,
+          5000,
+          "KEYS",
+          ...((await from.cli("CLUSTER", "GETKEYSINSLOT", s, 100)) as string[]),
+        );
+        assert.match(text((await rawCommands(from.port, [claimLine]))[0]), /^ASK$/, "every key gone: ASK");
+        const [, onTarget, , addOnTarget] = await rawCommands(to.port, [
+          ["ASKING"],
+          claimLine,
+          ["ASKING"], // once per command
+          add("JOB0000000000H"),
+        ]);
+        assert.deepEqual(
+          [text(onTarget), text(addOnTarget)],
+          ["TRYAGAIN", "TRYAGAIN"],
+          "the target: a declared key absent",
+        );
+        const [, ready] = await rawCommands(to.port, [["ASKING"], ["ZCARD", queueKey(name, "pending")]]);
+        assert.equal(ready, 2, "nothing claimed");
+      } finally {
+        await cluster.moveSlot(s, to); // ends the move
+      }
+      assert.ok(await claim(conn, name, 30_000), "claimed on the new owner");
+    });
+
     test("durability on a shard whose replica is gone: DurabilityError, the job exists", async () => {
-      const shard = await cluster.ownerOf(slot(queueKey(queues[0]!, "")));
-      const replica = cluster.replicas[cluster.primaries.indexOf(shard)]!;
+      const shard = cluster.ownerOf(slot(queueKey(queues[0]!, "")));
+      const replica = cluster.replicas(shard)[0]!;
       await replica.stop();
       const q = new Queue(queues[0]!, conn);
       const err = await q.add("unsafe", { durability: { replicas: 1, timeoutMs: 100 } }).then(

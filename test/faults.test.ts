@@ -1,7 +1,8 @@
 /**
  * The fault experiments of `npm run soak` (soak/experiments/), in their short forms: a server
  * SIGKILLed mid-load, connections cut every 300 ms, a node over maxmemory, random EMQ.* calls
- * against a module node, an ACL user limited to one queue, a worker process SIGKILLed. Each runs
+ * against a module node, an ACL user limited to one queue, a worker process SIGKILLed, and on a
+ * local cluster: slots resharded under load, a primary SIGKILLed and failed over. Each runs
  * on every wire it supports and must meet its targets (the outcome's `failures` is empty); the
  * figures go to the spec reporter as diagnostics.
  *

@@ -19,13 +19,8 @@ import {
 import { laneNames } from "../src/lanes/naming.js";
 import { queueKey, slot } from "../src/protocol.js";
 import { modulePath } from "../tools/module-path.js";
-import {
-  clusterForTests,
-  label,
-  movedCount,
-  resetStats,
-  type TestCluster,
-} from "./support/cluster-helpers.js";
+import { type LocalCluster, startCluster } from "./support/cluster.js";
+import { label, movedCount, resetStats } from "./support/cluster-helpers.js";
 
 async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -37,11 +32,11 @@ async function until(what: string, check: () => Promise<boolean>, ms = 20_000): 
 
 for (const wire of [4, 6] as Wire[]) {
   describe(`laned queue on a cluster [wire ${wire}]`, () => {
-    let cluster: TestCluster;
+    let cluster: LocalCluster;
     let conn: Connection;
 
     before(async () => {
-      cluster = await clusterForTests({ primaries: 3, ...(wire === 6 ? { module: modulePath() } : {}) });
+      cluster = await startCluster({ primaries: 3, ...(wire === 6 ? { module: modulePath() } : {}) });
       if (wire === 6) await installModuleBrand({ nodes: cluster.seeds });
       conn = await connect({ nodes: cluster.seeds, wire });
     });
@@ -53,7 +48,7 @@ for (const wire of [4, 6] as Wire[]) {
     test("12 lanes: 4 on each of 3 shards", async () => {
       const perShard = new Map<string, number>();
       for (const lane of laneNames("hot", 12)) {
-        const owner = label(await cluster.ownerOf(slot(queueKey(lane, ""))));
+        const owner = label(cluster.ownerOf(slot(queueKey(lane, ""))));
         perShard.set(owner, (perShard.get(owner) ?? 0) + 1);
       }
       assert.deepEqual([...perShard.values()].sort(), [4, 4, 4]);
@@ -61,7 +56,7 @@ for (const wire of [4, 6] as Wire[]) {
 
     test("a worker drains every lane on every shard; no MOVED; pause and counts across shards", async () => {
       const q = new Queue("hot", conn, { lanes: 12 });
-      await resetStats(cluster.primaries);
+      await resetStats(cluster.primaries());
       await q.addBulk(Array.from({ length: 120 }, (_, i) => ({ payload: `h${i}` })));
       const byLane = new Map<string, number>();
       const worker = new Worker(
@@ -86,7 +81,7 @@ for (const wire of [4, 6] as Wire[]) {
       await q.resume();
       await until("the held job ran", async () => ((await q.counts()) as LanedCounts).completed === 121);
       await worker.close();
-      assert.equal(await movedCount(cluster.primaries), 0, "every command reached its slot's owner");
+      assert.equal(await movedCount(cluster.primaries()), 0, "every command reached its slot's owner");
     });
   });
 }

@@ -9,6 +9,7 @@ import { before, describe, test } from "node:test";
 import type { RawDump } from "../harness/dump.js";
 import { verbOf } from "../harness/verbs.js";
 import { type KeyEntry, runStand, type StandResult, VERDICT_OK } from "../tools/stand.js";
+import { runClusterStand } from "../tools/stand-cluster.js";
 import { compareKeyspaces, compareMonitor } from "../tools/stand-compare.js";
 import { queueKey, scriptFor } from "../src/protocol.js";
 
@@ -251,5 +252,26 @@ describe("the stand's comparison", () => {
       "equal",
       "unexpected",
     ]);
+  });
+});
+
+describe("the stand on a cluster (npm run stand -- --cluster)", () => {
+  test("on 3 plain primaries (wire 4) and 3 module primaries (wire 6), every line of the enqueue + claim reaches the owner of the queue's slot, none another primary", async () => {
+    const printed: string[] = [];
+    assert.equal(await runClusterStand((line) => printed.push(line)), true, printed.join("\n"));
+    const text = printed.join("\n");
+    assert.match(
+      text,
+      /── wire 4[\s\S]*owns the queue's slot[\s\S]*\n {4}evalsha [0-9a-f]{8}… 2 emq:\{quotes\}:job:/,
+    );
+    assert.match(
+      text,
+      /── wire 6[\s\S]*owns the queue's slot\n {4}EMQ\.ENQUEUE 2 [\s\S]*\n {4}EMQ\.CLAIM 3 /,
+    );
+    assert.equal(
+      printed.filter((l) => l === "    —").length,
+      4,
+      "two other primaries per cluster got nothing",
+    );
   });
 });

@@ -5,7 +5,8 @@
  * connector to B; then, side by side, the lines each node received, what each connector returned
  * and the keys each node holds, every difference either declared or reported as unexpected.
  *
- * Usage: stand [--json]. Exit 0: the same but for the declared differences; 1: unexpected
+ * Usage: stand [--json] | stand --cluster (tools/stand-cluster.ts: the same steps on two local
+ * clusters, the lines each primary received). Exit 0: the same but for the declared differences; 1: unexpected
  * differences; 2: the stand could not run. Ctrl-C stops both servers.
  */
 import type { Window } from "../harness/compare.js";
@@ -16,6 +17,7 @@ import { shapeOf, VERSION_KEY, verbOf } from "../harness/verbs.js";
 import { claim, type Connection, connect, enqueue, newId } from "../src/index.js";
 import { type MonitorHandle, monitor } from "../test/support/monitor.js";
 import { isMain } from "./is-main.js";
+import { runClusterStand } from "./stand-cluster.js";
 export type { KeyEntry, StandResult, StepResult } from "./stand-compare.js";
 
 import {
@@ -190,15 +192,24 @@ if (isMain(import.meta.url)) {
     process.stdout.write("\ninterrupted: stopping both servers\n");
     process.exit(130);
   });
-  runStand({ json: process.argv.includes("--json") }).then(
-    (result) => process.exit(result.ok ? 0 : 1),
-    (err: unknown) => {
-      const message = err instanceof Error ? err.message : String(err);
-      const hint = /lacks verbs/.test(message)
-        ? "\n  the module build is older than the host's scripts: rebuild it"
-        : "";
-      process.stderr.write(`stand failed: ${message}${hint}\n`);
-      process.exit(2);
-    },
-  );
+  if (process.argv.includes("--cluster")) {
+    runClusterStand().then(
+      (ok) => process.exit(ok ? 0 : 1),
+      (err: unknown) => {
+        process.stderr.write(`stand failed: ${err instanceof Error ? err.message : String(err)}\n`);
+        process.exit(2);
+      },
+    );
+  } else
+    runStand({ json: process.argv.includes("--json") }).then(
+      (result) => process.exit(result.ok ? 0 : 1),
+      (err: unknown) => {
+        const message = err instanceof Error ? err.message : String(err);
+        const hint = /lacks verbs/.test(message)
+          ? "\n  the module build is older than the host's scripts: rebuild it"
+          : "";
+        process.stderr.write(`stand failed: ${message}${hint}\n`);
+        process.exit(2);
+      },
+    );
 }

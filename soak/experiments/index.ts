@@ -6,8 +6,10 @@ import type { Wire } from "../../src/index.js";
 import { acl, aclDefaults } from "./acl.js";
 import type { Outcome, Params } from "./common.js";
 import { connectionCuts, connectionCutsDefaults } from "./connection-cuts.js";
+import { failover, failoverDefaults } from "./failover.js";
 import { memoryLimit, memoryLimitDefaults } from "./memory-limit.js";
 import { moduleFuzz, moduleFuzzDefaults } from "./module-fuzz.js";
+import { resharding, reshardingDefaults } from "./resharding.js";
 import { serverCrash, serverCrashDefaults } from "./server-crash.js";
 import { workerKill, workerKillDefaults } from "./worker-kill.js";
 
@@ -71,6 +73,20 @@ export const EXPERIMENTS: readonly Experiment[] = [
     BOTH,
     workerKillDefaults,
     workerKill,
+  ),
+  experiment(
+    "resharding",
+    "valkey-cli --cluster reshard of busy queues' slots under load: 0 lost, 0 stuck, subscribers follow",
+    BOTH,
+    reshardingDefaults,
+    resharding,
+  ),
+  experiment(
+    "failover",
+    "SIGKILL a primary under load, its replica promoted: 0 durable adds lost, 0 stuck",
+    BOTH,
+    failoverDefaults,
+    failover,
   ),
 ];
 

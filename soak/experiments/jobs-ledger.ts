@@ -20,6 +20,8 @@ export class JobsLedger {
   readonly heldAtFault = new Set<string>();
   /** Jobs that started again after the server had confirmed their completion. */
   readonly afterConfirmed = new Set<string>();
+  /** The queue of each job, when the jobs are spread over several queues (`settle` with a list). */
+  readonly queueOf = new Map<string, string>();
 
   /** A handler that books its run around `work`. */
   handler(work: (job: Job) => Promise<unknown>): (job: Job) => Promise<unknown> {
@@ -53,18 +55,32 @@ export class JobsLedger {
 
   /**
    * Fills lost, stuck, completed twice and breaches (a job run twice whose completion was not in
-   * flight at any fault) from the server's sets and rows of queue `q`.
+   * flight at any fault, nor `explained` otherwise) from the server's sets and rows of queue `q`
+   * (or of several queues, each job's found in `queueOf`). Returns the ids lost, run twice, and
+   * gone (acknowledged, in no set and with no row, whether or not they ran).
    */
-  async settle(out: Outcome, conn: Connection, q: string): Promise<void> {
-    const where = await whereAre(conn, q);
+  async settle(
+    out: Outcome,
+    conn: Connection,
+    q: string | readonly string[],
+    explained: (id: string) => boolean = () => false,
+  ): Promise<{ lost: string[]; twice: string[]; gone: string[] }> {
+    const where = new Map<string, string>();
+    for (const name of typeof q === "string" ? [q] : q) {
+      for (const [id, set] of await whereAre(conn, name)) where.set(id, set);
+    }
+    const queueOf = (id: string) => (typeof q === "string" ? q : this.queueOf.get(id)!);
     const stuckBy = new Map<string, number>();
+    const lost: string[] = [];
+    const gone: string[] = [];
     let orphans = 0;
     for (const id of this.acked) {
       const set = where.get(id);
       if (set === undefined) {
-        const row = Number(await conn.send("EXISTS", [jobKey(q, id)]));
+        const row = Number(await conn.send("EXISTS", [jobKey(queueOf(id), id)]));
         if (row === 1) orphans += 1;
-        if (row === 0 && !this.runs.has(id)) out.lost += 1;
+        if (row === 0) gone.push(id);
+        if (row === 0 && !this.runs.has(id)) lost.push(id);
         continue;
       }
       if (set !== "done") {
@@ -76,13 +92,15 @@ export class JobsLedger {
       }
     }
     out.stuck += orphans;
-    let twice = 0;
+    out.lost += lost.length;
+    const twiceIds: string[] = [];
     let unexplained = 0;
     for (const [id, n] of this.runs) {
       if (n < 2) continue;
-      twice += 1;
-      if (!this.heldAtFault.has(id)) unexplained += 1;
+      twiceIds.push(id);
+      if (!this.heldAtFault.has(id) && !explained(id)) unexplained += 1;
     }
+    const twice = twiceIds.length;
     out.completedTwice = twice;
     out.breaches += unexplained;
     out.acknowledged = this.acked.size;
@@ -95,5 +113,6 @@ export class JobsLedger {
         `completions in flight at a fault ${this.heldAtFault.size}; run twice ${twice} (outside them ${unexplained}; ` +
           `started again after a confirmed completion ${this.afterConfirmed.size})`,
       );
+    return { lost, twice: twiceIds, gone };
   }
 }
