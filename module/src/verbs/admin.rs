@@ -188,10 +188,16 @@ pub fn lanes(ctx: &Context, args: Args) -> Reply {
         guard?;
         counts.push(count);
         counts.sort_unstable();
-        let text = counts.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        let text = counts
+            .iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
         meta.hset(&[(LANES, text.as_bytes())])?;
     }
-    Ok(ValkeyValue::Array(counts.into_iter().map(ValkeyValue::Integer).collect()))
+    Ok(ValkeyValue::Array(
+        counts.into_iter().map(ValkeyValue::Integer).collect(),
+    ))
 }
 
 #[cfg(test)]
