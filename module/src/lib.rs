@@ -136,7 +136,7 @@ mod tests {
             assert_eq!(positions, declared, "{}", form.verb);
             assert_eq!(command.arity, -1, "{}", form.verb);
         }
-        assert!(COMMANDS[15].keys.is_empty());
+        assert!(COMMANDS[COMMANDS.len() - 1].keys.is_empty());
     }
 
     /// The registration as module 0.2.0 made it by hand: name, flags and last key position
@@ -148,6 +148,10 @@ mod tests {
         let now: Vec<String> = COMMANDS
             .iter()
             .filter(|c| c.name != c"emq.version")
+            .filter(|c| {
+                rows.iter()
+                    .any(|r| r.starts_with(&format!("{:?} ", c.name.to_str().unwrap())))
+            })
             .map(|c| {
                 let last = c.keys.iter().map(|key| key.pos).max().unwrap();
                 format!(
@@ -173,7 +177,7 @@ mod tests {
             };
             assert_eq!(command.flags, want, "{}", form.verb);
         }
-        assert_eq!(COMMANDS[15].flags, c"readonly fast");
+        assert_eq!(COMMANDS[COMMANDS.len() - 1].flags, c"readonly fast");
     }
 
     #[test]
