@@ -89,4 +89,12 @@ export {
   type WorkerOptions,
 } from "./worker.js";
 export { DEFAULT_BACKOFF, type BackoffOption } from "./backoff.js";
+export {
+  QueueEvents,
+  WatchdogError,
+  type QueueEventsEvents,
+  type QueueEventsOptions,
+} from "./events/queue-events.js";
+export { EVENT_KINDS, type BusEvent, type EventKind } from "./events/entry.js";
+export type { Gap } from "./events/position.js";
 export { Metrics, type MetricsOptions } from "./observe/metrics.js";
