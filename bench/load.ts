@@ -11,12 +11,17 @@ import type { Endpoint, JobData, Producer, SystemAdapter, SystemId } from "./sys
 /** Payloads are 100 bytes as JSON: `{"t":<ms>,"pad":"…"}`. */
 export const PAYLOAD_BYTES = 100;
 
-export function adapterFor(system: SystemId, endpoint: Endpoint): SystemAdapter {
+/** `busOff`: EchoMQ with its queue's event bus turned off (the bus measure's baseline). */
+export function adapterFor(
+  system: SystemId,
+  endpoint: Endpoint,
+  o: { busOff?: boolean } = {},
+): SystemAdapter {
   switch (system) {
     case "echomq-w4":
-      return echomqAdapter(endpoint, 4);
+      return echomqAdapter(endpoint, 4, o);
     case "echomq-w6":
-      return echomqAdapter(endpoint, 6);
+      return echomqAdapter(endpoint, 6, o);
     case "bullmq":
       return bullmqAdapter(endpoint);
     case "beequeue":

@@ -66,6 +66,8 @@ export interface MeasurePlan {
   burst: BurstPlan | null;
   /** Bound of any one phase (ms). */
   phaseTimeoutMs: number;
+  /** EchoMQ only: `"off"` turns the queue's event bus off after every flush (the bus measure). */
+  bus?: "off";
 }
 
 export interface ProcessResult extends Rate {
@@ -80,6 +82,8 @@ export interface ProcessResult extends Rate {
   processCommandsPerJob: number;
   /** Commands per job of the fill (adds in batches). */
   addCommandsPerJob: number;
+  /** Server CPU (user + sys) per job of the fill, µs. */
+  addServerCpuUsPerJob: number;
   /** The worker process's CPU (user + sys) per processed job, µs. */
   workerCpuUsPerJob: number;
   /** used_memory delta of the fill, per waiting job. */
@@ -128,7 +132,7 @@ export class Measurer {
   private readonly admin: Admin;
 
   constructor(private readonly plan: MeasurePlan) {
-    this.adapter = adapterFor(plan.system, plan.endpoint);
+    this.adapter = adapterFor(plan.system, plan.endpoint, plan.bus === "off" ? { busOff: true } : {});
     this.admin = new Admin(plan.endpoint.port);
   }
 
@@ -316,6 +320,7 @@ export class Measurer {
       serverCpuUsPerJob: round((server.cpuSeconds * 1e6) / counted, 1),
       processCommandsPerJob: round(server.commands / counted, 2),
       addCommandsPerJob: round(fill.commands / n, 2),
+      addServerCpuUsPerJob: round((fill.cpuSeconds * 1e6) / n, 1),
       workerCpuUsPerJob: round((cpu.user + cpu.system) / counted, 1),
       bytesPerWaitingJob: round(fill.memory / n, 0),
       processCommands: server.perCommand,

@@ -9,7 +9,7 @@
  * Flags: --smoke (tiny, 1 round, exit 1 unless every job of every system was processed),
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
  * (echomq-w4, echomq-w6, bullmq, beequeue), --measures=<measure>[,<measure>…] (add, process,
- * latency, ramp, burst, cluster), --persistence=none|aof|both, --out=<dir>,
+ * latency, ramp, burst, cluster, lanes, bus), --persistence=none|aof|both, --out=<dir>,
  * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -17,6 +17,7 @@ import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { modulePath } from "../tools/module-path.js";
+import { busConfig, runBusMeasure } from "./bus.js";
 import { renderChart } from "./chart.js";
 import { runClusterMeasure } from "./cluster.js";
 import { lanesConfig, runLanesMeasure } from "./lanes.js";
@@ -323,7 +324,15 @@ async function main(): Promise<void> {
       ? lanesConfig(flags.smoke)
       : null;
   if (lanes && flags.rounds) lanes.rounds = flags.rounds;
-  if (modes.length === 0 && !cluster && !lanes)
+  const bus =
+    flags.measures.includes("bus") &&
+    flags.persistence !== "aof" &&
+    flags.only.some((s) => s.startsWith("echomq"))
+      ? busConfig(flags.smoke)
+      : null;
+  if (bus && flags.rounds) bus.rounds = flags.rounds;
+  if (bus && flags.jobs) bus.jobs = flags.jobs;
+  if (modes.length === 0 && !cluster && !lanes && !bus)
     throw new UsageError("nothing to run: no mode has any of --measures");
   for (const m of modes) {
     if (flags.rounds) m.rounds = flags.rounds;
@@ -342,6 +351,7 @@ async function main(): Promise<void> {
       ? await runClusterMeasure(cluster, { smoke: flags.smoke, only: flags.only }, failures, warnings)
       : null;
   const lanesReport = lanes && !live.stopping ? await runLanesMeasure(lanes, failures) : null;
+  const busReport = bus && !live.stopping ? await runBusMeasure(bus, flags.only, failures) : null;
   const cpus = os.cpus();
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -361,7 +371,10 @@ async function main(): Promise<void> {
       valkey: await valkeyVersion(),
       echomq: (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version,
       echomqModule:
-        reports.find((r) => r.moduleVersion)?.moduleVersion ?? clusterReport?.moduleVersion ?? "not loaded",
+        reports.find((r) => r.moduleVersion)?.moduleVersion ??
+        clusterReport?.moduleVersion ??
+        busReport?.moduleVersion ??
+        "not loaded",
       bullmq: packageVersion("bullmq"),
       "bee-queue": packageVersion("bee-queue"),
       "redis (bee-queue's client)": packageVersion("redis", join(root, "node_modules", "bee-queue")),
@@ -374,6 +387,7 @@ async function main(): Promise<void> {
     modes: reports,
     cluster: clusterReport,
     lanes: lanesReport,
+    bus: busReport,
     failures,
     warnings,
     wallSeconds: round((performance.now() - t0) / 1000, 1),

@@ -1,4 +1,5 @@
 /** Medians over the rounds, per system, and the shape of the results JSON (bench/results/*.json). */
+import type { BusReport } from "./bus.js";
 import type { LanesReport } from "./lanes.js";
 import type { ClusterReport } from "./cluster.js";
 import type { MeasureResult } from "./measure.js";
@@ -81,6 +82,8 @@ export interface BenchReport {
   cluster?: ClusterReport | null;
   /** The lanes measure (bench/lanes.ts); absent in reports from before it, null when not run. */
   lanes?: LanesReport | null;
+  /** The bus measure (bench/bus.ts); absent in reports from before it, null when not run. */
+  bus?: BusReport | null;
   failures: string[];
   warnings: string[];
   wallSeconds: number;

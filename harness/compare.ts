@@ -1,11 +1,11 @@
 /**
  * What the harness compares, as pure functions: a queue's keyspace dump (every key found under its
  * hashtag, type by type), normalised so the two sides can be compared byte for byte — the queue
- * name taken out of key names, time scores replaced by tokens once they are matched to the window
- * of server time around their call, the declared `lease_epoch` checked and masked — and typed
- * replies rendered as canonical text.
+ * name taken out of key names, time scores and stream entry ids replaced by tokens once they are
+ * matched to the window of server time around their call, the declared `lease_epoch` checked and
+ * masked — and typed replies rendered as canonical text.
  */
-import type { RawDump } from "./dump.js";
+import type { RawDump, RawValue } from "./dump.js";
 import type { Reply } from "./resp.js";
 import { TIME_SETS, type TimeSet } from "./verbs.js";
 
@@ -146,11 +146,14 @@ export function normalize(raw: RawDump, o: NormOptions): Normalized {
       case "set":
         entries = value.members.map((m) => [latin1(m), ""]);
         break;
+      case "stream":
+        entries = streamEntries(key, normKey, value, o, issues);
+        break;
       default:
         entries = [];
     }
     const type = value.type === "other" ? value.name : value.type;
-    norm.set(normKey, { type, entries: value.type === "list" ? entries : entries.sort(byFirst) });
+    norm.set(normKey, { type, entries: ordered(value.type) ? entries : entries.sort(byFirst) });
   }
   if (o.epoch) {
     for (const row of o.epoch.leasedRows) {
@@ -165,6 +168,44 @@ export function normalize(raw: RawDump, o: NormOptions): Normalized {
     }
   }
   return { norm, issues };
+}
+
+/** Lists and streams are compared in order; every other type by its sorted entries. */
+const ordered = (type: string) => type === "list" || type === "stream";
+
+/**
+ * A stream's entries in order, `[<index>, "<id token> <fields as JSON>"]`, then `["added",
+ * <entries-added>]`. An entry id is server time (`<ms>-<seq>`): an entry the step left keeps its
+ * earlier token; a new one must have its `<ms>` in the call's window and becomes `T<step>` (its
+ * sequence number masked: the two sides' streams are separate, so their sequences differ when
+ * their milliseconds do). Without a window (seeds, plain reads) ids are kept literally.
+ */
+function streamEntries(
+  rawKey: string,
+  normKey: string,
+  value: Extract<RawValue, { type: "stream" }>,
+  o: NormOptions,
+  issues: string[],
+): [string, string][] {
+  const before = o.prev?.raw.get(rawKey);
+  const earlier = o.prev?.norm.get(normKey)?.entries;
+  const tokenOf = (id: string): string => {
+    if (before?.type === "stream" && earlier) {
+      const at = before.entries.findIndex(([x]) => x === id);
+      const token = at >= 0 ? earlier[at]?.[1].split(" ", 1)[0] : undefined;
+      if (token !== undefined) return token;
+    }
+    if (o.window === undefined) return `=${id}`;
+    const ms = Number(id.split("-", 1)[0]);
+    if (inWindow(ms, 0, o.window)) return `T${o.step}`;
+    issues.push(`${normKey}: entry id ${id} is not of a now in [${o.window.lo}, ${o.window.hi}]`);
+    return `?${id}`;
+  };
+  const entries = value.entries.map(([id, fields], i): [string, string] => [
+    String(i),
+    `${tokenOf(id)} ${JSON.stringify(fields.map(latin1))}`,
+  ]);
+  return [...entries, ["added", value.added]];
 }
 
 /** D1: a row's `lease_epoch` must be the run_id; it is then masked (the scripts write none). */
@@ -207,6 +248,10 @@ export function diffDumps(
       out.push(`${key}: list ${show(JSON.stringify(x.entries))} vs ${show(JSON.stringify(y.entries))}`);
       continue;
     }
+    if (x.type === "stream" && JSON.stringify(x.entries) !== JSON.stringify(y.entries)) {
+      out.push(...streamDiff(key, x.entries, y.entries, labels));
+      continue;
+    }
     for (const field of [...new Set([...xs.keys(), ...ys.keys()])].sort()) {
       const u = xs.get(field);
       const v = ys.get(field);
@@ -217,6 +262,22 @@ export function diffDumps(
     }
   }
   return out;
+}
+
+/** Where two streams' normalised entries part: the first entry that differs, and the counts. */
+function streamDiff(
+  key: string,
+  a: [string, string][],
+  b: [string, string][],
+  labels: [string, string],
+): string[] {
+  const at = a.findIndex(([, v], i) => b[i]?.[1] !== v);
+  const i = at === -1 ? a.length : at;
+  const render = (e: [string, string] | undefined) =>
+    e === undefined ? "none" : show(`${e[0]}: ${e[1]}`, 160);
+  return [
+    `${key} stream (${a.length - 1} vs ${b.length - 1} entries) differs at entry ${i}: ${labels[0]} ${render(a[i])} vs ${labels[1]} ${render(b[i])}`,
+  ];
 }
 
 /** Differences between two dumps of the same side ("nothing written", predicted vs actual). */

@@ -12,6 +12,11 @@ export type RawValue =
   | { type: "zset"; members: [Buffer, string][] }
   | { type: "list"; items: Buffer[] }
   | { type: "set"; members: Buffer[] }
+  /**
+   * A stream: its entries in order (id, then field, value, …), and from `XINFO STREAM` its
+   * entries-added and last-generated-id (the next id depends on it).
+   */
+  | { type: "stream"; entries: [string, Buffer[]][]; added: string; last: string }
   | { type: "other"; name: string };
 
 /** Key (latin1) → value, keys sorted. */
@@ -96,6 +101,22 @@ export class Keyspace {
     if (type === "set") {
       const members = elements(await this.client.one("SMEMBERS", k)).sort(Buffer.compare);
       return { type: "set", members };
+    }
+    if (type === "stream") {
+      const [range, xinfo] = await this.client.call([
+        ["XRANGE", k, "-", "+"],
+        ["XINFO", "STREAM", k],
+      ]);
+      const entries = (range?.t === "array" ? range.v : []).map((e): [string, Buffer[]] => {
+        const parts = e.t === "array" ? e.v : [];
+        return [text(parts[0]!), elements(parts[1]!)];
+      });
+      const fields = xinfo?.t === "array" ? xinfo.v : [];
+      const info = (name: string) => {
+        const at = fields.findIndex((f) => f.t === "bulk" && text(f) === name);
+        return at >= 0 ? text(fields[at + 1]) : "?";
+      };
+      return { type: "stream", entries, added: info("entries-added"), last: info("last-generated-id") };
     }
     return { type: "other", name: type };
   }

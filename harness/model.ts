@@ -90,6 +90,12 @@ const maxAttempts = pick(["1", "1", "2", "3", "5"], ["0", "x"]);
 const limit = pick(["1", "2", "100", "10000"], ["0", "10001", "x"]);
 const extra = pick(["1", "2", BIG], ["0", "-1"]);
 const lanes = pick(["1", "3", "12", "10000"], ["0", "10001", "01", "x"]);
+// The bus: small bounds trim after a few entries (stream nodes of 4 in the harness); an age bound
+// of an hour or more trims nothing a sequence wrote (its steps over maxmemory run in window mode,
+// where the two sides' entry ids differ by a few ms).
+const maxlen = pick(["0", "1", "2", "5", "10000"], ["-1", "01", "x"]);
+const maxage = pick(["0", "3600000", "86400000", BIG], ["-1", "x"]);
+const longBytes = fc.constantFrom(Buffer.alloc(199, 0x61), Buffer.alloc(200, 0x62), Buffer.alloc(201, 0x63));
 
 const twist: fc.Arbitrary<Twist> = fc.oneof(
   { weight: 40, arbitrary: fc.constant("none" as const) },
@@ -131,6 +137,9 @@ const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q
   RESCHEDULE: fc.record({ id: idChoice("active"), token, values: fc.tuple(delay) }),
   REQUEUE: fc.record({ id: idChoice("active"), token, values: fc.tuple(maxAttempts) }),
   LANES: fc.record({ values: fc.tuple(lanes) }),
+  EVENTS: fc.record({ values: fc.tuple(maxlen, maxage) }),
+  PROGRESS: fc.record({ id: idChoice("active"), token, values: fc.tuple(fc.oneof(bytes, longBytes)) }),
+  LOG: fc.record({ id: idChoice("active"), token, values: fc.tuple(bytes) }),
 };
 const WEIGHTS: Record<string, number> = {
   ENQUEUE: 7,
@@ -148,6 +157,9 @@ const WEIGHTS: Record<string, number> = {
   RESCHEDULE: 1,
   REQUEUE: 1,
   LANES: 1,
+  EVENTS: 1,
+  PROGRESS: 1,
+  LOG: 1,
 };
 
 const FIELDS = ["attempts", "priority", "max_attempts", "state", "payload"];
@@ -186,6 +198,26 @@ const corruption: fc.Arbitrary<SeedArg[]> = fc.oneof(
   fc
     .tuple(queue, fc.constantFrom("3", "12,1", "3,x,3", "", ",", "01,10001,5", "7,2,7"))
     .map(([q, v]): SeedArg[] => ["HSET", { q, slot: "meta" }, "lanes", v]),
+  fc
+    .tuple(
+      queue,
+      fc.constantFrom("events_maxlen", "events_maxage"),
+      fc.constantFrom("0", "3", "x", "-1", "01"),
+    )
+    .map(([q, f, v]): SeedArg[] => ["HSET", { q, slot: "meta" }, f, v]),
+  fc
+    .tuple(queue, fc.constantFrom("SET", "DEL"))
+    .map(([q, cmd]): SeedArg[] =>
+      cmd === "SET" ? ["SET", { q, suffix: "events" }, "x"] : ["DEL", { q, suffix: "events" }],
+    ),
+  fc
+    .tuple(
+      queue,
+      fc.constantFrom(...ID_POOL),
+      fc.constantFrom("logs", "log:1", "progress"),
+      fc.constantFrom("x", "99", "0"),
+    )
+    .map(([q, id, f, v]): SeedArg[] => ["HSET", { q, row: id }, f, v]),
 );
 
 /* ------------------------------------------------------------------ commands */

@@ -27,6 +27,9 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   RESCHEDULE: { values: [J(1), "1", "100"], setup: claimed(J(1)) },
   REQUEUE: { values: [J(1), "1", "3"], setup: claimed(J(1)) },
   LANES: { values: ["12"], setup: [] },
+  EVENTS: { values: ["100", "3600000"], setup: [] },
+  PROGRESS: { values: [J(1), "1", "50"], setup: claimed(J(1)) },
+  LOG: { values: [J(1), "1", "a line"], setup: claimed(J(1)) },
 };
 
 /** The keys of `verb` for a literal queue name (the same bytes on both sides). */

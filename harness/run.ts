@@ -6,6 +6,7 @@
  */
 import { type Bodies, loadBodies } from "./bodies.js";
 import type { Case } from "./build.js";
+import { BUS_CASES } from "./bus.js";
 import { CASES } from "./cases.js";
 import { DRAIN_CASES } from "./drains.js";
 import type { Executors, Fault } from "./executors.js";
@@ -43,7 +44,7 @@ export interface HarnessResult {
   ok: boolean;
 }
 
-export const ALL_CASES: Case[] = [...CASES, ...DRAIN_CASES, ...REFUSAL_CASES];
+export const ALL_CASES: Case[] = [...CASES, ...BUS_CASES, ...DRAIN_CASES, ...REFUSAL_CASES];
 
 export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
   const started = performance.now();

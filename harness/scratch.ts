@@ -11,7 +11,7 @@ import { modulePath } from "../tools/module-path.js";
 import { startValkey, type ValkeyServer } from "../test/support/valkey.js";
 import { Keyspace } from "./dump.js";
 import { ok, RespClient, Subscriber, text } from "./resp.js";
-import { BRAND, VERSION_KEY } from "./verbs.js";
+import { BRAND, STREAM_NODE_ENTRIES, VERSION_KEY } from "./verbs.js";
 
 export interface ScratchOptions {
   /** The module to load; default: the built module (ECHOMQ_MODULE overrides); null: a plain node. */
@@ -42,12 +42,21 @@ export class Scratch {
     return scratch;
   }
 
-  /** A scratch node on a server already running (a cluster node): connected, its run_id read. */
+  /**
+   * A scratch node on a server already running (a cluster node): connected, its run_id read, its
+   * streams cut into nodes of {@link STREAM_NODE_ENTRIES} entries.
+   */
   static async attach(server: ValkeyServer, module: string | undefined): Promise<Scratch> {
     const client = await RespClient.connect(server.port);
     const scratch = new Scratch(server, client, await Subscriber.connect(server.port), module);
     await scratch.readRunId();
+    await scratch.streamNodes();
     return scratch;
+  }
+
+  private async streamNodes(): Promise<void> {
+    const nodes = ["stream-node-max-entries", STREAM_NODE_ENTRIES, "stream-node-max-bytes", 0];
+    ok(await this.client.one("CONFIG", "SET", ...nodes), "CONFIG SET stream-node-*");
   }
 
   /** Brands the node (`EMQ.INSTALL`; on a cluster, the owner of the record's slot). */
@@ -94,6 +103,7 @@ export class Scratch {
     this.keys = new Keyspace(this.client);
     this.sub = await Subscriber.connect(this.server.port);
     await this.readRunId();
+    await this.streamNodes();
   }
 
   async stop(): Promise<void> {

@@ -12,6 +12,8 @@ import type { Command, Reply } from "./resp.js";
 import {
   accepts,
   BRAND,
+  BUS_DEFAULTS,
+  STREAM_NODE_ENTRIES,
   emqwire,
   layoutError,
   layoutQueue,
@@ -111,15 +113,38 @@ export function predictNative(
   if (field(fields, "attempts") !== token) return refuse(`ERR EMQ.${verb.verb} stale lease token`);
 
   const due = now + Number(latin1(values[2]!));
+  const event = ["event", "delayed", "id", id, "attempt", token, "delay", values[2]!];
   return {
     reply: int(due),
     writes: [
       ["ZREM", active, id],
       ["HSET", row, "state", "scheduled"],
       ["ZADD", target, String(due), id],
+      ...busEntry(state, q, event, now),
     ],
     wakes: ["0"],
   };
+}
+
+/**
+ * The event bus's `XADD` of one entry at server time `now` (docs/protocol.md, "The event bus"):
+ * `events_maxlen` read from the queue's `meta` (a count, else the default; a `meta` that is not a
+ * hash reads as the defaults); none when it is `0` or the events key holds another type. The id
+ * is the one the server makes at `now` (so the same write can be applied elsewhere later).
+ */
+export function busEntry(state: RawDump, q: Buffer, fields: (string | Buffer)[], now: number): Command[] {
+  const stored = field(state.get(latin1(queueKey(q, "meta"))), "events_maxlen");
+  const maxlen = stored !== undefined && accepts("count", stored) ? stored : String(BUS_DEFAULTS.maxlen);
+  const events = Buffer.concat([queueKey(q, "base"), Buffer.from("events")]);
+  const current = state.get(latin1(events));
+  if (maxlen === "0" || (current !== undefined && current.type !== "stream")) return [];
+  return [["XADD", events, "MAXLEN", "~", maxlen, nextId(current?.last, now), ...fields]];
+}
+
+/** The id `XADD … *` makes at server time `now` after the stream's last id. */
+function nextId(last: string | undefined, now: number): string {
+  const [ms, seq] = (last ?? "0-0").split("-").map(Number) as [number, number];
+  return now > ms ? `${now}-0` : `${ms}-${seq + 1}`;
 }
 
 /** `EMQ.INSTALL 1 {emq}:version` (docs/protocol.md, "EMQ.INSTALL"). */
@@ -163,7 +188,7 @@ export function fitNative(
       ...(canon(p.reply) === canon(native)
         ? []
         : [`reply: expected ${showReply(p.reply)}, native ${showReply(native)}`]),
-      ...changes(applyWrites(state.before, p.writes), state.after, ["predicted", "native"]).map(
+      ...changes(applyWrites(state.before, p.writes, t), state.after, ["predicted", "native"]).map(
         (d) => `keyspace vs the executable check: ${d}`,
       ),
     ];
@@ -208,8 +233,11 @@ export async function checkInstall(
 const asText = (arg: Command[number]) => (Buffer.isBuffer(arg) ? latin1(arg) : String(arg));
 const asBuf = (arg: Command[number]) => (Buffer.isBuffer(arg) ? arg : Buffer.from(String(arg), "latin1"));
 
-/** The state after `writes` (ZADD, ZREM, HSET, HDEL, DEL, SET with one member/field set each). */
-export function applyWrites(state: RawDump, writes: readonly Command[]): RawDump {
+/**
+ * The state after `writes` (ZADD, ZREM, HSET, HDEL, DEL, SET with one member/field set each, and
+ * `XADD <key> MAXLEN ~ <n> * <fields…>` at server time `now`).
+ */
+export function applyWrites(state: RawDump, writes: readonly Command[], now = 0): RawDump {
   const out: RawDump = new Map(state);
   for (const [cmd, keyArg, ...rest] of writes) {
     const key = asText(keyArg!);
@@ -256,9 +284,45 @@ export function applyWrites(state: RawDump, writes: readonly Command[]): RawDump
         else out.set(key, { type: "hash", fields });
         break;
       }
+      case "XADD": {
+        if (current !== undefined && current.type !== "stream") break;
+        const [, , maxlen, id, ...fields] = rest.map(asBuf);
+        const at = latin1(id!) === "*" ? nextId(current?.last, now) : latin1(id!);
+        out.set(key, xadd(current, Number(latin1(maxlen!)), at, fields));
+        break;
+      }
       default:
         throw new Error(`applyWrites: ${String(cmd)} is not modelled`);
     }
   }
   return out;
+}
+
+/**
+ * `XADD … MAXLEN ~ <maxlen> <id> <fields…>` on a stream (or none), then the approximate trim —
+ * whole nodes from the head,
+ * while what is left keeps at least `maxlen` entries, at most 100 nodes' worth — with the
+ * harness's nodes of {@link STREAM_NODE_ENTRIES} entries, counted from the stream's first entry
+ * ever (every trim removes whole nodes).
+ */
+function xadd(
+  current: Extract<RawValue, { type: "stream" }> | undefined,
+  maxlen: number,
+  id: string,
+  fields: Buffer[],
+): RawValue {
+  const added = Number(current?.added ?? 0) + 1;
+  let entries: [string, Buffer[]][] = [...(current?.entries ?? []), [id, fields]];
+  const limit = 100 * STREAM_NODE_ENTRIES;
+  for (let deleted = 0; entries.length > maxlen; ) {
+    const first = added - entries.length;
+    const inNode = Math.min(
+      entries.length,
+      (Math.floor(first / STREAM_NODE_ENTRIES) + 1) * STREAM_NODE_ENTRIES - first,
+    );
+    if (deleted + inNode > limit || entries.length - inNode < maxlen) break;
+    entries = entries.slice(inNode);
+    deleted += inNode;
+  }
+  return { type: "stream", entries, added: String(added), last: id };
 }

@@ -208,6 +208,17 @@ export function layoutError(verb: string): string {
   return `ERR EMQ.${verb} keys do not match the wire-4 layout`;
 }
 
+/**
+ * The harness's servers cut streams into nodes of 4 entries with no byte bound: the event bus's
+ * approximate trims (`MAXLEN ~`, `MINID ~`) remove whole nodes, so small bounds trim after a few
+ * entries, and a node ends at the same entry on both sides whatever their entry ids take in bytes
+ * (their milliseconds differ in window mode).
+ */
+export const STREAM_NODE_ENTRIES = 4;
+
+/** The queue's event bus settings as every transition reads them from its `meta`. */
+export const BUS_DEFAULTS = { maxlen: 10_000, maxageMs: 86_400_000 };
+
 export const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
 export const BRAND = PROTOCOL.brands.wire6;
 export const VERSION_KEY = PROTOCOL.brands.key;

@@ -71,11 +71,11 @@ export function grammars(): string {
 export function overview(): string {
   const order = [...JOB_CORE, ...[...VERB_SPECS.values()].filter((s) => !s.core)];
   return [
-    "| command | form | class | script twin | wake |",
-    "|---|---|---|---|---|",
+    "| command | form | class | script twin | wake | events |",
+    "|---|---|---|---|---|---|",
     ...order.map(
       (s) =>
-        `| \`EMQ.${s.verb}\` | \`${formOf(s)}\` | ${s.class} | ${s.script ? `\`${s.script}.lua\`` : "none (native only)"} | ${s.wake} |`,
+        `| \`EMQ.${s.verb}\` | \`${formOf(s)}\` | ${s.class} | ${s.script ? `\`${s.script}.lua\`` : "none (native only)"} | ${s.wake} | ${s.events} |`,
     ),
   ].join("\n");
 }

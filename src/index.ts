@@ -30,6 +30,10 @@ export {
   resume,
   reschedule,
   requeue,
+  progress,
+  log,
+  setEvents,
+  DEFAULT_EVENTS,
   MAX_LEASE_MS,
   MAX_INTEGER,
   MAX_LIMIT,
@@ -38,6 +42,7 @@ export {
   type Durability,
   type EnqueueOptions,
   type EnqueueResult,
+  type EventsOptions,
   type FailOptions,
   type FailState,
   type Payload,
@@ -84,4 +89,12 @@ export {
   type WorkerOptions,
 } from "./worker.js";
 export { DEFAULT_BACKOFF, type BackoffOption } from "./backoff.js";
+export {
+  QueueEvents,
+  WatchdogError,
+  type QueueEventsEvents,
+  type QueueEventsOptions,
+} from "./events/queue-events.js";
+export { EVENT_KINDS, type BusEvent, type EventKind } from "./events/entry.js";
+export type { Gap } from "./events/position.js";
 export { Metrics, type MetricsOptions } from "./observe/metrics.js";

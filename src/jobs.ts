@@ -29,6 +29,8 @@ export {
   complete,
   extend,
   fail,
+  log,
+  progress,
   requeue,
   reschedule,
   type FailOptions,
@@ -42,6 +44,9 @@ export {
   remove,
   resume,
   retry,
+  setEvents,
+  DEFAULT_EVENTS,
+  type EventsOptions,
   type ReapOptions,
   type ReapResult,
 } from "./jobs/queue.js";

@@ -19,11 +19,14 @@ import {
   type Payload,
   add,
   addBulk,
+  DEFAULT_EVENTS,
+  type EventsOptions,
   pause,
   recordLanes,
   remove,
   resume,
   retry,
+  setEvents,
 } from "./jobs.js";
 import { assertValidQueue, jobKey, queueKey } from "./keyspace.js";
 import { laneNames, laneOfKey, MAX_LANES } from "./lanes/naming.js";
@@ -59,6 +62,10 @@ export interface JobInfo {
   maxAttempts?: number;
   result?: Buffer;
   error?: string;
+  /** The latest value `job.progress()` recorded (bytes: text or JSON as the handler gave it). */
+  progress?: Buffer;
+  /** The job's log, oldest first: the last 100 lines `job.log()` appended, over every attempt. */
+  logs: string[];
 }
 
 export interface QueueAddOptions extends AddOptions {
@@ -161,6 +168,18 @@ export class Queue {
     return (await Promise.all(lanes.map((lane) => resume(this.connection, lane)))).includes(true);
   }
 
+  /**
+   * Sets the queue's event bus, on every lane: `maxLen` — about how many entries its stream keeps
+   * (`0` turns the bus off) — and `maxAgeMs` — about how long an entry is kept (`0`: no age
+   * bound). An option left out takes its default (10,000 entries, 24 h). Transitions read the
+   * settings from the next call on; `QueueEvents` follows the stream.
+   */
+  async setEvents(opts: Partial<EventsOptions> = {}): Promise<void> {
+    const settings = { ...DEFAULT_EVENTS, ...opts };
+    const lanes = await this.lanesInUse();
+    await Promise.all(lanes.map((lane) => setEvents(this.connection, lane, settings)));
+  }
+
   /** Deletes a job that is not active. `false` when there is no such job. */
   async remove(id: string): Promise<boolean> {
     const lane = await this.laneOf(id);
@@ -215,10 +234,12 @@ export class Queue {
       attempts: Number(text("attempts") ?? 0),
       payload: row.get("payload") ?? Buffer.alloc(0),
       priority: Number(text("priority") ?? 0),
+      logs: logLines(row),
     };
     if (row.has("max_attempts")) info.maxAttempts = Number(text("max_attempts"));
     if (row.has("result")) info.result = row.get("result")!;
     if (row.has("error")) info.error = text("error")!;
+    if (row.has("progress")) info.progress = row.get("progress")!;
     return info;
   }
 
@@ -283,4 +304,14 @@ export class Queue {
       paused: paused != null && String(paused) === "1",
     };
   }
+}
+
+/** A row's log lines (`log:<n>` fields), oldest first. */
+function logLines(row: ReadonlyMap<string, Buffer>): string[] {
+  const lines: [number, string][] = [];
+  for (const [field, value] of row) {
+    const n = /^log:([1-9][0-9]*)$/.exec(field)?.[1];
+    if (n !== undefined) lines.push([Number(n), value.toString("utf8")]);
+  }
+  return lines.sort((a, b) => a[0] - b[0]).map(([, line]) => line);
 }

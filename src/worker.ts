@@ -235,7 +235,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * next claim shares that round trip. `settling` tracks the replies still on their way.
    */
   private async process(claimed: ClaimedJob, lane: string): Promise<void> {
-    const job = new JobView(this.name, lane, claimed);
+    const job = new JobView(this.name, lane, claimed, this.conn);
     const entry: Running = {
       job,
       lane,

@@ -35,8 +35,10 @@ describe("fault experiments: the checks catch a breach", () => {
     const fuzz = experimentNamed("module-fuzz");
     const o = await fuzz.run(6, { ...fuzz.defaults.suite, calls: 2000, canary: 1 });
     report(t, o);
-    assert.equal(o.breaches, 2, "one call not refused + one key (emq:{f1}:meta) written");
+    // EMQ.PAUSE writes the flag, and its `paused` entry on the queue's event bus.
+    assert.equal(o.breaches, 3, "one call not refused + two keys (emq:{f1}:meta, emq:{f1}:events) written");
     assert.ok(o.notes.some((n) => n.includes("emq:{f1}:meta")));
+    assert.ok(o.notes.some((n) => n.includes("emq:{f1}:events")));
   });
 
   test("acl: a user also granted queue b breaches", async (t) => {

@@ -29,8 +29,8 @@ import { applyWrites, predictNative } from "../harness/spec.js";
 import { accepts, layoutQueue, queueKey, rowKey, shapeOf, verbOf } from "../harness/verbs.js";
 
 const SEED = Number(process.env.HARNESS_SEED ?? 20261129);
-/** Every job-core verb but RESCHEDULE (native only) has a script twin: fifteen verbs, fourteen scripts. */
-const SCRIPTS = 14;
+/** Every job-core verb but RESCHEDULE (native only) has a script twin: eighteen verbs, seventeen scripts. */
+const SCRIPTS = 17;
 const J1 = "JOB00000000001";
 const b = (s: string) => Buffer.from(s, "latin1");
 
@@ -87,6 +87,29 @@ describe("the harness catches a wrong native reply or write", () => {
     const failure = result.tally.failures.find((f) => f.verb === "ENQUEUE");
     assert.ok(failure, result.report);
     assert.deepEqual(failure.problems, [`emq:{A}:job:${J1} field "extra": script absent vs native "1"`]);
+  });
+
+  test("an extra event entry, and an entry of another time, are caught on the events stream", async () => {
+    const events = (side: { name(q: string): string }) => `emq:{${side.name("A")}}:events`;
+    const twice: Fault = {
+      verb: "COMPLETE",
+      writes: (side) => [["XADD", events(side), "*", "event", "completed", "id", J1, "attempt", "1"]],
+    };
+    const result = await withFault(twice, /^COMPLETE: kept in done$/);
+    const failure = result.tally.failures.find((f) => f.verb === "COMPLETE");
+    assert.ok(failure, result.report);
+    assert.equal(failure.problems.length, 1, failure.problems.join("\n"));
+    assert.match(
+      failure.problems[0]!,
+      /^emq:\{A\}:events stream \(3 vs 4 entries\) differs at entry 3: script "added: 3" vs native "3: T\d+ \[.*completed/,
+    );
+    const late: Fault = {
+      verb: "ENQUEUE",
+      writes: (side) => [["XADD", events(side), "99999999999999-0", "event", "x"]],
+    };
+    const later = await withFault(late, /^ENQUEUE: a new job$/);
+    const problems = later.tally.failures.find((f) => f.verb === "ENQUEUE")?.problems.join("\n") ?? "";
+    assert.match(problems, /native: emq:\{A\}:events: entry id 99999999999999-0 is not of a now in \[/);
   });
 
   test("a wake naming the wrong count, and an extra wake, are caught with their payloads", async () => {

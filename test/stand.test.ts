@@ -54,9 +54,16 @@ describe("the stand (in-process)", () => {
   test("both nodes hold the same keys after each step", () => {
     const row = queueKey(result.queue, "job:") + result.id;
     const [enq, clm] = result.steps;
-    assert.deepEqual(keys(enq!.keyspace.a), [`${row} hash`, `${queueKey(result.queue, "pending")} zset`]);
+    // The dump reads hashes, sorted sets and strings first, then the other types (the stream).
+    const events = `${queueKey(result.queue, "events")} stream`;
+    const pending = `${queueKey(result.queue, "pending")} zset`;
+    assert.deepEqual(keys(enq!.keyspace.a), [`${row} hash`, pending, events]);
     assert.deepEqual(keys(enq!.keyspace.b), keys(enq!.keyspace.a));
-    assert.deepEqual(keys(clm!.keyspace.a), [`${queueKey(result.queue, "active")} zset`, `${row} hash`]);
+    assert.deepEqual(keys(clm!.keyspace.a), [
+      `${queueKey(result.queue, "active")} zset`,
+      `${row} hash`,
+      events,
+    ]);
     assert.deepEqual(keys(clm!.keyspace.b), keys(clm!.keyspace.a));
   });
 

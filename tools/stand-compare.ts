@@ -136,6 +136,27 @@ export interface KeyspaceContext {
   windows: Record<Side, Window>;
   /** The time scores the step may write: set → offset (ms). */
   offsets: Partial<Record<string, number>>;
+  /**
+   * Each node's keyspace after the step before, raw and normalised: what the step left (a time
+   * score, an events entry) keeps that step's token.
+   */
+  prev?: Record<Side, { raw: RawDump; norm: NormDump }>;
+}
+
+/** Each node's keyspace after a step, raw and normalised as `compareKeyspaces` normalised it. */
+export function normalised(rawA: RawDump, rawB: RawDump, ctx: KeyspaceContext): Record<Side, NormDump> {
+  const queues = [{ physical: ctx.queue, logical: ctx.queue }];
+  const epoch = { runId: ctx.runIdB, leasedRows: ctx.leased ? [`emq:{${ctx.queue}}:job:${ctx.leased}`] : [] };
+  const norm = (raw: RawDump, side: Side) =>
+    normalize(raw, {
+      queues,
+      step: ctx.prev ? 2 : 1,
+      window: ctx.windows[side],
+      offsets: ctx.offsets,
+      prev: ctx.prev?.[side],
+      ...(side === "b" ? { epoch } : {}),
+    });
+  return { a: norm(rawA, "a").norm, b: norm(rawB, "b").norm };
 }
 
 /** A dump as written (no tokens, nothing masked): key → type and sorted entries. */
@@ -152,9 +173,10 @@ export function compareKeyspaces(rawA: RawDump, rawB: RawDump, ctx: KeyspaceCont
   const norm = (raw: RawDump, side: Side) =>
     normalize(raw, {
       queues,
-      step: 1,
+      step: ctx.prev ? 2 : 1,
       window: ctx.windows[side],
       offsets: ctx.offsets,
+      prev: ctx.prev?.[side],
       ...(side === "b" ? { epoch } : {}),
     });
   const [na, nb] = [norm(rawA, "a"), norm(rawB, "b")];
@@ -174,7 +196,9 @@ export function compareKeyspaces(rawA: RawDump, rawB: RawDump, ctx: KeyspaceCont
       const declared =
         field === "lease_epoch"
           ? "≠ lease_epoch (declared: native claim adds run_id; = B's run_id)"
-          : `~ deadline: B − A = ${Number(b) - Number(a)} ms (each claim read its own node's clock)`;
+          : type === "stream"
+            ? "~ entry id: its node's time (the same entry, fields and order)"
+            : `~ deadline: B − A = ${Number(b) - Number(a)} ms (each claim read its own node's clock)`;
       const differ = a === null || b === null ? `only on ${a === null ? "B" : "A"}` : "values differ";
       const [mark, note]: [Mark, string] =
         xa!.get(field) !== xb!.get(field)

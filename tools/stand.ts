@@ -26,7 +26,9 @@ import {
   compareMonitor,
   compareReplies,
   describeReply,
+  type KeyspaceContext,
   literal,
+  normalised,
   SIDES,
   type NodeInfo,
   type Side,
@@ -92,8 +94,8 @@ async function runStep(
   name: StepResult["name"],
   call: string,
   send: (conn: Connection) => Promise<Parameters<typeof describeReply>[0]>,
-  ctx: { leased: string | null; runIdB: string },
-): Promise<StepResult> {
+  ctx: { leased: string | null; runIdB: string; prev?: KeyspaceContext["prev"] },
+): Promise<[StepResult, NonNullable<KeyspaceContext["prev"]>]> {
   const reply = {} as StepResult["reply"];
   const windows = {} as Record<Side, Window>;
   for (const side of SIDES) {
@@ -119,14 +121,18 @@ async function runStep(
   const values = shape.kind === "ok" ? shape.values : [];
   const offsets = offsetsOf(verb, values);
   const replyOffset = verb.replyTime && Number(values[verb.replyTime.offset]?.toString("latin1"));
+  const keyspace = { queue: QUEUE, windows, offsets, ...ctx };
   const rows = [
     ...compareMonitor(verb, mon.a, mon.b, QUEUE),
     ...compareReplies(reply, windows, replyOffset || undefined),
-    ...compareKeyspaces(raw.a, raw.b, { queue: QUEUE, windows, offsets, ...ctx }),
+    ...compareKeyspaces(raw.a, raw.b, keyspace),
   ];
   const entries = (side: Side) =>
     [...literal(raw[side])].map(([key, { type, entries }]) => ({ key, type, entries }));
-  return { name, call, monitor: mon, reply, keyspace: { a: entries("a"), b: entries("b") }, rows };
+  const norm = normalised(raw.a, raw.b, keyspace);
+  const state = { a: { raw: raw.a, norm: norm.a }, b: { raw: raw.b, norm: norm.b } };
+  const step = { name, call, monitor: mon, reply, keyspace: { a: entries("a"), b: entries("b") }, rows };
+  return [step, state];
 }
 
 export async function runStand(opts: StandOptions = {}): Promise<StandResult> {
@@ -146,22 +152,21 @@ export async function runStand(opts: StandOptions = {}): Promise<StandResult> {
     const info = { a: await nodeInfo(nodes.a, 4), b: await nodeInfo(nodes.b, 6) };
     const id = newId();
     const enqueueCall = `enqueue(conn, "${QUEUE}", <payload>, { id: "${id}" })`;
-    const steps = [
-      await runStep(nodes, "enqueue", enqueueCall, (conn) => enqueue(conn, QUEUE, PAYLOAD, { id }), {
-        leased: null,
-        runIdB: b.runId,
-      }),
-      await runStep(
-        nodes,
-        "claim",
-        `claim(conn, "${QUEUE}", ${LEASE_MS})`,
-        (conn) => claim(conn, QUEUE, LEASE_MS),
-        {
-          leased: id,
-          runIdB: b.runId,
-        },
-      ),
-    ];
+    const [enqueued, after] = await runStep(
+      nodes,
+      "enqueue",
+      enqueueCall,
+      (conn) => enqueue(conn, QUEUE, PAYLOAD, { id }),
+      { leased: null, runIdB: b.runId },
+    );
+    const [claimed] = await runStep(
+      nodes,
+      "claim",
+      `claim(conn, "${QUEUE}", ${LEASE_MS})`,
+      (conn) => claim(conn, QUEUE, LEASE_MS),
+      { leased: id, runIdB: b.runId, prev: after },
+    );
+    const steps = [enqueued, claimed];
     const unexpected = steps.flatMap((s) =>
       s.rows.filter((r) => r.mark === "unexpected").map((r) => `step ${s.name}: ${r.what}: ${r.note}`),
     );

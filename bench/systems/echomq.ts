@@ -24,13 +24,23 @@ import {
   type SystemAdapter,
 } from "./types.js";
 
-export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6): SystemAdapter {
+export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: { busOff?: boolean } = {}): SystemAdapter {
   const target = { host: endpoint.host, port: endpoint.port, wire } as const;
   return {
     id: wire === 4 ? "echomq-w4" : "echomq-w6",
-    settings: `connect({ wire: ${wire} }); Worker { concurrency, keepCompleted: 0 } (defaults otherwise)`,
+    settings:
+      `connect({ wire: ${wire} }); Worker { concurrency, keepCompleted: 0 } (defaults otherwise)` +
+      (o.busOff ? "; queue.setEvents({ maxLen: 0 }) (the event bus off)" : ""),
     async prepare() {
       if (wire === 6) await installModuleBrand(target);
+      if (o.busOff) {
+        const conn = await connect(target);
+        try {
+          await new Queue(QUEUE_NAME, conn).setEvents({ maxLen: 0 });
+        } finally {
+          await conn.close();
+        }
+      }
     },
     async producer() {
       const conn = await connect(target);

@@ -20,6 +20,8 @@ pub const DONE: &[u8] = b"done";
 pub const DEAD: &[u8] = b"dead";
 pub const META: &[u8] = b"meta";
 pub const BASE: &[u8] = b"";
+/// The event bus's stream `emq:{q}:events` (derived from the queue, like `meta`).
+pub const EVENTS: &[u8] = b"events";
 /// The wake channel `emq:{q}:wake` (a channel, not a key).
 pub const WAKE: &[u8] = b"wake";
 /// A row is `<base>job:<id>`.

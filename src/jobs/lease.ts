@@ -1,6 +1,6 @@
 /**
  * Host steps a worker takes on a job it holds a lease on: `extend`, `complete`, `fail`, `requeue`,
- * and the native-only `reschedule`. Each presents the lease token (the claim's `attempts`); a lost
+ * `progress`, `log`, and the native-only `reschedule`. Each presents the lease token (the claim's `attempts`); a lost
  * lease is thrown as `LeaseLostError`, a missing row as `JobNotFoundError`.
  */
 import type { Connection } from "../connector/connection.js";
@@ -136,4 +136,42 @@ export async function requeue(
   assertInteger("maxAttempts", maxAttempts, 1, MAX_INTEGER);
   const keys = [key(queue, "active"), key(queue, "pending"), key(queue, "")];
   await run(conn, "REQUEUE", keys, [id, String(token), String(maxAttempts)]);
+}
+
+/**
+ * Records an active job's progress: its row keeps `value` (bytes; the latest replaces the one
+ * before), and the queue's event bus announces it (`progress`, with the value as `data` when it
+ * is at most 200 bytes). A stale worker's call is refused with `LeaseLostError`.
+ */
+export async function progress(
+  conn: Connection,
+  queue: string,
+  id: string,
+  token: number,
+  value: Payload,
+): Promise<void> {
+  leased(queue, id, token);
+  assertPayload(value, "value");
+  const keys = [key(queue, "active"), key(queue, "")];
+  await run(conn, "PROGRESS", keys, [id, String(token), toArg(value)]);
+}
+
+/**
+ * Appends a line to an active job's log, kept on its row (the last 100 lines); returns the
+ * line's number (from 1 over the job's life). A stale worker's call is refused with
+ * `LeaseLostError`.
+ */
+export async function log(
+  conn: Connection,
+  queue: string,
+  id: string,
+  token: number,
+  line: string,
+): Promise<number> {
+  leased(queue, id, token);
+  if (typeof line !== "string") {
+    throw new InvalidArgumentError("line", `must be a string, got ${typeOf(line)}`);
+  }
+  const keys = [key(queue, "active"), key(queue, "")];
+  return (await run(conn, "LOG", keys, [id, String(token), line])) as number;
 }

@@ -1,6 +1,6 @@
 /**
  * Host steps that look after a queue rather than one lease: `retry`, `promote`, `reap`,
- * `remove`, `pause`, `resume`.
+ * `remove`, `pause`, `resume`, `recordLanes`, `setEvents`.
  */
 import type { Connection } from "../connector/connection.js";
 import { assertValidQueue } from "../keyspace.js";
@@ -94,4 +94,27 @@ export async function recordLanes(conn: Connection, queue: string, lanes: number
   assertInteger("lanes", lanes, 1, MAX_LANES);
   // (the protocol takes up to 10000; the host's bound is the lane naming rule's)
   return (await run(conn, "LANES", [key(queue, "meta")], [String(lanes)])) as number[];
+}
+
+/** A queue's event bus settings (docs/protocol.md, "The event bus"). */
+export interface EventsOptions {
+  /**
+   * About how many entries the queue's events stream keeps (`XADD … MAXLEN ~`); `0` turns the
+   * bus off (no entries written; the stream is left to the age trim). Default 10,000.
+   */
+  maxLen: number;
+  /** About how long an entry is kept (ms; trimmed by the timers); `0`: no age bound. Default 24 h. */
+  maxAgeMs: number;
+}
+
+/** The default bus of a queue whose `meta` has no settings. */
+export const DEFAULT_EVENTS: Readonly<EventsOptions> = { maxLen: 10_000, maxAgeMs: 86_400_000 };
+
+/** Writes a queue's event bus settings to its `meta`; every transition reads them. */
+export async function setEvents(conn: Connection, queue: string, opts: EventsOptions): Promise<void> {
+  assertValidQueue(queue);
+  const o = assertOptions(opts);
+  const maxLen = assertInteger("maxLen", o.maxLen, 0, MAX_INTEGER);
+  const maxAgeMs = assertInteger("maxAgeMs", o.maxAgeMs, 0, MAX_INTEGER, " of milliseconds");
+  await run(conn, "EVENTS", [key(queue, "meta")], [String(maxLen), String(maxAgeMs)]);
 }

@@ -11,6 +11,7 @@
 -- ARGV[4]  <delay>            non-negative integer ms from now (0 = ready now)
 -- ARGV[5]  <max_attempts>     non-negative integer (0 = the worker decides; not written)
 -- Reply:   1 added | 0 duplicate id (nothing written)
+-- Event:   added (id, attempt 0) when ready now; delayed (id, attempt 0, delay) when not
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the id entered pending (delay 0), 0 when
 --          it entered schedule (a promoter then knows a due time changed)
 -- Errors:  shape, priority, delay, max attempts, JOB prefix, WRONGTYPE (see docs/protocol.md)
@@ -27,6 +28,16 @@ local function typed(keys, want)
     if t ~= want and t ~= 'none' then return false end
   end
   return true
+end
+
+-- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
+-- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+local function bus(base)
+  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
+  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end
 end
 
 local row, pending, schedule = KEYS[1], KEYS[2], KEYS[3]
@@ -52,13 +63,16 @@ if max ~= '0' then
   table.insert(fields, max)
 end
 redis.call('HSET', row, unpack(fields))
+local base = string.sub(pending, 1, -8)
 if delay == '0' then
   redis.call('ZADD', pending, priority, id)
-  redis.pcall('SPUBLISH', string.sub(pending, 1, -8) .. 'wake', '1')
+  bus(base)('event', 'added', 'id', id, 'attempt', '0')
+  redis.pcall('SPUBLISH', base .. 'wake', '1')
 else
   local time = redis.call('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   redis.call('ZADD', schedule, string.format('%d', now + tonumber(delay)), id)
-  redis.pcall('SPUBLISH', string.sub(pending, 1, -8) .. 'wake', '0')
+  bus(base)('event', 'delayed', 'id', id, 'attempt', '0', 'delay', delay)
+  redis.pcall('SPUBLISH', base .. 'wake', '0')
 end
 return 1

@@ -13,10 +13,22 @@
 --          head an orphan too, or pending empty: {} (the drops stay: not a refusal).
 -- Errors:  shape, lease, WRONGTYPE, head already active, row attempts not an integer (nothing
 --          written, orphans included)
+-- Event:   active (id, attempt) on emq:{q}:events for the job leased
 -- The pause flag is a host step (declared difference D2): this script claims a paused queue.
 local form = 'EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>'
 if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.CLAIM wrong number of keys: ' .. form) end
 if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.CLAIM wrong number of values: ' .. form) end
+
+local function count(s) return s == '0' or (#s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil) end
+-- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
+-- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+local function bus(base)
+  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
+  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end
+end
 
 local pending, active, base, lease = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
 if not string.match(lease, '^[1-9][0-9]*$') or #lease > 15 then
@@ -93,4 +105,5 @@ if added == 0 then return refuse('pending head is already active') end
 drop()
 redis.call('ZREM', pending, id)
 redis.call('HSET', row, 'state', 'active', 'attempts', string.format('%d', attempts))
+bus(base)('event', 'active', 'id', id, 'attempt', string.format('%d', attempts))
 return { id, fields[2], attempts, deadline }

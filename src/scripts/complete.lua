@@ -10,6 +10,7 @@
 -- ARGV[3]  <result>           any bytes
 -- ARGV[4]  <keep>             non-negative integer: done keeps at most this many ids (0 = delete the row)
 -- Reply:   1
+-- Event:   completed (id, attempt) on emq:{q}:events
 -- Retention: while done holds more than keep, the oldest are removed with their rows, at most 10 per call.
 -- Errors:  shape, lease token, keep, JOB prefix, WRONGTYPE, job not found, job is not active,
 --          stale lease token (see docs/protocol.md)
@@ -34,6 +35,16 @@ local function retain(set, base, keep)
   for _, old in ipairs(redis.call('ZRANGE', set, 0, over - 1)) do
     redis.call('ZREM', set, old)
     redis.call('DEL', base .. 'job:' .. old)
+  end
+end
+
+-- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
+-- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+local function bus(base)
+  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
+  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
   end
 end
 
@@ -67,6 +78,7 @@ end
 local left = redis.pcall('ZREM', active, id)
 if type(left) == 'table' then return left end
 if left == 0 then return refuse('job is not active') end
+bus(base)('event', 'completed', 'id', id, 'attempt', token)
 if keep == '0' then
   redis.call('DEL', row)
   return 1

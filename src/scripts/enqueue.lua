@@ -7,11 +7,23 @@
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
 -- ARGV[2]  <payload>          any bytes
 -- Reply:   1 enqueued | 0 duplicate id (nothing written)
+-- Event:   added (id, attempt 0), on emq:{q}:events
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
 -- Errors:  shape, JOB prefix, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.ENQUEUE 2 <row> <pending> <id> <payload>'
 if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.ENQUEUE wrong number of keys: ' .. form) end
 if #ARGV ~= 2 then return redis.error_reply('ERR EMQ.ENQUEUE wrong number of values: ' .. form) end
+
+local function count(s) return s == '0' or (#s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil) end
+-- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
+-- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+local function bus(base)
+  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
+  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end
+end
 
 local row, pending, id = KEYS[1], KEYS[2], ARGV[1]
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.ENQUEUE id must start with JOB') end
@@ -23,5 +35,7 @@ end
 
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', ARGV[2])
 redis.call('ZADD', pending, 0, id)
-redis.pcall('SPUBLISH', string.sub(pending, 1, -8) .. 'wake', '1')
+local base = string.sub(pending, 1, -8)
+bus(base)('event', 'added', 'id', id, 'attempt', '0')
+redis.pcall('SPUBLISH', base .. 'wake', '1')
 return 1

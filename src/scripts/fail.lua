@@ -15,6 +15,8 @@
 -- ARGV[6]  <keep>             non-negative integer: dead keeps at most this many ids (0 = delete the row)
 -- Reply:   the new state: 'pending' | 'scheduled' | 'dead' (bulk string)
 -- Dead when attempts >= max_attempts. Retention (dead path): at most 10 oldest removed per call.
+-- Events:  failed (id, attempt, reason: the error's first 200 bytes), then dead (id, attempt,
+--          reason) or retrying (id, attempt, delay), on emq:{q}:events
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the id entered pending, 0 when it entered
 --          schedule (backoff > 0)
 -- Errors:  shape, lease token, backoff, max attempts, keep, JOB prefix, WRONGTYPE, job not found,
@@ -48,6 +50,16 @@ local function priority(row)
   return '0'
 end
 
+-- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
+-- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+local function bus(base)
+  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
+  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end
+end
+
 local active, pending, schedule, dead, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, token, err, backoff, max, keep = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 if not positive(token) then return refuse('lease token must be a positive integer') end
@@ -70,7 +82,10 @@ if own and positive(own) then max = own end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('ZREM', active, id)
+local emit, reason = bus(base), string.sub(err, 1, 200)
+emit('event', 'failed', 'id', id, 'attempt', token, 'reason', reason)
 if tonumber(token) >= tonumber(max) then
+  emit('event', 'dead', 'id', id, 'attempt', token, 'reason', reason)
   if keep == '0' then
     redis.call('DEL', row)
   else
@@ -80,6 +95,7 @@ if tonumber(token) >= tonumber(max) then
   end
   return 'dead'
 end
+emit('event', 'retrying', 'id', id, 'attempt', token, 'delay', backoff)
 if backoff == '0' then
   local score = priority(row)
   redis.call('HSET', row, 'state', 'pending', 'error', err)

@@ -9,6 +9,8 @@
 -- Reply:   the number of ids moved to pending
 -- Picks:   ZRANGE <schedule> -inf <now> BYSCORE LIMIT 0 <limit> (ties by id). A picked id whose
 --          row is not a hash (an orphan) or that is not a JOB id is only removed, not counted.
+-- Events:  the age trim of emq:{q}:events (XTRIM MINID ~ now - maxage), once, then promoted (id,
+--          attempt: the row's) per id moved
 -- Wake:    SPUBLISH emq:{q}:wake <count> after the writes when the count > 0
 -- Errors:  shape, limit, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>'
@@ -24,10 +26,24 @@ local function typed(keys, want)
   end
   return true
 end
-local function priority(row)
-  local p = redis.call('HGET', row, 'priority')
+local function priority(p)
   if p and (count(p) or (string.sub(p, 1, 1) == '-' and positive(string.sub(p, 2)))) then return p end
   return '0'
+end
+-- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept, and
+-- the age trim (<base>meta events_maxlen, a count else 10000, 0 = off; events_maxage, a count
+-- else 86400000, 0 = no age bound). Never fails the call.
+local function bus(base, now)
+  local got = redis.pcall('HMGET', base .. 'meta', 'events_maxlen', 'events_maxage')
+  if got.err then got = {} end
+  local maxlen = (got[1] and count(got[1])) and got[1] or '10000'
+  local maxage = (got[2] and count(got[2])) and got[2] or '86400000'
+  if maxage ~= '0' and now - tonumber(maxage) > 0 then
+    redis.pcall('XTRIM', base .. 'events', 'MINID', '~', string.format('%d', now - tonumber(maxage)))
+  end
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end
 end
 
 local schedule, pending, base, limit = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
@@ -41,14 +57,16 @@ end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local due = redis.call('ZRANGE', schedule, '-inf', string.format('%d', now), 'BYSCORE', 'LIMIT', 0, limit)
+local emit = bus(base, now)
 local moved = 0
 for _, id in ipairs(due) do
   redis.call('ZREM', schedule, id)
   local row = base .. 'job:' .. id
   if string.sub(id, 1, 3) == 'JOB' and redis.call('TYPE', row).ok == 'hash' then
-    local score = priority(row)
+    local got = redis.call('HMGET', row, 'priority', 'attempts')
     redis.call('HSET', row, 'state', 'pending')
-    redis.call('ZADD', pending, score, id)
+    redis.call('ZADD', pending, priority(got[1]), id)
+    emit('event', 'promoted', 'id', id, 'attempt', (got[2] and count(got[2])) and got[2] or '0')
     moved = moved + 1
   end
 end

@@ -13,6 +13,9 @@
 -- Picks:   ZRANGE <active> -inf (<now> BYSCORE LIMIT 0 <limit> (deadline before now). An orphan
 --          (row not a hash, or not a JOB id) is only removed from active.
 -- Dead:    as in FAIL, with error 'lease expired'; retention at most 10 oldest per call.
+-- Events:  the age trim of emq:{q}:events (XTRIM MINID ~ now - maxage), once; then per expired id
+--          with a row: stalled (id, attempt), and dead (id, attempt, reason 'lease expired')
+--          when out of attempts
 -- Wake:    SPUBLISH emq:{q}:wake <ids back in pending> after the writes, when there are any
 -- Errors:  shape, limit, max attempts, keep, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>'
@@ -34,6 +37,21 @@ local function priority(row)
   if p and (count(p) or (string.sub(p, 1, 1) == '-' and positive(string.sub(p, 2)))) then return p end
   return '0'
 end
+-- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept, and
+-- the age trim (<base>meta events_maxlen, a count else 10000, 0 = off; events_maxage, a count
+-- else 86400000, 0 = no age bound). Never fails the call.
+local function bus(base, now)
+  local got = redis.pcall('HMGET', base .. 'meta', 'events_maxlen', 'events_maxage')
+  if got.err then got = {} end
+  local maxlen = (got[1] and count(got[1])) and got[1] or '10000'
+  local maxage = (got[2] and count(got[2])) and got[2] or '86400000'
+  if maxage ~= '0' and now - tonumber(maxage) > 0 then
+    redis.pcall('XTRIM', base .. 'events', 'MINID', '~', string.format('%d', now - tonumber(maxage)))
+  end
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end
+end
 
 local active, pending, dead, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local limit, max, keep = ARGV[1], ARGV[2], ARGV[3]
@@ -48,6 +66,7 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local stamp = string.format('%d', now)
 local expired = redis.call('ZRANGE', active, '-inf', '(' .. stamp, 'BYSCORE', 'LIMIT', 0, limit)
+local emit = bus(base, now)
 local requeued, buried = {}, {}
 for _, id in ipairs(expired) do
   redis.call('ZREM', active, id)
@@ -57,7 +76,9 @@ for _, id in ipairs(expired) do
     attempts = (attempts and count(attempts)) and tonumber(attempts) or 0
     local own = redis.call('HGET', row, 'max_attempts')
     local most = tonumber((own and positive(own)) and own or max)
+    emit('event', 'stalled', 'id', id, 'attempt', string.format('%d', attempts))
     if attempts >= most then
+      emit('event', 'dead', 'id', id, 'attempt', string.format('%d', attempts), 'reason', 'lease expired')
       if keep == '0' then
         redis.call('DEL', row)
       else

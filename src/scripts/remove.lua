@@ -10,6 +10,7 @@
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
 -- Reply:   1 removed | 0 no such job (nothing written). An id without a row (an orphan) is
 --          removed from the sets that hold it (not active): 1 if any held it, else 0.
+-- Event:   removed (id, attempt: the row's) on emq:{q}:events when a row was deleted
 -- Errors:  shape, JOB prefix, WRONGTYPE (sets, or a row that is not a hash), job is active
 --          (see docs/protocol.md)
 local form = 'EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>'
@@ -25,6 +26,17 @@ local function typed(keys, want)
   return true
 end
 
+local function count(s) return s == '0' or (#s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil) end
+-- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
+-- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+local function bus(base)
+  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
+  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end
+end
+
 local id = ARGV[1]
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.REMOVE id must start with JOB') end
 if not typed({ KEYS[1], KEYS[2], KEYS[3], KEYS[4] }, 'zset') then return redis.error_reply(wrongtype) end
@@ -36,10 +48,12 @@ if rtype == 'none' then
   return held > 0 and 1 or 0
 end
 if rtype ~= 'hash' then return redis.error_reply(wrongtype) end
-local state = redis.call('HGET', row, 'state')
+local fields = redis.call('HMGET', row, 'state', 'attempts')
+local state, attempts = fields[1], fields[2]
 if state == 'active' then return redis.error_reply('ERR EMQ.REMOVE job is active') end
 
 local set = ({ pending = KEYS[1], scheduled = KEYS[2], completed = KEYS[3], dead = KEYS[4] })[state or '']
 if set then redis.call('ZREM', set, id) end
 redis.call('DEL', row)
+bus(KEYS[5])('event', 'removed', 'id', id, 'attempt', (attempts and count(attempts)) and attempts or '0')
 return 1

@@ -12,6 +12,7 @@
 -- Writes:  the row's max_attempts becomes M + 1 (M: the row's own when a positive integer, else
 --          the given one): attempts never decreases (it is the lease token), so the limit rises
 --          by the attempt handed back.
+-- Event:   requeued (id, attempt) on emq:{q}:events
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
 -- Errors:  shape, lease token, max attempts, JOB prefix, WRONGTYPE, job not found, job is not
 --          active, stale lease token (see docs/protocol.md)
@@ -28,6 +29,16 @@ local function typed(keys, want)
     if t ~= want and t ~= 'none' then return false end
   end
   return true
+end
+
+-- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
+-- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+local function bus(base)
+  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
+  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end
 end
 
 local active, pending, base = KEYS[1], KEYS[2], KEYS[3]
@@ -53,5 +64,6 @@ if own and positive(own) then max = own end
 redis.call('ZREM', active, id)
 redis.call('HSET', row, 'state', 'pending', 'max_attempts', string.format('%d', tonumber(max) + 1))
 redis.call('ZADD', pending, priority, id)
+bus(base)('event', 'requeued', 'id', id, 'attempt', token)
 redis.pcall('SPUBLISH', base .. 'wake', '1')
 return 1

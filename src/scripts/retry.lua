@@ -9,6 +9,7 @@
 -- ARGV[2]  <extra_attempts>   positive integer
 -- Reply:   1
 -- Writes:  the row's max_attempts becomes attempts + extra (attempts never decreases)
+-- Event:   retrying (id, attempt: the row's attempts, delay 0) on emq:{q}:events
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
 -- Errors:  shape, extra attempts, JOB prefix, WRONGTYPE, job not found, job is not dead
 --          (see docs/protocol.md)
@@ -32,6 +33,16 @@ local function priority(row)
   return '0'
 end
 
+-- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
+-- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+local function bus(base)
+  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
+  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end
+end
+
 local dead, pending, base, id, extra = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2]
 if not positive(extra) then return refuse('extra attempts must be a positive integer') end
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
@@ -50,5 +61,6 @@ local score = priority(row)
 redis.call('ZREM', dead, id)
 redis.call('HSET', row, 'state', 'pending', 'max_attempts', string.format('%d', attempts + tonumber(extra)))
 redis.call('ZADD', pending, score, id)
+bus(base)('event', 'retrying', 'id', id, 'attempt', string.format('%d', attempts), 'delay', '0')
 redis.pcall('SPUBLISH', base .. 'wake', '1')
 return 1

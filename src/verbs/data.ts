@@ -57,6 +57,8 @@ export interface VerbSpec {
   /** A time in the reply: the array index (null = the reply itself) and its offset's value. */
   reply_time?: { index: number | null; offset: string };
   wake: string;
+  /** The entries the verb writes on its queue's event bus (docs/protocol.md, "The event bus"). */
+  events: string;
   /** The rows of the verb's table in docs/protocol.md after KEYS and ARGV. */
   doc: [string, string][];
 }

@@ -1,5 +1,8 @@
 /** A claimed job as the handler sees it. */
-import type { ClaimedJob } from "../jobs.js";
+import type { Connection } from "../connector/connection.js";
+import { InvalidArgumentError } from "../errors.js";
+import { type ClaimedJob, log, progress } from "../jobs.js";
+import { encodeResult } from "./outcome.js";
 
 export interface Job {
   readonly id: string;
@@ -16,6 +19,18 @@ export interface Job {
   readonly signal: AbortSignal;
   text(): string;
   json<T = unknown>(): T;
+  /**
+   * Records the job's progress: its row keeps the latest value (a string or bytes as they are,
+   * anything else as JSON; read it with `Queue.getJob`), and the queue's event bus announces it
+   * (`progress`). Rejects with `LeaseLostError` when this worker no longer holds the lease.
+   */
+  progress(value: unknown): Promise<void>;
+  /**
+   * Appends a line to the job's log, kept on its row (the last 100 lines, over every attempt;
+   * `Queue.getJob` reads them). Resolves with the line's number. Rejects with `LeaseLostError`
+   * when this worker no longer holds the lease.
+   */
+  log(line: string): Promise<number>;
 }
 
 export type Handler = (job: Job) => unknown;
@@ -32,6 +47,7 @@ export class JobView implements Job {
     readonly queue: string,
     readonly lane: string,
     private readonly claimed: ClaimedJob,
+    private readonly conn: Connection,
   ) {}
 
   get id(): string {
@@ -53,6 +69,20 @@ export class JobView implements Job {
   }
   json<T = unknown>(): T {
     return JSON.parse(this.claimed.payload.toString("utf8")) as T;
+  }
+  progress(value: unknown): Promise<void> {
+    let bytes: string | Uint8Array;
+    try {
+      bytes = encodeResult(value);
+    } catch (err) {
+      return Promise.reject(
+        new InvalidArgumentError("value", `cannot be stored as progress: ${(err as Error).message}`),
+      );
+    }
+    return progress(this.conn, this.lane, this.id, this.attempts, bytes);
+  }
+  log(line: string): Promise<number> {
+    return log(this.conn, this.lane, this.id, this.attempts, line);
   }
   abort(reason: unknown): void {
     if (this.aborted) return;

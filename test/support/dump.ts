@@ -17,8 +17,8 @@ export async function readDump(port: number, read: (keys: Keyspace) => Promise<R
 
 /**
  * A value as plain data, bytes decoded with `encoding`: a hash as an object, a zset as
- * `[member, score, …]` in rank order, a string as text, a list's items, a set's members sorted,
- * another type as its name.
+ * `[member, score, …]` in rank order, a string as text, a list's items, a set's members sorted, a
+ * stream's entries in order as `[id, field, value, …]`, another type as its name.
  */
 export function plainValue(value: RawValue, encoding: BufferEncoding): unknown {
   const s = (b: Buffer) => b.toString(encoding);
@@ -33,6 +33,8 @@ export function plainValue(value: RawValue, encoding: BufferEncoding): unknown {
       return value.items.map(s);
     case "set":
       return value.members.map(s).sort();
+    case "stream":
+      return value.entries.map(([id, fields]) => [id, ...fields.map(s)]);
     case "other":
       return value.name;
   }

@@ -44,12 +44,19 @@ export function forEachWire(title: string, body: (ctx: () => WireContext) => voi
 
 /**
  * Every key under a queue's hashtag, for field-by-field comparisons: a hash as an object, a zset as
- * `[member, score, …]`, any other type as `{ type }`.
+ * `[member, score, …]`, any other type as `{ type }`. The queue's events stream is left out unless
+ * `events` is set: these dumps check a transition's state, the bus has tests of its own
+ * (`test/events.test.ts`, the harness).
  */
-export async function dumpQueue(server: ValkeyServer, queue: string): Promise<Record<string, unknown>> {
+export async function dumpQueue(
+  server: ValkeyServer,
+  queue: string,
+  o: { events?: boolean } = {},
+): Promise<Record<string, unknown>> {
   const dump = await readDump(server.port, (keys) =>
     keys.dumpQueues([Buffer.from(queue).toString("latin1")]),
   );
+  if (!o.events) dump.delete(Buffer.from(`emq:{${queue}}:events`).toString("latin1"));
   return plainDump(dump, "utf8", (value) =>
     value.type === "hash" || value.type === "zset" ? plainValue(value, "utf8") : { type: value.type },
   );

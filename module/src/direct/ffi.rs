@@ -233,6 +233,63 @@ pub(super) fn delete_key(key: *mut RKey) {
     unsafe { raw::RedisModule_DeleteKey.unwrap()(key) };
 }
 
+/// A stream entry id: `<ms>-<seq>`.
+pub(super) type StreamId = (u64, u64);
+
+/// `XADD <key> * <fields…>` on a key open for writing (a stream or absent): the new entry's id,
+/// or `None` when the key holds another type. `fields` alternate names and values.
+pub(super) fn stream_add(key: *mut RKey, fields: &[*mut RString]) -> Option<StreamId> {
+    let mut id = raw::RedisModuleStreamID { ms: 0, seq: 0 };
+    let flags = raw::REDISMODULE_STREAM_ADD_AUTOID as c_int;
+    // SAFETY: a key open for writing; `fields` holds `2 * numfields` live strings, which the
+    // server copies into the stream.
+    let done = unsafe {
+        raw::RedisModule_StreamAdd.unwrap()(
+            key,
+            flags,
+            &mut id,
+            fields.as_ptr().cast_mut(),
+            (fields.len() / 2) as i64,
+        )
+    };
+    (done == raw::Status::Ok as c_int).then_some((id.ms, id.seq))
+}
+
+/// `XTRIM <key> MAXLEN ~ <maxlen>` (whole nodes only, at most 100 nodes' worth per call, as
+/// `XADD … MAXLEN ~` trims) on an open stream → the entries deleted.
+pub(super) fn stream_trim_len(key: *mut RKey, maxlen: i64) -> i64 {
+    let approx = raw::REDISMODULE_STREAM_TRIM_APPROX as c_int;
+    // SAFETY: a stream key open for writing.
+    unsafe { raw::RedisModule_StreamTrimByLength.unwrap()(key, approx, maxlen) }.max(0)
+}
+
+/// `XTRIM <key> MINID ~ <ms>-0` on an open stream → the entries deleted.
+pub(super) fn stream_trim_id(key: *mut RKey, ms: u64) -> i64 {
+    let approx = raw::REDISMODULE_STREAM_TRIM_APPROX as c_int;
+    let mut id = raw::RedisModuleStreamID { ms, seq: 0 };
+    // SAFETY: a stream key open for writing; the id is read during the call.
+    unsafe { raw::RedisModule_StreamTrimByID.unwrap()(key, approx, &mut id) }.max(0)
+}
+
+/// The id of the first entry of an open stream, if it has one.
+pub(super) fn stream_first_id(key: *mut RKey) -> Option<StreamId> {
+    let mut id = raw::RedisModuleStreamID { ms: 0, seq: 0 };
+    let mut fields: c_long = 0;
+    // SAFETY: an open stream key with no iterator running; the iterator is stopped before
+    // returning.
+    unsafe {
+        if raw::RedisModule_StreamIteratorStart.unwrap()(key, 0, ptr::null_mut(), ptr::null_mut())
+            != raw::Status::Ok as c_int
+        {
+            return None;
+        }
+        let found = raw::RedisModule_StreamIteratorNextID.unwrap()(key, &mut id, &mut fields)
+            == raw::Status::Ok as c_int;
+        raw::RedisModule_StreamIteratorStop.unwrap()(key);
+        found.then_some((id.ms, id.seq))
+    }
+}
+
 /// `WATCH` / client-side-caching invalidation of `key`.
 pub(super) fn signal_modified(ctx: *mut RCtx, key: *mut RString) {
     // SAFETY: a live context and key name.

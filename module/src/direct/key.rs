@@ -17,6 +17,7 @@ pub enum Kind {
     String,
     Hash,
     SortedSet,
+    Stream,
     Other,
 }
 
@@ -33,6 +34,7 @@ impl Kind {
             raw::REDISMODULE_KEYTYPE_STRING => Kind::String,
             raw::REDISMODULE_KEYTYPE_HASH => Kind::Hash,
             raw::REDISMODULE_KEYTYPE_ZSET => Kind::SortedSet,
+            raw::REDISMODULE_KEYTYPE_STREAM => Kind::Stream,
             _ => Kind::Other,
         }
     }
@@ -59,9 +61,9 @@ pub enum When {
 /// An open key; closed on drop. Reads take `&self`, writes `&mut self`; a key is open at most
 /// once per verb, so no other handle sees a value a write replaces or deletes.
 pub struct Key<'d> {
-    db: &'d Scope,
-    name: Str,
-    ptr: *mut RKey,
+    pub(super) db: &'d Scope,
+    pub(super) name: Str,
+    pub(super) ptr: *mut RKey,
     write: bool,
 }
 
@@ -170,7 +172,7 @@ impl Key<'_> {
     }
 
     /// A write through a key opened read-only: the write guard refused first (never reached).
-    fn writing(&self) -> Result<(), Refusal> {
+    pub(super) fn writing(&self) -> Result<(), Refusal> {
         if self.write {
             Ok(())
         } else {

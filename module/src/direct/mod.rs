@@ -9,6 +9,7 @@
 //!   signals, notifications and replication of their writes);
 //! * `db` — a verb's access to the keyspace ([`Db`]): each key opened once;
 //! * `key` — an open key's reads and writes ([`Key`]);
+//! * `stream` — an open key's stream writes, the event bus's `XADD` and `XTRIM`;
 //! * `reply` — a verb's answer sent to the client;
 //! * `register` — the commands created from their table ([`register`]), each with its key specs.
 //!
@@ -16,7 +17,8 @@
 //! only reads with [`Db::read`] (read-only), keys it also writes with [`Db::open`] (for writing
 //! when the node takes writes). Reads return owned values; a key is closed when its [`Key`]
 //! drops, and a key is never open twice at once. Each write ([`Key::zadd`], [`Key::zrem`],
-//! [`Key::hset`], [`Key::hincrby`], [`Key::hdel`], [`Key::delete`], [`Db::spublish`]) has exactly
+//! [`Key::hset`], [`Key::hincrby`], [`Key::hdel`], [`Key::delete`], [`Key::xadd`],
+//! [`Key::xtrim_minid`], [`Db::spublish`]) has exactly
 //! the effects of its plain command:
 //!
 //! * the same change to the value (an emptied sorted set or hash is deleted, as the commands do);
@@ -42,6 +44,7 @@ mod key;
 mod register;
 mod reply;
 mod scope;
+mod stream;
 mod strings;
 
 use valkey_module::Context;
@@ -51,6 +54,7 @@ pub use db::Db;
 pub use key::{Key, Kind, When, Zadd};
 pub use register::{handler, register, Command, Handler, KeyArg, Run, Verb};
 pub use scope::Args;
+pub use stream::MAX_PAIRS;
 
 /// Module load: closing a key opened for writing no longer signals it (every write signals
 /// explicitly, exactly when its plain command would); `strings` (at most 64 bytes each) are

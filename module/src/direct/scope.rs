@@ -14,6 +14,10 @@ const MAX_ARGS: usize = 16;
 /// The most keys a verb holds open at once.
 const MAX_OPEN: usize = 16;
 
+/// The most arguments one replicated command carries (`XADD <key> MAXLEN = <n> <id>` and five
+/// field-value pairs).
+pub(super) const MAX_REPLICATED: usize = 16;
+
 /// A command's arguments as the server passes them (the command name first).
 #[derive(Clone, Copy)]
 pub struct Args<'a> {
@@ -145,9 +149,14 @@ impl Scope {
         ffi::notify(self.ctx, class, event, key.ptr);
     }
 
-    /// Replicates `command <args…>` to the AOF and the replicas (`aof` false: replicas only).
+    /// Replicates `command <args…>` to the AOF and the replicas (`aof` false: replicas only);
+    /// at most [`MAX_REPLICATED`] arguments.
     pub(super) fn replicate(&self, command: &CStr, args: &[&Str], aof: bool) {
-        let mut ptrs = [std::ptr::null_mut(); 2 * 5 + 1];
+        assert!(
+            args.len() <= MAX_REPLICATED,
+            "too many arguments to replicate"
+        );
+        let mut ptrs = [std::ptr::null_mut(); MAX_REPLICATED];
         for (slot, s) in ptrs.iter_mut().zip(args) {
             *slot = s.ptr;
         }

@@ -1,16 +1,17 @@
 //! Operator verbs: `EMQ.RETRY` (dead → pending), `EMQ.REMOVE` (delete a job that is not
 //! active), `EMQ.PAUSE` / `EMQ.RESUME` (the queue's `paused` flag), `EMQ.LANES` (the lane counts
-//! a laned queue is used with).
+//! a laned queue is used with), `EMQ.EVENTS` (the queue's event bus settings).
 
 use valkey_module::{Context, ValkeyValue};
 
+use crate::bus::{self, Bus};
 use crate::direct::{Args, Db, Key, Kind};
 use crate::errors::{self, Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
 use crate::moves;
 use crate::open::{argv, open};
-use crate::protocol::{lanes, pause, remove, resume, retry};
+use crate::protocol::{events, lanes, pause, remove, resume, retry};
 use crate::values::Grammar;
 
 /// The `meta` field that holds the pause flag, and its value while paused.
@@ -41,6 +42,9 @@ pub fn retry(ctx: &Context, args: Args) -> Reply {
     let hset: [(&[u8], &[u8]); 2] = [(b"state", b"pending"), (b"max_attempts", budget.as_bytes())];
     row.hset(&hset)?;
     moves::add(&mut pending, fields.priority(), id)?;
+    let attempts = fields.attempts().to_string();
+    let retrying = Some((&b"delay"[..], &b"0"[..]));
+    Bus::open(&db, &queue).job(b"retrying", id, attempts.as_bytes(), retrying)?;
     moves::wake(&db, &queue, 1);
     Ok(ValkeyValue::Integer(1))
 }
@@ -85,6 +89,8 @@ pub fn remove(ctx: &Context, args: Args) -> Reply {
         moves::remove(&mut sets[set], id)?;
     }
     row.delete()?;
+    let attempts = fields.attempts().to_string();
+    Bus::open(&db, &queue).job(b"removed", id, attempts.as_bytes(), None)?;
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -116,7 +122,7 @@ fn flag(meta: &Key) -> Result<Option<Vec<u8>>, Refusal> {
 pub fn pause(ctx: &Context, args: Args) -> Reply {
     use pause::{FORM, META};
     let argv = argv(args);
-    let (call, _) = open(ctx, &FORM, &argv)?;
+    let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let mut meta = db.open(META.of(&call));
@@ -126,6 +132,9 @@ pub fn pause(ctx: &Context, args: Args) -> Reply {
     }
     guard?;
     meta.hset(&[(PAUSED, ON)])?;
+    let [maxlen] = meta.hash_get([bus::MAXLEN_FIELD])?;
+    drop(meta);
+    Bus::with(&db, &queue, maxlen.as_deref()).queue(b"paused")?;
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -146,6 +155,8 @@ pub fn resume(ctx: &Context, args: Args) -> Reply {
     }
     guard?;
     meta.hdel(PAUSED)?;
+    drop(meta);
+    Bus::open(&db, &queue).queue(b"resumed")?;
     if ready > 0 {
         moves::wake(&db, &queue, ready);
     }
@@ -198,6 +209,27 @@ pub fn lanes(ctx: &Context, args: Args) -> Reply {
     Ok(ValkeyValue::Array(
         counts.into_iter().map(ValkeyValue::Integer).collect(),
     ))
+}
+
+/// `EMQ.EVENTS 1 <meta> <maxlen> <maxage_ms>` → `1`: the queue's bus settings, in its `meta`.
+pub fn events(ctx: &Context, args: Args) -> Reply {
+    use events::{FORM, MAXAGE_MS, MAXLEN, META};
+    let argv = argv(args);
+    let (call, _) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
+    let db = Db::new(ctx, args, guard.is_ok());
+    MAXLEN.read(&call)?;
+    MAXAGE_MS.read(&call)?;
+    let mut meta = db.open(META.of(&call));
+    gates::hash(&meta)?;
+
+    guard?;
+    let settings: [(&[u8], &[u8]); 2] = [
+        (bus::MAXLEN_FIELD, MAXLEN.of(&call)),
+        (bus::MAXAGE_FIELD, MAXAGE_MS.of(&call)),
+    ];
+    meta.hset(&settings)?;
+    Ok(ValkeyValue::Integer(1))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 use valkey_module::{Context, ValkeyValue};
 
+use crate::bus::{self, Bus};
 use crate::clock;
 use crate::direct::{Args, Db, Key, Kind, When, Zadd};
 use crate::errors::{self, Refusal, Reply};
@@ -42,6 +43,7 @@ pub fn enqueue(ctx: &Context, args: Args) -> Reply {
     ];
     row.hset(&fields)?;
     moves::add(&mut pending, 0, id)?;
+    Bus::open(&db, &queue).job(b"added", id, b"0", None)?;
     moves::wake(&db, &queue, 1);
     Ok(ValkeyValue::Integer(1))
 }
@@ -82,11 +84,14 @@ pub fn add(ctx: &Context, args: Args) -> Reply {
         fields.push((b"max_attempts", MAX_ATTEMPTS.of(&call)));
     }
     row.hset(&fields)?;
+    let mut bus = Bus::open(&db, &queue);
     if delay == 0 {
         moves::add(&mut pending, priority, id)?;
+        bus.job(b"added", id, b"0", None)?;
         moves::wake(&db, &queue, 1);
     } else {
         moves::add(&mut schedule, clock::now_ms() + delay, id)?;
+        bus.job(b"delayed", id, b"0", Some((b"delay", DELAY.of(&call))))?;
         moves::wake_scheduled(&db, &queue);
     }
     Ok(ValkeyValue::Integer(1))
@@ -104,7 +109,8 @@ pub fn claim(ctx: &Context, args: Args) -> Reply {
     let (pending, active) = (PENDING.of(&call), ACTIVE.of(&call));
 
     let lease = LEASE_MS.read(&call)?;
-    if paused(&db, &queue)? {
+    let (paused, maxlen) = flags(&db, &queue)?;
+    if paused {
         return Ok(empty());
     }
 
@@ -144,6 +150,8 @@ pub fn claim(ctx: &Context, args: Args) -> Reply {
         (b"lease_epoch", clock::run_id(ctx)),
     ];
     row.hset(&lease_fields)?;
+    let mut bus = Bus::with(&db, &queue, maxlen.as_deref());
+    bus.job(b"active", &id, attempts_text.as_bytes(), None)?;
 
     Ok(ValkeyValue::Array(vec![
         ValkeyValue::StringBuffer(id),
@@ -227,10 +235,14 @@ fn empty() -> ValkeyValue {
     ValkeyValue::Array(Vec::new())
 }
 
-/// Whether the queue's `meta` hash has `paused` = `1` (`HGET <meta> paused`).
-fn paused(db: &Db, queue: &Queue) -> Result<bool, Refusal> {
-    let [flag] = db.read(&queue.meta()).hash_get([b"paused"])?;
-    Ok(flag.as_deref() == Some(b"1"))
+/// Whether the queue's `meta` hash has `paused` = `1`, and its `events_maxlen` as stored
+/// (`HMGET <meta> paused events_maxlen`).
+type Flags = (bool, Option<Vec<u8>>);
+fn flags(db: &Db, queue: &Queue) -> Result<Flags, Refusal> {
+    let [flag, maxlen] = db
+        .read(&queue.meta())
+        .hash_get([b"paused", bus::MAXLEN_FIELD])?;
+    Ok((flag.as_deref() == Some(b"1"), maxlen))
 }
 
 /// The lowest-scored id of the open `pending` (ties by id), if any: `ZRANGE <pending> 0 0`.

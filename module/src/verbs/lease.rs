@@ -6,6 +6,7 @@
 
 use valkey_module::{Context, ValkeyValue};
 
+use crate::bus::{short, Bus};
 use crate::clock;
 use crate::direct::{Args, Db, Key, When, Zadd};
 use crate::errors::{Refusal, Reply};
@@ -98,6 +99,7 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
     } = leased(&db, &FORM, &queue, [active, done], id, lease_token)?;
 
     leave_active(&FORM, guard, &mut active, id)?;
+    Bus::open(&db, &queue).job(b"completed", id, TOKEN.of(&call), None)?;
     let now = clock::now_ms();
     let completed = (&b"completed"[..], &b"result"[..], result);
     moves::finish(&mut row, &mut done, id, completed, keep, now)?;
@@ -133,19 +135,25 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
     } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
 
     leave_active(&FORM, guard, &mut active, id)?;
+    let (token, reason) = (TOKEN.of(&call), short(error));
+    let mut bus = Bus::open(&db, &queue);
+    bus.job(b"failed", id, token, Some((b"reason", reason)))?;
     let now = clock::now_ms();
     let state: &[u8] = if fields.exhausted(max_attempts) {
+        bus.job(b"dead", id, token, Some((b"reason", reason)))?;
         let error = (&b"dead"[..], &b"error"[..], error);
         moves::finish(&mut row, &mut dead, id, error, keep, now)?;
         drop(row);
         moves::retain(&db, &queue, &mut dead, keep)?;
         b"dead"
     } else if backoff == 0 {
+        bus.job(b"retrying", id, token, Some((b"delay", BACKOFF.of(&call))))?;
         moves::set_state_with(&mut row, b"pending", b"error", error)?;
         moves::add(&mut pending, fields.priority(), id)?;
         moves::wake(&db, &queue, 1);
         b"pending"
     } else {
+        bus.job(b"retrying", id, token, Some((b"delay", BACKOFF.of(&call))))?;
         moves::set_state_with(&mut row, b"scheduled", b"error", error)?;
         moves::add(&mut schedule, now + backoff, id)?;
         moves::wake_scheduled(&db, &queue);
@@ -178,6 +186,8 @@ pub fn reschedule(ctx: &Context, args: Args) -> Reply {
     let due = clock::now_ms() + delay;
     moves::set_state(&mut row, b"scheduled")?;
     moves::add(&mut schedule, due, id)?;
+    let delayed = Some((&b"delay"[..], DELAY.of(&call)));
+    Bus::open(&db, &queue).job(b"delayed", id, TOKEN.of(&call), delayed)?;
     moves::wake_scheduled(&db, &queue);
     Ok(ValkeyValue::Integer(due))
 }
@@ -209,6 +219,7 @@ pub fn requeue(ctx: &Context, args: Args) -> Reply {
     let hset: [(&[u8], &[u8]); 2] = [(b"state", b"pending"), (b"max_attempts", budget.as_bytes())];
     row.hset(&hset)?;
     moves::add(&mut pending, fields.priority(), id)?;
+    Bus::open(&db, &queue).job(b"requeued", id, TOKEN.of(&call), None)?;
     moves::wake(&db, &queue, 1);
     Ok(ValkeyValue::Integer(1))
 }

@@ -6,5 +6,6 @@ pub mod admin;
 pub mod install;
 pub mod jobs;
 pub mod lease;
+pub mod report;
 pub mod timers;
 pub mod version;

@@ -2,10 +2,12 @@
 //! leases `active` → `pending` or `dead`).
 //!
 //! Bounded work: each reads at most `limit` ids per call; retention trims at most 10. Reads
-//! (picks and rows) come before the write guard; then the writes, id by id.
+//! (picks and rows) come before the write guard; then the writes: the event bus's age trim
+//! (once per call, whether or not an id moves), then id by id, each with its entries.
 
 use valkey_module::{Context, ValkeyValue};
 
+use crate::bus::Bus;
 use crate::clock;
 use crate::direct::{Args, Db, Key, Kind};
 use crate::errors::{Refusal, Reply};
@@ -54,22 +56,31 @@ pub fn promote(ctx: &Context, args: Args) -> Reply {
     let limit = LIMIT.read(&call)?;
     let [mut schedule, mut pending] = gates::sorted_sets(&db, [schedule, pending])?;
 
-    let due = pick(&schedule, clock::now_ms(), true, limit)?;
+    let now = clock::now_ms();
+    let due = pick(&schedule, now, true, limit)?;
     let mut plan = Vec::with_capacity(due.len());
     for id in due {
         let row = job_row(&db, &queue, &id)?;
         plan.push((id, row));
     }
-    if plan.is_empty() {
+    let mut bus = Bus::housekeeping(&db, &queue, now);
+    if plan.is_empty() && !bus.stale() {
         return Ok(ValkeyValue::Integer(0));
     }
 
     guard?;
+    bus.trim()?;
     let mut moved = 0;
     for (id, row) in &plan {
         moves::remove(&mut schedule, id)?;
         if let Some((key, fields)) = row {
             moves::to_pending(&mut db.open(key), &mut pending, fields.priority(), id)?;
+            bus.job(
+                b"promoted",
+                id,
+                fields.attempts().to_string().as_bytes(),
+                None,
+            )?;
             moved += 1;
         }
     }
@@ -102,16 +113,26 @@ pub fn reap(ctx: &Context, args: Args) -> Reply {
         plan.push((id, row));
     }
     let (mut back, mut buried) = (Vec::new(), Vec::new());
-    if plan.is_empty() {
+    let mut bus = Bus::housekeeping(&db, &queue, now);
+    if plan.is_empty() && !bus.stale() {
         return Ok(reaped(back, buried));
     }
 
     guard?;
+    bus.trim()?;
     for (id, row) in plan {
         moves::remove(&mut active, &id)?;
         let Some((key, fields)) = row else { continue };
         let mut row = db.open(&key);
+        let attempt = fields.attempts().to_string();
+        bus.job(b"stalled", &id, attempt.as_bytes(), None)?;
         if fields.exhausted(max_attempts) {
+            bus.job(
+                b"dead",
+                &id,
+                attempt.as_bytes(),
+                Some((b"reason", LEASE_EXPIRED)),
+            )?;
             let error = (&b"dead"[..], &b"error"[..], LEASE_EXPIRED);
             moves::finish(&mut row, &mut dead, &id, error, keep, now)?;
             buried.push(id);

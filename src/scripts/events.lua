@@ -1,0 +1,26 @@
+#!lua flags=allow-oom
+-- events: set the queue's event bus — how many entries its stream keeps, and for how long.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
+-- Form:    EMQ.EVENTS 1 <meta> <maxlen> <maxage_ms>
+-- KEYS[1]  emq:{q}:meta       the queue's flags and settings (hash)
+-- ARGV[1]  <maxlen>           non-negative integer: entries kept, about (XADD MAXLEN ~); 0 = off
+-- ARGV[2]  <maxage_ms>        non-negative integer ms: age kept, about (XTRIM MINID ~, by PROMOTE
+--                             and REAP); 0 = no age bound
+-- Reply:   1
+-- Writes:  HSET <meta> events_maxlen <maxlen> events_maxage <maxage_ms>
+-- Errors:  shape, maxlen, max age, WRONGTYPE (see docs/protocol.md)
+local form = 'EMQ.EVENTS 1 <meta> <maxlen> <maxage_ms>'
+if #KEYS ~= 1 then return redis.error_reply('ERR EMQ.EVENTS wrong number of keys: ' .. form) end
+if #ARGV ~= 2 then return redis.error_reply('ERR EMQ.EVENTS wrong number of values: ' .. form) end
+
+local function count(s) return s == '0' or (#s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil) end
+
+local meta, maxlen, maxage = KEYS[1], ARGV[1], ARGV[2]
+if not count(maxlen) then return redis.error_reply('ERR EMQ.EVENTS maxlen must be a non-negative integer') end
+if not count(maxage) then return redis.error_reply('ERR EMQ.EVENTS max age must be a non-negative integer') end
+local t = redis.call('TYPE', meta).ok
+if t ~= 'hash' and t ~= 'none' then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+redis.call('HSET', meta, 'events_maxlen', maxlen, 'events_maxage', maxage)
+return 1
