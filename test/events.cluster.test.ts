@@ -18,13 +18,8 @@ import {
   Worker,
 } from "../src/index.js";
 import { modulePath } from "../tools/module-path.js";
-import {
-  clusterForTests,
-  movedCount,
-  queuePerShard,
-  resetStats,
-  type TestCluster,
-} from "./support/cluster-helpers.js";
+import { type LocalCluster, startCluster } from "./support/cluster.js";
+import { movedCount, queuePerShard, resetStats } from "./support/cluster-helpers.js";
 
 async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -36,11 +31,11 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
 
 for (const wire of [4, 6] as Wire[]) {
   describe(`QueueEvents on a cluster [wire ${wire}]`, () => {
-    let cluster: TestCluster;
+    let cluster: LocalCluster;
     let conn: Connection;
 
     before(async () => {
-      cluster = await clusterForTests({ primaries: 3, ...(wire === 6 ? { module: modulePath() } : {}) });
+      cluster = await startCluster({ primaries: 3, ...(wire === 6 ? { module: modulePath() } : {}) });
       if (wire === 6) await installModuleBrand({ nodes: cluster.seeds });
       conn = await connect({ nodes: cluster.seeds, wire });
     });
@@ -50,7 +45,7 @@ for (const wire of [4, 6] as Wire[]) {
     });
 
     test("a reader per shard's queue: every event, each read in its queue's slot", async () => {
-      const names = await queuePerShard(cluster, `ev${wire}-`);
+      const names = queuePerShard(cluster, `ev${wire}-`);
       const readers = names.map((name) => new QueueEvents(name, conn, { blockMs: 500 }));
       const kinds = names.map(() => ({}) as Partial<Record<EventKind, number>>);
       for (const [i, r] of readers.entries()) {
@@ -61,7 +56,7 @@ for (const wire of [4, 6] as Wire[]) {
       const gaps: Gap[] = [];
       for (const r of readers) r.on("gap", (g) => gaps.push(g));
       await Promise.all(readers.map((r) => r.ready));
-      await resetStats(cluster.primaries);
+      await resetStats(cluster.primaries());
       const workers = names.map(
         (name) => new Worker(new Queue(name, conn), () => {}, { concurrency: 20, keepCompleted: 0 }),
       );
@@ -74,11 +69,11 @@ for (const wire of [4, 6] as Wire[]) {
       await Promise.all(readers.map((r) => r.close()));
       for (const k of kinds) assert.deepEqual(k, { added: 500, active: 500, completed: 500 });
       assert.deepEqual(gaps, []);
-      assert.equal(await movedCount(cluster.primaries), 0, "no read was redirected");
+      assert.equal(await movedCount(cluster.primaries()), 0, "no read was redirected");
     });
 
     test("a paused reader behind the trim gets its exact gap", async () => {
-      const [name] = await queuePerShard(cluster, `gap${wire}-`);
+      const [name] = queuePerShard(cluster, `gap${wire}-`);
       const q = new Queue(name!, conn);
       await q.setEvents({ maxLen: 5 });
       const reader = new QueueEvents(name!, conn, { blockMs: 500 });
