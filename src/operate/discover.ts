@@ -61,7 +61,10 @@ export async function listQueues(conn: Connection, opts: { maxKeys?: number } = 
   for (const node of nodesOf(conn)) {
     let cursor = "0";
     do {
-      const [next, keys] = (await node.scanBuffer(cursor, "MATCH", "emq:{*}:*", "COUNT", 1000)) as [Buffer, Buffer[]];
+      const [next, keys] = (await node.scanBuffer(cursor, "MATCH", "emq:{*}:*", "COUNT", 1000)) as [
+        Buffer,
+        Buffer[],
+      ];
       cursor = next.toString();
       scanned += keys.length;
       for (const raw of keys) {
