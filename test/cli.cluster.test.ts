@@ -1,14 +1,15 @@
 /**
  * The built `echomq` binary against a local 3-primary cluster (`--nodes`), both wires: queues
  * found on every shard (a laned queue grouped under its name), status per primary, jobs and the
- * bulk actions routed to each queue's shard, `install` following `MOVED` to the record's owner.
+ * bulk actions routed to each queue's shard, `events --follow` on the queue's shard, `install`
+ * following `MOVED` to the record's owner.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type Connection, connect, Queue, type Wire } from "../src/index.js";
 import { queueKey, slot } from "../src/protocol.js";
 import { modulePath } from "../tools/module-path.js";
-import { assertBuilt, echomq, echomqJson } from "./support/cli.js";
+import { assertBuilt, echomq, echomqJson, follow } from "./support/cli.js";
 import { type LocalCluster, startCluster } from "./support/cluster.js";
 
 interface QueueRow {
@@ -88,6 +89,15 @@ for (const wire of [4, 6] as Wire[]) {
         queues.some((q) => q.name === "wide" || q.name === "golf"),
         false,
       );
+      const live = follow(["events", "hotel", "--follow", "--json", "--nodes", nodes]);
+      try {
+        await live.until(() => /following/.test(live.stderr()), "the reader started");
+        await json(["enqueue", "hotel", "h1"]);
+        await live.until(() => live.lines.length >= 1, "an event");
+        assert.equal(JSON.parse(live.lines[0]!).kind, "added");
+      } finally {
+        assert.equal(await live.stop(), 0);
+      }
       const bad = await echomq(["queues", "--nodes", "127.0.0.1:1"]);
       assert.equal(bad.code, 3);
     });

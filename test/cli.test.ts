@@ -128,6 +128,16 @@ for (const wire of [4, 6] as Wire[]) {
       await server?.stop();
     });
 
+    test("the wrong wire is refused by the fence (exit 3); install on a stock node says what is missing", async () => {
+      const wrong = await run(["queues", "--wire", wire === 6 ? "4" : "6"]);
+      assert.equal(wrong.code, 3, wrong.stderr);
+      if (wire === 4) {
+        const install = await run(["install"]);
+        assert.equal(install.code, 1);
+        assert.match(install.stderr, /this node does not run the EchoMQ module/);
+      }
+    });
+
     test("enqueue, queues, jobs by state, job, promote, retry, remove", async () => {
       const a = await json<{ id: string; duplicate: boolean }>(["enqueue", "mail", '{"to":"a"}']);
       assert.equal(a.duplicate, false);

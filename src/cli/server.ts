@@ -3,6 +3,7 @@
  * entries, or `--follow` them as they come).
  */
 import { installModuleBrand } from "../connector/install.js";
+import { EchoMQError, ServerError } from "../errors.js";
 import { type BusEvent, parseEntry } from "../events/entry.js";
 import { QueueEvents } from "../events/queue-events.js";
 import { assertValidQueue, queueKey } from "../keyspace.js";
@@ -19,7 +20,16 @@ export const install: Command = {
   options: {},
   positionals: [],
   async run(ctx) {
-    const installed = await installModuleBrand(ctx.options());
+    const installed = await installModuleBrand(ctx.options()).catch((err: unknown) => {
+      if (err instanceof ServerError && /unknown command/i.test(err.reply)) {
+        throw new EchoMQError(
+          "EMQ_NO_MODULE",
+          `this node does not run the EchoMQ module (${err.reply}): start it with --loadmodule libechomq.so; a stock node needs no install, wire-4 clients brand it`,
+          { cause: err },
+        );
+      }
+      throw err;
+    });
     return {
       json: { installed: installed === 1, brand: "echomq:6.0.0" },
       text: installed === 1 ? "branded echomq:6.0.0" : "already branded echomq:6.0.0 (nothing written)",
