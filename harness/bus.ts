@@ -29,7 +29,7 @@ function entries(last: LastStep): string[][] {
 }
 
 /** An explicit check of the native stream: the kinds of its entries, in order. */
-const kinds = (verb: string, want: string[]): Action => ({
+export const kinds = (verb: string, want: string[]): Action => ({
   kind: "check",
   verb,
   what: `the events stream holds ${JSON.stringify(want)}`,
@@ -40,7 +40,7 @@ const kinds = (verb: string, want: string[]): Action => ({
 });
 
 /** An explicit check of one entry (counted from the end: -1 is the last). */
-const entry = (verb: string, at: number, want: string[]): Action => ({
+export const entry = (verb: string, at: number, want: string[]): Action => ({
   kind: "check",
   verb,
   what: `entry ${at} is ${JSON.stringify(want)}`,

@@ -50,7 +50,7 @@ const queue = fc.oneof(
 const ID_POOL = Array.from({ length: 8 }, (_, i) => J(i + 1));
 const FOREIGN_IDS = ["XYZ00000000001", "JOB", "", "JOB\r\n\0x", "job00000000001"];
 /** Ids for a verb: mostly the head of the set the verb acts on (`prefer`), else the pool. */
-const idChoice = (prefer: "active" | "dead" | null): fc.Arbitrary<IdChoice> =>
+const idChoice = (prefer: "active" | "dead" | "schedule" | null): fc.Arbitrary<IdChoice> =>
   fc.oneof(
     { weight: prefer ? 2 : 8, arbitrary: fc.constantFrom(...ID_POOL).map((id) => ({ id })) },
     ...(prefer ? [{ weight: 7, arbitrary: fc.constant({ head: prefer }) }] : []),
@@ -95,6 +95,11 @@ const lanes = pick(["1", "3", "12", "10000"], ["0", "10001", "01", "x"]);
 // where the two sides' entry ids differ by a few ms).
 const maxlen = pick(["0", "1", "2", "5", "10000"], ["-1", "01", "x"]);
 const maxage = pick(["0", "3600000", "86400000", BIG], ["-1", "x"]);
+// The operator verbs: a grace of 0 or an hour or more (steps over maxmemory run in window mode,
+// where the two sides' finish times differ by a few ms: a grace of a few ms could split them).
+const finishedState = pick(["completed", "dead"], ["pending", "", "x"]);
+const grace = pick(["0", "0", "3600000", BIG], ["-1", "01", "x"]);
+const force = pick(["0", "0", "1"], ["2", "", "x"]);
 const longBytes = fc.constantFrom(Buffer.alloc(199, 0x61), Buffer.alloc(200, 0x62), Buffer.alloc(201, 0x63));
 
 const twist: fc.Arbitrary<Twist> = fc.oneof(
@@ -140,6 +145,10 @@ const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q
   EVENTS: fc.record({ values: fc.tuple(maxlen, maxage) }),
   PROGRESS: fc.record({ id: idChoice("active"), token, values: fc.tuple(fc.oneof(bytes, longBytes)) }),
   LOG: fc.record({ id: idChoice("active"), token, values: fc.tuple(bytes) }),
+  EXPEDITE: fc.record({ id: idChoice("schedule"), values: fc.constant([] as string[]) }),
+  CLEAN: fc.record({ values: fc.tuple(finishedState, grace, limit) }),
+  DRAIN: fc.record({ values: fc.tuple(limit) }),
+  OBLITERATE: fc.record({ values: fc.tuple(force, limit) }),
 };
 const WEIGHTS: Record<string, number> = {
   ENQUEUE: 7,
@@ -160,6 +169,10 @@ const WEIGHTS: Record<string, number> = {
   EVENTS: 1,
   PROGRESS: 1,
   LOG: 1,
+  EXPEDITE: 2,
+  CLEAN: 1,
+  DRAIN: 1,
+  OBLITERATE: 1,
 };
 
 const FIELDS = ["attempts", "priority", "max_attempts", "state", "payload"];

@@ -30,6 +30,13 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   EVENTS: { values: ["100", "3600000"], setup: [] },
   PROGRESS: { values: [J(1), "1", "50"], setup: claimed(J(1)) },
   LOG: { values: [J(1), "1", "a line"], setup: claimed(J(1)) },
+  EXPEDITE: { values: [J(1)], setup: [C("ADD", [J(1), "p", "0", "60000", "0"])] },
+  CLEAN: {
+    values: ["completed", "0", "100"],
+    setup: [...claimed(J(1)), C("COMPLETE", [J(1), "1", "r", "10"])],
+  },
+  DRAIN: { values: ["100"], setup: [enq(J(1))] },
+  OBLITERATE: { values: ["0", "100"], setup: [enq(J(1))] },
 };
 
 /** The keys of `verb` for a literal queue name (the same bytes on both sides). */

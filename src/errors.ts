@@ -188,6 +188,24 @@ export class OutOfMemoryError extends ServerError {
 }
 
 /**
+ * `queue.promote(id)` found the job but not waiting in `schedule` (`ERR EMQ.EXPEDITE job is not
+ * scheduled`): it is already pending, running or finished. Nothing was written.
+ */
+export class JobNotScheduledError extends ServerError {
+  override readonly code: string = "EMQ_JOB_NOT_SCHEDULED";
+}
+
+/**
+ * `queue.obliterate()` refused (`ERR EMQ.OBLITERATE queue has active jobs`): a worker holds a
+ * lease on one of the queue's jobs. Close the workers (or wait), or pass `{ force: true }` to
+ * delete running jobs too (their workers then get `JobNotFoundError`/`LeaseLostError`). Jobs
+ * deleted by earlier batches of the same call stay deleted.
+ */
+export class QueueActiveError extends ServerError {
+  override readonly code: string = "EMQ_QUEUE_ACTIVE";
+}
+
+/**
  * A verb only the native module runs (`RESCHEDULE`) was called on wire 4. The message says what
  * to do instead.
  */
@@ -201,11 +219,13 @@ export class NativeOnlyVerbError extends WireRefusalError {
   }
 }
 
-const SERVER_REFUSAL = /^ERR EMQ\.[A-Z]+ (job is not active|stale lease token|job not found)$/;
+const SERVER_REFUSAL =
+  /^ERR EMQ\.[A-Z]+ (job is not active|stale lease token|job not found|job is not scheduled|queue has active jobs)$/;
 
 /**
  * The typed error for a server refusal: `OutOfMemoryError` for a reply starting `OOM `,
- * `LeaseLostError` for the lease gate, `JobNotFoundError` for the row gate, else `ServerError`.
+ * `LeaseLostError` for the lease gate, `JobNotFoundError` for the row gate, `JobNotScheduledError`
+ * and `QueueActiveError` for the operator verbs' gates, else `ServerError`.
  * The message is always the server's exact text. An error that is not a plain `ServerError` is
  * returned as it is.
  */
@@ -215,9 +235,16 @@ export function typedServerError(err: unknown): unknown {
   if (err.reply.startsWith("OOM ")) return new OutOfMemoryError(err.reply, cause);
   const match = SERVER_REFUSAL.exec(err.reply);
   if (!match) return err;
-  return match[1] === "job not found"
-    ? new JobNotFoundError(err.reply, cause)
-    : new LeaseLostError(err.reply, cause);
+  switch (match[1]) {
+    case "job not found":
+      return new JobNotFoundError(err.reply, cause);
+    case "job is not scheduled":
+      return new JobNotScheduledError(err.reply, cause);
+    case "queue has active jobs":
+      return new QueueActiveError(err.reply, cause);
+    default:
+      return new LeaseLostError(err.reply, cause);
+  }
 }
 
 function serverCode(reply: string): string {

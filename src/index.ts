@@ -33,6 +33,10 @@ export {
   progress,
   log,
   setEvents,
+  expedite,
+  clean,
+  drain,
+  obliterate,
   DEFAULT_EVENTS,
   MAX_LEASE_MS,
   MAX_INTEGER,
@@ -45,6 +49,8 @@ export {
   type EventsOptions,
   type FailOptions,
   type FailState,
+  type FinishedState,
+  type ObliterateStep,
   type Payload,
   type ReapOptions,
   type ReapResult,
@@ -68,13 +74,18 @@ export {
   OutOfMemoryError,
   DurabilityError,
   NativeOnlyVerbError,
+  JobNotScheduledError,
+  QueueActiveError,
 } from "./errors.js";
 export {
   Queue,
+  type CleanOptions,
   type JobCounts,
   type JobInfo,
   type JobState,
   type LanedCounts,
+  type ListedJob,
+  type PageOptions,
   type QueueAddOptions,
   type QueueOptions,
 } from "./queue.js";
@@ -98,3 +109,4 @@ export {
 export { EVENT_KINDS, type BusEvent, type EventKind } from "./events/entry.js";
 export type { Gap } from "./events/position.js";
 export { Metrics, type MetricsOptions } from "./observe/metrics.js";
+export { listQueues, type Discovery, type QueueListing } from "./operate/discover.js";

@@ -50,3 +50,12 @@ export {
   type ReapOptions,
   type ReapResult,
 } from "./jobs/queue.js";
+export {
+  assertFinishedState,
+  clean,
+  drain,
+  expedite,
+  obliterate,
+  type FinishedState,
+  type ObliterateStep,
+} from "./jobs/operate.js";

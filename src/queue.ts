@@ -21,6 +21,9 @@ import {
   addBulk,
   DEFAULT_EVENTS,
   type EventsOptions,
+  assertFinishedState,
+  expedite,
+  type FinishedState,
   pause,
   recordLanes,
   remove,
@@ -30,9 +33,22 @@ import {
 } from "./jobs.js";
 import { assertValidQueue, jobKey, queueKey } from "./keyspace.js";
 import { laneNames, laneOfKey, MAX_LANES } from "./lanes/naming.js";
+import {
+  type CleanOptions,
+  cleanLanes,
+  cleanOptions,
+  drainLanes,
+  obliterateLanes,
+} from "./operate/actions.js";
+import { type ListedJob, listJobs } from "./operate/listing.js";
+import type { PageOptions } from "./operate/paging.js";
+import { type JobInfo, jobInfo, type JobState } from "./operate/row.js";
 import { lanesOf, recordedLanes } from "./lanes/registry.js";
 
-export type JobState = "pending" | "scheduled" | "active" | "completed" | "dead";
+export type { JobInfo, JobState } from "./operate/row.js";
+export type { ListedJob } from "./operate/listing.js";
+export type { CleanOptions } from "./operate/actions.js";
+export type { PageOptions } from "./operate/paging.js";
 
 export interface JobCounts {
   pending: number;
@@ -48,24 +64,6 @@ export interface LanedCounts extends JobCounts {
   /** True when any lane is paused (`paused`: every lane is). */
   partlyPaused: boolean;
   lanes: Record<string, JobCounts>;
-}
-
-/** A job row as stored (see docs/protocol.md). */
-export interface JobInfo {
-  id: string;
-  /** The physical queue the row is in: the queue itself, or one of its lanes. */
-  lane: string;
-  state: JobState;
-  attempts: number;
-  payload: Buffer;
-  priority: number;
-  maxAttempts?: number;
-  result?: Buffer;
-  error?: string;
-  /** The latest value `job.progress()` recorded (bytes: text or JSON as the handler gave it). */
-  progress?: Buffer;
-  /** The job's log, oldest first: the last 100 lines `job.log()` appended, over every attempt. */
-  logs: string[];
 }
 
 export interface QueueAddOptions extends AddOptions {
@@ -224,23 +222,57 @@ export class Queue {
     if (lane === null) return null;
     // The client turns an HGETALL reply into an object of field → value.
     const reply = (await this.connection.send("HGETALL", [jobKey(lane, id)])) as Record<string, Buffer>;
-    const row = new Map<string, Buffer>(Object.entries(reply));
-    if (row.size === 0) return null;
-    const text = (field: string) => row.get(field)?.toString();
-    const info: JobInfo = {
-      id,
-      lane,
-      state: text("state") as JobState,
-      attempts: Number(text("attempts") ?? 0),
-      payload: row.get("payload") ?? Buffer.alloc(0),
-      priority: Number(text("priority") ?? 0),
-      logs: logLines(row),
-    };
-    if (row.has("max_attempts")) info.maxAttempts = Number(text("max_attempts"));
-    if (row.has("result")) info.result = row.get("result")!;
-    if (row.has("error")) info.error = text("error")!;
-    if (row.has("progress")) info.progress = row.get("progress")!;
-    return info;
+    return jobInfo(id, lane, reply);
+  }
+
+  /**
+   * A page of the jobs in `state` (`offset` default 0, `limit` 1 to 1000, default 50): pending in
+   * claim order, scheduled by due time, active by lease deadline, completed and dead newest
+   * first. Reads only: one `ZRANGE` per lane and one `HGETALL` per job listed. A laned queue's
+   * lanes are merged (each read from its start: `offset + limit` at most 10,000).
+   */
+  async getJobs(state: JobState, opts: PageOptions = {}): Promise<ListedJob[]> {
+    return listJobs(this.connection, await this.lanesInUse(), state, opts);
+  }
+
+  /**
+   * Runs a scheduled job now (`EXPEDITE`): it leaves `schedule` for `pending` and wakes a worker.
+   * A job that is not scheduled: `JobNotScheduledError`; no such job: `JobNotFoundError`.
+   */
+  async promote(id: string): Promise<void> {
+    const lane = await this.laneOf(id);
+    return expedite(this.connection, lane ?? this.ownLanes[0]!, id);
+  }
+
+  /**
+   * Deletes finished jobs — `completed` or `dead` — that finished at least `olderThanMs` ago
+   * (default 0: all), the oldest first, at most `limit` in all (default: no bound); 1,000 per
+   * call (`CLEAN`). Returns how many were deleted.
+   */
+  async clean(state: FinishedState, opts: CleanOptions = {}): Promise<number> {
+    assertFinishedState(state);
+    const { graceMs, limit } = cleanOptions(opts);
+    return cleanLanes(this.connection, await this.lanesInUse(), state, graceMs, limit);
+  }
+
+  /**
+   * Deletes every waiting job — pending and scheduled — of every lane, 1,000 per call
+   * (`DRAIN`); running jobs are left to finish. Returns how many were deleted.
+   */
+  async drain(): Promise<number> {
+    return drainLanes(this.connection, await this.lanesInUse());
+  }
+
+  /**
+   * Deletes the queue: every job, its `meta` (pause flag, settings, lane counts) and its events
+   * stream, on every lane, 1,000 jobs per call (`OBLITERATE`). While a job is active it refuses
+   * with `QueueActiveError` and writes nothing, unless `force` (running jobs are deleted too:
+   * their workers' settlements then fail). Pauses the queue first so no claim starts meanwhile.
+   * Returns how many jobs were deleted.
+   */
+  async obliterate(opts: { force?: boolean } = {}): Promise<number> {
+    const force = opts?.force ?? false;
+    return obliterateLanes(this.connection, this.name, await this.lanesInUse(), force);
   }
 
   /**
@@ -304,14 +336,4 @@ export class Queue {
       paused: paused != null && String(paused) === "1",
     };
   }
-}
-
-/** A row's log lines (`log:<n>` fields), oldest first. */
-function logLines(row: ReadonlyMap<string, Buffer>): string[] {
-  const lines: [number, string][] = [];
-  for (const [field, value] of row) {
-    const n = /^log:([1-9][0-9]*)$/.exec(field)?.[1];
-    if (n !== undefined) lines.push([Number(n), value.toString("utf8")]);
-  }
-  return lines.sort((a, b) => a[0] - b[0]).map(([, line]) => line);
 }

@@ -122,6 +122,16 @@ impl<'d> Bus<'d> {
         self.emit(&[b"event", kind])
     }
 
+    /// The queue's entry with fields: `event <kind> <field> <value>…` (`cleaned`, `drained`).
+    pub fn queue_with(&mut self, kind: &[u8], fields: &[(&[u8], &[u8])]) -> Result<(), Refusal> {
+        let mut all: Vec<&[u8]> = Vec::with_capacity(2 + 2 * fields.len());
+        all.extend([&b"event"[..], kind]);
+        for (field, value) in fields {
+            all.extend([*field, *value]);
+        }
+        self.emit(&all)
+    }
+
     fn emit(&mut self, fields: &[&[u8]]) -> Result<(), Refusal> {
         match self.events.as_mut() {
             Some(events) if self.maxlen > 0 => events.xadd(self.maxlen, fields).map(drop),

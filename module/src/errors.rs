@@ -158,6 +158,26 @@ pub fn job_active(verb: &str) -> Refusal {
     Refusal::text(format!("ERR EMQ.{verb} job is active"))
 }
 
+/// `ERR EMQ.<VERB> job is not scheduled` (`EXPEDITE`).
+pub fn not_scheduled(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} job is not scheduled"))
+}
+
+/// `ERR EMQ.<VERB> state must be completed or dead` (`CLEAN`).
+pub fn finished_state(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} state must be completed or dead"))
+}
+
+/// `ERR EMQ.<VERB> force must be 0 or 1` (`OBLITERATE`).
+pub fn force_flag(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} force must be 0 or 1"))
+}
+
+/// `ERR EMQ.<VERB> queue has active jobs` (`OBLITERATE` without force).
+pub fn queue_active(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} queue has active jobs"))
+}
+
 /// `ERR EMQ.<VERB> pending head is already active` (an id in both sets: outside writes).
 pub fn head_already_active(verb: &str) -> Refusal {
     Refusal::text(format!("ERR EMQ.{verb} pending head is already active"))
@@ -184,7 +204,7 @@ mod tests {
     #[test]
     fn texts_are_exact() {
         let form = "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>";
-        let table: [(Refusal, &str); 20] = [
+        let table: [(Refusal, &str); 24] = [
             (wrong_keys("ENQUEUE", form), "ERR EMQ.ENQUEUE wrong number of keys: EMQ.ENQUEUE 2 <row> <pending> <id> <payload>"),
             (wrong_values("ENQUEUE", form), "ERR EMQ.ENQUEUE wrong number of values: EMQ.ENQUEUE 2 <row> <pending> <id> <payload>"),
             (layout("CLAIM"), "ERR EMQ.CLAIM keys do not match the wire-4 layout"),
@@ -204,6 +224,10 @@ mod tests {
             (overflow(), "ERR increment or decrement would overflow"),
             (head_already_active("CLAIM"), "ERR EMQ.CLAIM pending head is already active"),
             (write_check("CLAIM"), "ERR EMQ.CLAIM write check failed"),
+            (not_scheduled("EXPEDITE"), "ERR EMQ.EXPEDITE job is not scheduled"),
+            (finished_state("CLEAN"), "ERR EMQ.CLEAN state must be completed or dead"),
+            (force_flag("OBLITERATE"), "ERR EMQ.OBLITERATE force must be 0 or 1"),
+            (queue_active("OBLITERATE"), "ERR EMQ.OBLITERATE queue has active jobs"),
             (arity("emq.version"), "ERR wrong number of arguments for 'emq.version' command"),
         ];
         for (refusal, text) in table {

@@ -55,7 +55,8 @@ mod tests {
 
     /// The forms made from the data are the forms module 0.2.0 declared by hand (its `Form`
     /// consts, dumped with `{:?}` before they were removed), in protocol order, then `INSTALL`;
-    /// the verbs added since (`LANES`, `EVENTS`, `PROGRESS`, `LOG`) follow 0.2.0's job core.
+    /// the verbs added since (`LANES`, `EVENTS`, `PROGRESS`, `LOG`, then the operator's
+    /// `EXPEDITE`, `CLEAN`, `DRAIN`, `OBLITERATE`) follow 0.2.0's job core.
     #[test]
     fn forms_equal_the_handwritten_ones() {
         let dump = include_str!("../tests/forms-0.2.0.txt");
@@ -69,7 +70,11 @@ mod tests {
         assert_eq!(now, before);
         let tokens = format!("{:?}", &JOB_CORE[..old]);
         assert_eq!(before_line(dump), tokens);
-        assert_eq!(&JOB_CORE[old..], ["LANES", "EVENTS", "PROGRESS", "LOG"]);
+        let since = &JOB_CORE[old..];
+        assert_eq!(since[..4], ["LANES", "EVENTS", "PROGRESS", "LOG"]);
+        for verb in ["EXPEDITE", "CLEAN", "DRAIN", "OBLITERATE"] {
+            assert!(since.contains(&verb), "{verb}");
+        }
     }
 
     /// The last line of the dump: the job-core token list 0.2.0 reported.
@@ -103,5 +108,9 @@ mod tests {
         assert_eq!(anchor("REMOVE"), Slot::Key(b"pending"));
         assert_eq!(anchor("PAUSE"), Slot::Key(b"meta"));
         assert_eq!(anchor("RESUME"), Slot::Key(b"meta"));
+        assert_eq!(anchor("EXPEDITE"), Slot::Key(b"schedule"));
+        assert_eq!(anchor("CLEAN"), Slot::Key(b"done"));
+        assert_eq!(anchor("DRAIN"), Slot::Key(b"pending"));
+        assert_eq!(anchor("OBLITERATE"), Slot::Key(b"pending"));
     }
 }

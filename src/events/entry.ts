@@ -2,7 +2,8 @@
  * The entries of a queue's event bus (`emq:{q}:events`, docs/protocol.md "The event bus") as
  * typed events. An entry is `event <kind>`, then for a job `id <id> attempt <n>`, then at most
  * one of `reason` (failed, dead: the error's first 200 bytes), `delay` (delayed, retrying: ms) or
- * `data` (progress: the value, when at most 200 bytes).
+ * `data` (progress: the value, when at most 200 bytes). The operator's bulk verbs write one entry
+ * per call, without a job: `cleaned` (`state`, `count`) and `drained` (`count`).
  */
 
 /** Every kind an entry names, in a job's usual order. */
@@ -21,6 +22,8 @@ export const EVENT_KINDS = [
   "removed",
   "paused",
   "resumed",
+  "cleaned",
+  "drained",
 ] as const;
 
 export type EventKind = (typeof EVENT_KINDS)[number];
@@ -30,7 +33,7 @@ export interface BusEvent {
   /** The entry's id in the stream (`<ms>-<seq>`, server time): resume from it with `lastEventId`. */
   eventId: string;
   kind: EventKind;
-  /** The job (absent for `paused` and `resumed`). */
+  /** The job (absent for the queue's own entries: `paused`, `resumed`, `cleaned`, `drained`). */
   jobId?: string;
   /** The job's attempt count at the event: 0 before its first claim, the lease token after. */
   attempt?: number;
@@ -40,6 +43,10 @@ export interface BusEvent {
   delay?: number;
   /** `progress`: the value as recorded, when it is at most 200 bytes (else read it with getJob). */
   data?: Buffer;
+  /** `cleaned`, `drained`: how many jobs the call deleted. */
+  count?: number;
+  /** `cleaned`: the finished state it deleted from (`completed` or `dead`). */
+  state?: string;
 }
 
 const KINDS: ReadonlySet<string> = new Set(EVENT_KINDS);
@@ -64,6 +71,10 @@ export function parseEntry(eventId: string, fields: readonly Buffer[]): BusEvent
   if (delay !== undefined) event.delay = Number(delay.toString("latin1"));
   const data = get.get("data");
   if (data !== undefined) event.data = data;
+  const count = get.get("count");
+  if (count !== undefined) event.count = Number(count.toString("latin1"));
+  const state = get.get("state");
+  if (state !== undefined) event.state = state.toString("latin1");
   return event;
 }
 

@@ -6,6 +6,7 @@ pub mod admin;
 pub mod install;
 pub mod jobs;
 pub mod lease;
+pub mod operate;
 pub mod report;
 pub mod timers;
 pub mod version;

@@ -1,0 +1,87 @@
+/**
+ * Host steps of the operator verbs: `expedite` (a scheduled job runs now), `clean` (finished
+ * jobs older than a grace period), `drain` (waiting jobs) and `obliterate` (the whole queue).
+ * Each is one bounded call (`limit` ids at most); the `Queue` methods call again until done.
+ */
+import type { Connection } from "../connector/connection.js";
+import { InvalidArgumentError } from "../errors.js";
+import { assertValidQueue } from "../keyspace.js";
+import { assertInteger, assertJobId, key, MAX_INTEGER, MAX_LIMIT, run } from "./common.js";
+
+/** The finished states `clean` deletes from: `completed` (the set `done`) or `dead`. */
+export type FinishedState = "completed" | "dead";
+
+/** A scheduled job goes to `pending` now (its due time is dropped); wakes one worker slot. */
+export async function expedite(conn: Connection, queue: string, id: string): Promise<void> {
+  assertValidQueue(queue);
+  assertJobId(id);
+  const keys = [key(queue, "schedule"), key(queue, "pending"), key(queue, "")];
+  await run(conn, "EXPEDITE", keys, [id]);
+}
+
+export function assertFinishedState(state: unknown): FinishedState {
+  if (state !== "completed" && state !== "dead") {
+    throw new InvalidArgumentError(
+      "state",
+      `must be "completed" or "dead", got ${typeof state === "string" ? JSON.stringify(state) : typeof state}`,
+    );
+  }
+  return state;
+}
+
+/**
+ * Deletes up to `limit` jobs of `state` that finished at least `graceMs` ago (server time), the
+ * oldest first; returns how many.
+ */
+export async function clean(
+  conn: Connection,
+  queue: string,
+  state: FinishedState,
+  graceMs: number,
+  limit: number,
+): Promise<number> {
+  assertValidQueue(queue);
+  assertFinishedState(state);
+  assertInteger("olderThanMs", graceMs, 0, MAX_INTEGER, " of milliseconds");
+  assertInteger("limit", limit, 1, MAX_LIMIT);
+  const keys = [key(queue, "done"), key(queue, "dead"), key(queue, "")];
+  return (await run(conn, "CLEAN", keys, [state, String(graceMs), String(limit)])) as number;
+}
+
+/** Deletes up to `limit` waiting jobs (pending first, then scheduled); returns how many. */
+export async function drain(conn: Connection, queue: string, limit: number): Promise<number> {
+  assertValidQueue(queue);
+  assertInteger("limit", limit, 1, MAX_LIMIT);
+  const keys = [key(queue, "pending"), key(queue, "schedule"), key(queue, "")];
+  return (await run(conn, "DRAIN", keys, [String(limit)])) as number;
+}
+
+export interface ObliterateStep {
+  /** Jobs this call deleted. */
+  deleted: number;
+  /** Jobs the queue's sets still hold; `0`: the queue is gone (its `meta` and stream too). */
+  left: number;
+}
+
+/**
+ * Deletes up to `limit` of the queue's jobs; the call that empties its sets also deletes its
+ * `meta` and events stream. Without `force` it refuses while a job is active
+ * (`QueueActiveError`).
+ */
+export async function obliterate(
+  conn: Connection,
+  queue: string,
+  force: boolean,
+  limit: number,
+): Promise<ObliterateStep> {
+  assertValidQueue(queue);
+  if (typeof force !== "boolean")
+    throw new InvalidArgumentError("force", `must be a boolean, got ${typeof force}`);
+  assertInteger("limit", limit, 1, MAX_LIMIT);
+  const keys = (["pending", "active", "schedule", "done", "dead", ""] as const).map((t) => key(queue, t));
+  const [deleted, left] = (await run(conn, "OBLITERATE", keys, [force ? "1" : "0", String(limit)])) as [
+    number,
+    number,
+  ];
+  return { deleted: Number(deleted), left: Number(left) };
+}

@@ -1,0 +1,55 @@
+/**
+ * A job row as the operator API returns it: the hash `emq:{q}:job:<id>` (docs/protocol.md, "The
+ * job row") read into a typed object. Pure.
+ */
+
+export type JobState = "pending" | "scheduled" | "active" | "completed" | "dead";
+
+/** A job row as stored (see docs/protocol.md). */
+export interface JobInfo {
+  id: string;
+  /** The physical queue the row is in: the queue itself, or one of its lanes. */
+  lane: string;
+  state: JobState;
+  attempts: number;
+  payload: Buffer;
+  priority: number;
+  maxAttempts?: number;
+  result?: Buffer;
+  error?: string;
+  /** The latest value `job.progress()` recorded (bytes: text or JSON as the handler gave it). */
+  progress?: Buffer;
+  /** The job's log, oldest first: the last 100 lines `job.log()` appended, over every attempt. */
+  logs: string[];
+}
+
+/** A row's fields (`HGETALL` as field → bytes) as a `JobInfo`; `null` for an empty row. */
+export function jobInfo(id: string, lane: string, reply: Record<string, Buffer>): JobInfo | null {
+  const row = new Map<string, Buffer>(Object.entries(reply));
+  if (row.size === 0) return null;
+  const text = (field: string) => row.get(field)?.toString();
+  const info: JobInfo = {
+    id,
+    lane,
+    state: text("state") as JobState,
+    attempts: Number(text("attempts") ?? 0),
+    payload: row.get("payload") ?? Buffer.alloc(0),
+    priority: Number(text("priority") ?? 0),
+    logs: logLines(row),
+  };
+  if (row.has("max_attempts")) info.maxAttempts = Number(text("max_attempts"));
+  if (row.has("result")) info.result = row.get("result")!;
+  if (row.has("error")) info.error = text("error")!;
+  if (row.has("progress")) info.progress = row.get("progress")!;
+  return info;
+}
+
+/** A row's log lines (`log:<n>` fields), oldest first. */
+function logLines(row: ReadonlyMap<string, Buffer>): string[] {
+  const lines: [number, string][] = [];
+  for (const [field, value] of row) {
+    const n = /^log:([1-9][0-9]*)$/.exec(field)?.[1];
+    if (n !== undefined) lines.push([Number(n), value.toString("utf8")]);
+  }
+  return lines.sort((a, b) => a[0] - b[0]).map(([, line]) => line);
+}

@@ -1,0 +1,54 @@
+#!lua flags=allow-oom
+-- drain: delete waiting jobs — pending first (claim order), then scheduled (due order) — at most
+--          <limit> per call. Active jobs are left alone.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
+-- Form:    EMQ.DRAIN 3 <pending> <schedule> <base> <limit>
+-- KEYS[1]  emq:{q}:pending    the ready set
+-- KEYS[2]  emq:{q}:schedule   the delayed set
+-- KEYS[3]  emq:{q}:           the queue's base; a row is <base>job:<id>
+-- ARGV[1]  <limit>            integer from 1 to 10000
+-- Reply:   the number of ids deleted (fewer than limit: nothing waits any more)
+-- Event:   drained (count) on emq:{q}:events when the count > 0
+-- Errors:  shape, limit, WRONGTYPE (see docs/protocol.md)
+local form = 'EMQ.DRAIN 3 <pending> <schedule> <base> <limit>'
+if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.DRAIN wrong number of keys: ' .. form) end
+if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.DRAIN wrong number of values: ' .. form) end
+
+local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
+local function count(s) return s == '0' or positive(s) end
+local function typed(keys, want)
+  for _, key in ipairs(keys) do
+    local t = redis.call('TYPE', key).ok
+    if t ~= want and t ~= 'none' then return false end
+  end
+  return true
+end
+local function bus(base)
+  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
+  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end
+end
+
+local pending, schedule, base, limit = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
+if not positive(limit) or tonumber(limit) > 10000 then
+  return redis.error_reply('ERR EMQ.DRAIN limit must be an integer from 1 to 10000')
+end
+if not typed({ pending, schedule }, 'zset') then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+
+local n = tonumber(limit)
+local ready = redis.call('ZRANGE', pending, 0, n - 1)
+local waiting = {}
+if #ready < n then waiting = redis.call('ZRANGE', schedule, 0, n - #ready - 1) end
+if #ready + #waiting == 0 then return 0 end
+for _, pick in ipairs({ { pending, ready }, { schedule, waiting } }) do
+  for _, id in ipairs(pick[2]) do
+    redis.call('ZREM', pick[1], id)
+    redis.call('DEL', base .. 'job:' .. id)
+  end
+end
+bus(base)('event', 'drained', 'count', string.format('%d', #ready + #waiting))
+return #ready + #waiting

@@ -1,0 +1,58 @@
+#!lua flags=allow-oom
+-- expedite: a scheduled job runs now (an operator's promote of one job): schedule -> pending.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
+-- Form:    EMQ.EXPEDITE 3 <schedule> <pending> <base> <id>
+-- KEYS[1]  emq:{q}:schedule   the delayed set (score = due time ms)
+-- KEYS[2]  emq:{q}:pending    the ready set (score = the row's priority, absent = 0)
+-- KEYS[3]  emq:{q}:           the queue's base; the row is <base>job:<id>
+-- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
+-- Reply:   1
+-- Event:   promoted (id, attempt: the row's) on emq:{q}:events
+-- Wake:    SPUBLISH emq:{q}:wake 1
+-- Errors:  shape, JOB prefix, WRONGTYPE, job not found, job is not scheduled (docs/protocol.md)
+local form = 'EMQ.EXPEDITE 3 <schedule> <pending> <base> <id>'
+if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.EXPEDITE wrong number of keys: ' .. form) end
+if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.EXPEDITE wrong number of values: ' .. form) end
+
+local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
+local function count(s) return s == '0' or positive(s) end
+local function refuse(text) return redis.error_reply('ERR EMQ.EXPEDITE ' .. text) end
+local function typed(keys, want)
+  for _, key in ipairs(keys) do
+    local t = redis.call('TYPE', key).ok
+    if t ~= want and t ~= 'none' then return false end
+  end
+  return true
+end
+local function priority(p)
+  if p and (count(p) or (string.sub(p, 1, 1) == '-' and positive(string.sub(p, 2)))) then return p end
+  return '0'
+end
+-- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
+-- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+local function bus(base)
+  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
+  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end
+end
+
+local schedule, pending, base, id = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
+if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
+if not typed({ schedule, pending }, 'zset') then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+local row = base .. 'job:' .. id
+if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
+local got = redis.call('HMGET', row, 'state', 'priority', 'attempts')
+if got[1] ~= 'scheduled' or not redis.call('ZSCORE', schedule, id) then
+  return refuse('job is not scheduled')
+end
+
+redis.call('ZREM', schedule, id)
+redis.call('HSET', row, 'state', 'pending')
+redis.call('ZADD', pending, priority(got[2]), id)
+bus(base)('event', 'promoted', 'id', id, 'attempt', (got[3] and count(got[3])) and got[3] or '0')
+redis.pcall('SPUBLISH', base .. 'wake', '1')
+return 1

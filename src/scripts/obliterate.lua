@@ -1,0 +1,50 @@
+#!lua flags=allow-oom
+-- obliterate: delete a queue — every job of its five sets, at most <limit> per call; the call
+--          that leaves the sets empty also deletes its meta and its events stream.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
+-- Form:    EMQ.OBLITERATE 6 <pending> <active> <schedule> <done> <dead> <base> <force> <limit>
+-- KEYS[1-5] emq:{q}:pending, active, schedule, done, dead
+-- KEYS[6]  emq:{q}:           the queue's base; rows <base>job:<id>, <base>meta, <base>events
+-- ARGV[1]  <force>            1: active jobs too; 0: refused while any job is active
+-- ARGV[2]  <limit>            integer from 1 to 10000
+-- Reply:   [<deleted>, <left>]: ids deleted by this call, ids the sets still hold (0: gone)
+-- Event:   none (the stream is deleted with the queue)
+-- Errors:  shape, force, limit, WRONGTYPE, queue has active jobs (see docs/protocol.md)
+local form = 'EMQ.OBLITERATE 6 <pending> <active> <schedule> <done> <dead> <base> <force> <limit>'
+if #KEYS ~= 6 then return redis.error_reply('ERR EMQ.OBLITERATE wrong number of keys: ' .. form) end
+if #ARGV ~= 2 then return redis.error_reply('ERR EMQ.OBLITERATE wrong number of values: ' .. form) end
+
+local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
+local function refuse(text) return redis.error_reply('ERR EMQ.OBLITERATE ' .. text) end
+local function typed(keys, want)
+  for _, key in ipairs(keys) do
+    local t = redis.call('TYPE', key).ok
+    if t ~= want and t ~= 'none' then return false end
+  end
+  return true
+end
+
+local sets, base, force, limit = { KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5] }, KEYS[6], ARGV[1], ARGV[2]
+if force ~= '0' and force ~= '1' then return refuse('force must be 0 or 1') end
+if not positive(limit) or tonumber(limit) > 10000 then return refuse('limit must be an integer from 1 to 10000') end
+if not typed(sets, 'zset') then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+if force == '0' and redis.call('ZCARD', KEYS[2]) > 0 then return refuse('queue has active jobs') end
+
+local room, picks = tonumber(limit), {}
+for i, set in ipairs(sets) do
+  picks[i] = room > 0 and redis.call('ZRANGE', set, 0, room - 1) or {}
+  room = room - #picks[i]
+end
+local deleted, left = 0, 0
+for i, set in ipairs(sets) do
+  for _, id in ipairs(picks[i]) do
+    redis.call('ZREM', set, id)
+    redis.call('DEL', base .. 'job:' .. id)
+    deleted = deleted + 1
+  end
+  left = left + redis.call('ZCARD', set)
+end
+if left == 0 then redis.call('DEL', base .. 'meta', base .. 'events') end
+return { deleted, left }
