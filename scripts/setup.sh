@@ -2,6 +2,7 @@
 # Installs everything EchoMQ needs on a Debian 12 machine, idempotently:
 #   * valkey-server 8 + valkey-tools from Debian's bookworm-backports suite
 #   * libclang-dev + clang (the Rust module's bindgen build)
+#   * chromium (Debian's; the dashboard's browser test drives it headless)
 #   * npm dependencies (npm ci)
 #   * the native module (cargo build --release in module/)
 #   * the package itself (npm run build → dist/; the benchmark runs it as a user would)
@@ -30,6 +31,7 @@ valkey_ok() {
 need_apt=()
 valkey_ok || need_apt+=(valkey)
 dpkg -s libclang-dev >/dev/null 2>&1 || need_apt+=(clang)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
@@ -53,6 +55,10 @@ SRC
   if [[ " ${need_apt[*]} " == *" clang "* ]]; then
     say "installing libclang-dev and clang (module build)"
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libclang-dev clang >/dev/null
+  fi
+  if [[ " ${need_apt[*]} " == *" chromium "* ]]; then
+    say "installing chromium (the dashboard's browser test)"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
   fi
 fi
 say "$(valkey-server --version | cut -d' ' -f1-3)"

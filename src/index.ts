@@ -110,3 +110,4 @@ export { EVENT_KINDS, type BusEvent, type EventKind } from "./events/entry.js";
 export type { Gap } from "./events/position.js";
 export { Metrics, type MetricsOptions } from "./observe/metrics.js";
 export { listQueues, type Discovery, type QueueListing } from "./operate/discover.js";
+export { type Dashboard, type DashboardOptions, startDashboard } from "./dashboard/server.js";

@@ -302,6 +302,47 @@ for (const wire of [4, 6] as Wire[]) {
       assert.match(human.stdout, /^\d{4}-\d\d-\d\dT[\d:.]+Z\s+paused\s*$/m);
     });
 
+    test("dashboard serves until SIGTERM: its URL printed, the page and the API answer, the token asked", async () => {
+      await json(["enqueue", "dash", "d1"]);
+      const served = follow([
+        "dashboard",
+        "--port",
+        "0",
+        "--token",
+        "cli-token-42",
+        "--read-only",
+        "--json",
+        "--url",
+        url,
+      ]);
+      try {
+        await served.until(() => served.lines.length >= 1, "the dashboard's URL");
+        const { url: page } = JSON.parse(served.lines[0]!) as { url: string };
+        assert.match(page, /^http:\/\/127\.0\.0\.1:\d+\/\?token=cli-token-42$/);
+        const origin = new URL(page).origin;
+        assert.equal((await fetch(`${origin}/api/queues`)).status, 401);
+        const res = await fetch(`${origin}/api/queues`, {
+          headers: { authorization: "Bearer cli-token-42" },
+        });
+        const body = (await res.json()) as { queues: { name: string; counts: { pending: number } }[] };
+        assert.deepEqual(
+          body.queues.find((q) => q.name === "dash")?.counts.pending,
+          1,
+          "the queue enqueued through the CLI, counted",
+        );
+        const pause = await fetch(`${origin}/api/queues/dash/pause`, {
+          method: "POST",
+          headers: { authorization: "Bearer cli-token-42" },
+        });
+        assert.equal(pause.status, 403);
+      } finally {
+        assert.equal(await served.stop(), 0);
+      }
+      const bad = await run(["dashboard", "--port", "70000"]);
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /--port must be an integer from 0 to 65535, got "70000"/);
+    });
+
     test("metrics prints the Prometheus text of every queue", async () => {
       await json(["enqueue", "prom", "m"]);
       const text = await run(["metrics"]);

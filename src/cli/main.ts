@@ -9,6 +9,7 @@ import * as act from "./act.js";
 import { commandOf, parseInvocation } from "./args.js";
 import type { Command } from "./command.js";
 import { Context, type Output } from "./context.js";
+import { dashboard } from "./dashboard.js";
 import { EXIT, failure, UsageError } from "./errors.js";
 import { commandHelp, mainHelp } from "./help.js";
 import * as inspect from "./inspect.js";
@@ -31,6 +32,7 @@ export const COMMANDS: readonly Command[] = [
   server.install,
   server.events,
   inspect.metrics,
+  dashboard,
 ];
 
 /** Runs one command line; returns the exit code. */

@@ -1,0 +1,167 @@
+/**
+ * The dashboard in a real headless Chromium (Debian's `chromium`, driven by `playwright-core`),
+ * on both wires: the test adds jobs and fails some, opens the page, checks the numbers it shows
+ * against the server's, pages through the dead jobs, retries a dead job through the page (with
+ * its confirmation) and sees it complete — live, without reloading. With `ECHOMQ_SCREENSHOTS=<dir>`
+ * it saves the main views there (how `docs/dashboard-*.png` are made).
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { startDashboard } from "../src/dashboard/server.js";
+import { type Job, Queue, Worker } from "../src/index.js";
+import { forEachWire } from "./support/wires.js";
+
+const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
+const shots = process.env.ECHOMQ_SCREENSHOTS;
+
+let browser: Browser;
+before(async () => {
+  assert.ok(CHROMIUM, "chromium is installed (scripts/setup.sh installs Debian's chromium)");
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+});
+after(async () => {
+  await browser?.close();
+});
+
+async function shot(page: Page, name: string, wire: number): Promise<void> {
+  if (!shots || wire !== 6) return;
+  await mkdir(shots, { recursive: true });
+  await page.screenshot({ path: join(shots, `dashboard-${name}.png`), fullPage: true });
+}
+
+/** The text of the queue row's cell for `state`. */
+const cell = (page: Page, queue: string, state: string) =>
+  page.locator(`#queues tr[data-queue="${queue}"] td[data-state="${state}"]`);
+
+forEachWire("dashboard in Chromium", (ctx) => {
+  test("numbers as the server has them; a dead job retried through the page completes", async () => {
+    const { conn, wire } = ctx();
+    const orders = new Queue("orders", conn);
+    const mails = new Queue("mails", conn);
+    await mails.addBulk(Array.from({ length: 4 }, (_, i) => ({ payload: `mail ${i}` })));
+    await mails.add("later", { delay: 3_600_000 });
+    const ids = (
+      await orders.addBulk(
+        Array.from({ length: 30 }, (_, i) => ({ payload: JSON.stringify({ order: i, fail: i % 10 === 0 }) })),
+      )
+    ).map((r) => r.id);
+    let healed = false;
+    let settled = 0;
+    const worker = new Worker(
+      orders,
+      async (job: Job) => {
+        settled++;
+        await job.log(`charging order ${JSON.parse(job.text()).order}`);
+        if (JSON.parse(job.text()).fail && !healed) throw new Error("card declined");
+        return "charged";
+      },
+      { attempts: 1, idleCheckMs: 50 },
+    );
+    while (settled < 30) await new Promise((r) => setTimeout(r, 20));
+    const before = await orders.counts();
+    assert.deepEqual([before.completed, before.dead], [27, 3]);
+
+    const dash = await startDashboard(conn, { port: 0, sampleMs: 200 });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      await page.goto(dash.url);
+      await page.locator("#live", { hasText: "live" }).waitFor();
+      // The queues as the server counts them.
+      assert.deepEqual(
+        await page
+          .locator("#queues tbody tr")
+          .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-queue"))),
+        ["mails", "orders"],
+      );
+      for (const [queue, state, n] of [
+        ["orders", "completed", 27],
+        ["orders", "dead", 3],
+        ["orders", "pending", 0],
+        ["mails", "pending", 4],
+        ["mails", "scheduled", 1],
+      ] as const) {
+        assert.equal(await cell(page, queue, state).textContent(), String(n), `${queue} ${state}`);
+      }
+      await shot(page, "queues", wire);
+
+      // The dead jobs, by the tab, then one job's detail.
+      await page.locator('#queues tr[data-queue="orders"]').click();
+      await page.locator('#states button[data-state="dead"]').click();
+      await page.locator("#page", { hasText: "1–3 of 3" }).waitFor();
+      const shown = await page
+        .locator("#jobs tbody tr")
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-id")));
+      const dead = [ids[0], ids[10], ids[20]];
+      assert.deepEqual(new Set(shown), new Set(dead));
+      assert.equal(
+        await page.locator("#jobs tbody tr td:nth-child(5)").first().textContent(),
+        "Error: card declined",
+      );
+      await shot(page, "jobs", wire);
+
+      // Search by id opens the job.
+      await page.fill("#search-id", ids[10]!);
+      await page.click("#search button");
+      await page.locator("#job-id", { hasText: ids[10]! }).waitFor();
+      assert.equal(await page.locator('dd[data-field="state"]').textContent(), "dead");
+      assert.equal(await page.locator("#job-error").textContent(), "Error: card declined");
+      assert.equal(await page.locator("#job-logs").textContent(), "charging order 10");
+      assert.match((await page.locator("#job-timeline").textContent()) ?? "", /added.*active.*failed.*dead/s);
+      await shot(page, "job", wire);
+
+      // Retry through the page: cancel first (nothing happens), then confirm.
+      healed = true;
+      await page.click("#job-retry");
+      await page.locator("#confirm[open]").waitFor();
+      await page.click("#confirm-cancel");
+      assert.equal((await orders.getJob(ids[10]!))?.state, "dead", "a cancelled confirmation did nothing");
+      await page.click("#job-retry");
+      await page.click("#confirm-ok");
+      await page.locator("#message", { hasText: `Retry job ${ids[10]}? — done` }).waitFor();
+      // Live: the queue row counts the completion without a reload.
+      await cell(page, "orders", "completed").filter({ hasText: "28" }).waitFor({ timeout: 20_000 });
+      assert.equal(await cell(page, "orders", "dead").textContent(), "2");
+      await page.fill("#search-id", ids[10]!);
+      await page.click("#search button");
+      await page.locator('dd[data-field="state"]', { hasText: "completed" }).waitFor();
+      assert.equal(await page.locator("#job-result").textContent(), "charged");
+      assert.deepEqual([(await orders.counts()).completed, (await orders.counts()).dead], [28, 2]);
+    } finally {
+      await page.close();
+      await worker.close();
+      await dash.close();
+    }
+  });
+
+  test("read-only: no action is offered, and the API refuses one", async () => {
+    const { conn } = ctx();
+    const q = new Queue("ro", conn);
+    await q.add("x");
+    const dash = await startDashboard(conn, { port: 0, readOnly: true, token: "page-token-1" });
+    const page = await browser.newPage();
+    try {
+      await page.goto(dash.url);
+      await page.locator("#mode", { hasText: "read-only" }).waitFor();
+      await page.locator('#queues tr[data-queue="ro"]').click();
+      await page.locator("#jobs tbody tr").first().waitFor();
+      assert.equal(await page.locator("#pause").isVisible(), false);
+      assert.equal(await page.locator("#drain").isVisible(), false);
+      const status = await page.evaluate(async (token: string) => {
+        const res = await fetch("/api/queues/ro/pause", {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}` },
+        });
+        return res.status;
+      }, "page-token-1");
+      assert.equal(status, 403);
+      assert.equal((await q.counts()).paused, false);
+    } finally {
+      await page.close();
+      await dash.close();
+    }
+  });
+});
