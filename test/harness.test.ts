@@ -98,11 +98,19 @@ describe("the harness catches a wrong native reply or write", () => {
     const result = await withFault(twice, /^COMPLETE: kept in done$/);
     const failure = result.tally.failures.find((f) => f.verb === "COMPLETE");
     assert.ok(failure, result.report);
-    assert.equal(failure.problems.length, 1, failure.problems.join("\n"));
+    // The extra entry is caught; on a loaded machine its id may also fall a millisecond after the
+    // transition's time window, and then that is reported too (and the entry shown by its raw id).
+    const [stream, ...rest] = [
+      failure.problems.filter((p) => / stream /.test(p)),
+      failure.problems.filter((p) => !/ stream /.test(p)),
+    ];
+    assert.equal(stream.length, 1, failure.problems.join("\n"));
     assert.match(
-      failure.problems[0]!,
-      /^emq:\{A\}:events stream \(3 vs 4 entries\) differs at entry 3: script "added: 3" vs native "3: T\d+ \[.*completed/,
+      stream[0]!,
+      /^emq:\{A\}:events stream \(3 vs 4 entries\) differs at entry 3: script "added: 3" vs native "3: (T\d+|\?\d+-\d+) \[.*completed/,
     );
+    for (const p of rest.flat())
+      assert.match(p, /^native: emq:\{A\}:events: entry id \d+-\d+ is not of a now in \[/);
     const late: Fault = {
       verb: "ENQUEUE",
       writes: (side) => [["XADD", events(side), "99999999999999-0", "event", "x"]],
