@@ -5,7 +5,21 @@
  * (D8). The refusals every verb shares — shape, layout (D3), fence (D4), write guard (D5), a
  * numkeys EVAL refuses (P1) — are generated for all verbs in harness/refusals.ts.
  */
-import { addJob, C, type Case, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
+import {
+  addJob,
+  BAD_TRACES,
+  C,
+  type Case,
+  claim,
+  claimed,
+  enq,
+  J,
+  key,
+  row,
+  seed,
+  TRACE,
+  wait,
+} from "./build.js";
 import { CLAIM_CASES } from "./claims.js";
 import type { Action } from "./steps.js";
 
@@ -71,7 +85,7 @@ export const CASES: Case[] = [
     actions: [addJob(J(1), BIG), addJob(J(2), `-${BIG}`), addJob(J(3), "7"), claim(), claim(), claim()],
   },
   { name: "ADD: delayed into schedule (window)", actions: [addJob(J(1), "0", "5000")] },
-  { name: "ADD: delayed, lease-exact", actions: [C("ADD", [J(1), "p", "3", "5000", "2"], exact)] },
+  { name: "ADD: delayed, lease-exact", actions: [C("ADD", [J(1), "p", "3", "5000", "2", TRACE], exact)] },
   { name: "ADD: max delay", actions: [addJob(J(1), "0", BIG, BIG)] },
   { name: "ADD: max_attempts kept on the row", actions: [addJob(J(1), "-4", "0", "3")] },
   { name: "ADD: duplicate id", actions: [addJob(J(1)), addJob(J(1), "5")] },
@@ -87,6 +101,27 @@ export const CASES: Case[] = [
     name: `ADD: max attempts ${JSON.stringify(m)} refused`,
     actions: [addJob(J(1), "0", "0", m)],
   })),
+  { name: "ADD: trace context kept on the row", actions: [addJob(J(1), "0", "0", "0", "A", TRACE)] },
+  {
+    name: "ADD: trace context with a tracestate, delayed",
+    actions: [addJob(J(1), "2", "10", "0", "A", `${TRACE};congo=t61rcWkgMzE,rojo=00f067aa0ba902b7`)],
+  },
+  {
+    name: "ADD: trace context of 512 bytes",
+    actions: [addJob(J(1), "0", "0", "0", "A", `${TRACE};${"s".repeat(456)}`)],
+  },
+  ...BAD_TRACES.map((t) => ({
+    name: `ADD: trace ${JSON.stringify(t.length > 60 ? `${t.slice(0, 57)}…` : t)} refused`,
+    actions: [addJob(J(1), "0", "0", "0", "A", t)],
+  })),
+  {
+    name: "ADD: a bad max attempts is refused before a bad trace",
+    actions: [addJob(J(1), "0", "0", "x", "A", "x")],
+  },
+  {
+    name: "ADD: a bad trace is refused before the id gate",
+    actions: [addJob("job00000000001", "0", "0", "0", "A", "x")],
+  },
   { name: "ADD: id without the JOB prefix", actions: [addJob("job00000000001")] },
   { name: "ADD: schedule not a sorted set", actions: [wrongType("schedule"), addJob(J(1), "0", "10")] },
   { name: "ADD: pending not a sorted set", actions: [wrongType("pending"), addJob(J(1))] },
@@ -239,9 +274,9 @@ export const CASES: Case[] = [
     // Lease-exact: due times that tie on one side and not on the other would order differently.
     name: "PROMOTE: limit 1, oldest first (lease-exact)",
     actions: [
-      C("ADD", [J(3), "p", "0", "1", "0"], exact),
-      C("ADD", [J(2), "p", "0", "1", "0"], exact),
-      C("ADD", [J(1), "p", "0", "2", "0"], exact),
+      C("ADD", [J(3), "p", "0", "1", "0", ""], exact),
+      C("ADD", [J(2), "p", "0", "1", "0", ""], exact),
+      C("ADD", [J(1), "p", "0", "2", "0", ""], exact),
       wait(5),
       C("PROMOTE", ["1"], exact),
       C("PROMOTE", ["1"], exact),
