@@ -68,6 +68,7 @@ export {
   OutOfMemoryError,
   DurabilityError,
   NativeOnlyVerbError,
+  TracingUnavailableError,
 } from "./errors.js";
 export {
   Queue,
@@ -98,3 +99,4 @@ export {
 export { EVENT_KINDS, type BusEvent, type EventKind } from "./events/entry.js";
 export type { Gap } from "./events/position.js";
 export { Metrics, type MetricsOptions } from "./observe/metrics.js";
+export type { TracerLike, TracingOption } from "./observe/tracing-option.js";

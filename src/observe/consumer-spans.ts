@@ -1,0 +1,159 @@
+/**
+ * The spans of a job's consumption by a worker with `tracing` on: `claim <queue>` (receive,
+ * CLIENT) once a claim brought the job, `process <queue>` (CONSUMER, a child of the claim) around
+ * the handler, and `complete <queue>` / `fail <queue>` (settle, CLIENT, children of the process
+ * span). The claim and the process span link to the job's creation context — the `create` span
+ * of the producer, read from the row's `trace` field (one `HGET` per claimed job, only when
+ * tracing is on), so a trace viewer leads from the job's consumption to where it was added.
+ */
+import type { Connection } from "../connector/connection.js";
+import { jobKey } from "../keyspace.js";
+import type { CheckedTracing } from "./tracing-option.js";
+import {
+  type Api,
+  type Attributes,
+  type Loaded,
+  load,
+  messaging,
+  recordError,
+  type Span,
+  spanContextOf,
+} from "./tracing.js";
+
+/**
+ * How a job's settle ended, as the worker saw it: completed; failed into `pending`, `scheduled`
+ * or `dead`; `landed` (a repeat found the first send had landed); the lease lost; handed back on
+ * close; or `unsettled` (an error, or the lease ran out while retrying: the reaper takes it back).
+ */
+export type Settled =
+  | "completed"
+  | "pending"
+  | "scheduled"
+  | "dead"
+  | "landed"
+  | "lease-lost"
+  | "handed-back"
+  | "unsettled";
+
+/** What a job claimed by this worker carries into its spans. */
+export interface ClaimedFor {
+  id: string;
+  payload: Buffer;
+  attempts: number;
+}
+
+/** The worker's tracing: the API once loaded, and the spans of each job it claims. */
+export class ConsumerSpans {
+  /** Resolves when the API is loaded; rejects with `TracingUnavailableError` when it cannot be. */
+  readonly ready: Promise<Loaded>;
+  private loaded: Loaded | undefined;
+
+  constructor(
+    private readonly queue: string,
+    checked: CheckedTracing,
+  ) {
+    this.ready = load(checked).then((loaded) => (this.loaded = loaded));
+    this.ready.catch(() => {});
+  }
+
+  /**
+   * A claim (sent at `claimedAt`, ms since the epoch) brought `job` from `lane`: reads its creation
+   * context (a failed read only costs the link), records the `claim` span, starts `process`.
+   */
+  async received(conn: Connection, lane: string, job: ClaimedFor, claimedAt: number): Promise<JobSpans> {
+    const loaded = this.loaded ?? (await this.ready);
+    const { api: otel, tracer } = loaded;
+    let trace = "";
+    try {
+      const stored = await conn.send("HGET", [jobKey(lane, job.id), "trace"]);
+      if (stored != null) trace = String(stored);
+    } catch {
+      // The job runs all the same; its spans lack the link.
+    }
+    const created = spanContextOf(otel, trace);
+    const links = created ? [{ context: created }] : [];
+    const base = (type: "receive" | "process", name: string): Attributes => ({
+      ...messaging(this.queue, lane, type, name, conn.wire),
+      "messaging.message.id": job.id,
+      "echomq.attempt": job.attempts,
+    });
+    const receive = tracer.startSpan(
+      `claim ${this.queue}`,
+      { kind: otel.SpanKind.CLIENT, attributes: base("receive", "claim"), links, startTime: claimedAt },
+      otel.context.active(),
+    );
+    receive.end();
+    const process = tracer.startSpan(
+      `process ${this.queue}`,
+      {
+        kind: otel.SpanKind.CONSUMER,
+        attributes: { ...base("process", "process"), "messaging.message.body.size": job.payload.length },
+        links,
+      },
+      otel.trace.setSpan(otel.context.active(), receive),
+    );
+    return new JobSpans(otel, loaded, this.queue, lane, job.id, conn.wire, process);
+  }
+}
+
+/** One claimed job's `process` span and, when it settles, its `settle` span. */
+export class JobSpans {
+  constructor(
+    private readonly otel: Api,
+    private readonly loaded: Loaded,
+    private readonly queue: string,
+    private readonly lane: string,
+    private readonly id: string,
+    private readonly wire: number,
+    private readonly process: Span,
+  ) {}
+
+  /** Runs the handler inside the `process` span (its spans are children of it); records a throw. */
+  async run<T>(handler: () => T): Promise<Awaited<T>> {
+    const ctx = this.otel.trace.setSpan(this.otel.context.active(), this.process);
+    try {
+      return await this.otel.context.with(ctx, handler);
+    } catch (error) {
+      recordError(this.otel, this.process, error);
+      throw error;
+    }
+  }
+
+  /**
+   * Records the job's settle — `complete` or `fail` (a result that cannot be stored turns a
+   * `complete` into a `fail`) — as a child of `process`, then ends both; the outcome goes on each
+   * as `echomq.outcome`. A settle that did not land (lease lost, an error) has status ERROR.
+   */
+  async settle(op: "complete" | "fail", settle: () => Promise<Settled>): Promise<Settled> {
+    const { otel, loaded } = this;
+    const span = loaded.tracer.startSpan(
+      `${op} ${this.queue}`,
+      {
+        kind: otel.SpanKind.CLIENT,
+        attributes: {
+          ...messaging(this.queue, this.lane, "settle", op, this.wire),
+          "messaging.message.id": this.id,
+        },
+      },
+      otel.trace.setSpan(otel.context.active(), this.process),
+    );
+    let settled: Settled = "unsettled";
+    try {
+      settled = await settle();
+      return settled;
+    } finally {
+      if (op === "complete" && (settled === "pending" || settled === "scheduled" || settled === "dead")) {
+        span.updateName(`fail ${this.queue}`);
+        span.setAttribute("messaging.operation.name", "fail");
+      }
+      if (settled === "lease-lost" || settled === "unsettled") {
+        span.setStatus({ code: otel.SpanStatusCode.ERROR, message: `the job was not settled (${settled})` });
+      }
+      const outcome = settled === "pending" || settled === "scheduled" ? "retrying" : settled;
+      span.setAttribute("echomq.outcome", outcome);
+      this.process.setAttribute("echomq.outcome", outcome);
+      span.end();
+      this.process.end();
+    }
+  }
+}
