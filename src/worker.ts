@@ -252,6 +252,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     };
     this.running.add(entry);
     const spans = this.spans ? await this.spans.received(this.conn, lane, claimed, claimedAt) : undefined;
+    if (entry.handedBack) {
+      // close() handed the job back while its trace context was read: it runs elsewhere.
+      spans?.end("handed-back");
+      this.running.delete(entry);
+      return;
+    }
     this.emit("active", job);
     let outcome: Outcome;
     try {

@@ -156,4 +156,10 @@ export class JobSpans {
       this.process.end();
     }
   }
+
+  /** Ends `process` for a job that did not run here (handed back on close before it started). */
+  end(outcome: Settled): void {
+    this.process.setAttribute("echomq.outcome", outcome);
+    this.process.end();
+  }
 }
