@@ -5,23 +5,10 @@
  * (D8). The refusals every verb shares — shape, layout (D3), fence (D4), write guard (D5), a
  * numkeys EVAL refuses (P1) — are generated for all verbs in harness/refusals.ts.
  */
-import {
-  addJob,
-  BAD_TRACES,
-  C,
-  type Case,
-  claim,
-  claimed,
-  enq,
-  J,
-  key,
-  row,
-  seed,
-  TRACE,
-  wait,
-} from "./build.js";
+import { addJob, C, type Case, claim, claimed, enq, J, key, row, seed, TRACE, wait } from "./build.js";
 import { CLAIM_CASES } from "./claims.js";
 import type { Action } from "./steps.js";
+import { TRACE_CASES } from "./traces.js";
 
 const BINARY = Buffer.from([0, 1, 13, 10, 0, 255, 254, 13, 10, 0x22, 0x5c, 0]);
 const MIB = Buffer.alloc(1 << 20, 0);
@@ -101,27 +88,7 @@ export const CASES: Case[] = [
     name: `ADD: max attempts ${JSON.stringify(m)} refused`,
     actions: [addJob(J(1), "0", "0", m)],
   })),
-  { name: "ADD: trace context kept on the row", actions: [addJob(J(1), "0", "0", "0", "A", TRACE)] },
-  {
-    name: "ADD: trace context with a tracestate, delayed",
-    actions: [addJob(J(1), "2", "10", "0", "A", `${TRACE};congo=t61rcWkgMzE,rojo=00f067aa0ba902b7`)],
-  },
-  {
-    name: "ADD: trace context of 512 bytes",
-    actions: [addJob(J(1), "0", "0", "0", "A", `${TRACE};${"s".repeat(456)}`)],
-  },
-  ...BAD_TRACES.map((t) => ({
-    name: `ADD: trace ${JSON.stringify(t.length > 60 ? `${t.slice(0, 57)}…` : t)} refused`,
-    actions: [addJob(J(1), "0", "0", "0", "A", t)],
-  })),
-  {
-    name: "ADD: a bad max attempts is refused before a bad trace",
-    actions: [addJob(J(1), "0", "0", "x", "A", "x")],
-  },
-  {
-    name: "ADD: a bad trace is refused before the id gate",
-    actions: [addJob("job00000000001", "0", "0", "0", "A", "x")],
-  },
+  ...TRACE_CASES,
   { name: "ADD: id without the JOB prefix", actions: [addJob("job00000000001")] },
   { name: "ADD: schedule not a sorted set", actions: [wrongType("schedule"), addJob(J(1), "0", "10")] },
   { name: "ADD: pending not a sorted set", actions: [wrongType("pending"), addJob(J(1))] },
