@@ -10,7 +10,8 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { type Link, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { context, type Link, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -214,6 +215,44 @@ forEachWire("tracing", (ctx) => {
     assert.equal(named(spans, "add wide").length, 2);
     assert.equal(named(spans, "process wide").length, 2);
     for (const { id } of added) assert.equal(await server.cli("EXISTS", jobKey("wide", id)), 0);
+  });
+
+  test("with a context manager: create is the caller's span's child, the handler's spans are process's", async () => {
+    const { conn } = ctx();
+    const { exporter, tracer } = memoryTracer("nested");
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    try {
+      const queue = new Queue("nest", conn, { tracing: { tracer } });
+      await tracer.startActiveSpan("request", async (request) => {
+        await queue.add("x");
+        request.end();
+      });
+      // A worker made inside a span: its jobs' spans are not that span's children.
+      await tracer.startActiveSpan("setup", async (setup) => {
+        await work(
+          queue,
+          async () => {
+            await new Promise((r) => setTimeout(r, 1));
+            tracer.startSpan("send email").end();
+          },
+          1,
+          { tracer },
+        );
+        setup.end();
+      });
+      const spans = await until(exporter, "complete nest");
+      const request = one(spans, "request");
+      const create = one(spans, "add nest");
+      assert.equal(create.parentSpanContext?.spanId, request.spanContext().spanId);
+      assert.equal(create.spanContext().traceId, request.spanContext().traceId);
+      const processed = one(spans, "process nest");
+      const inner = one(spans, "send email");
+      assert.equal(one(spans, "claim nest").parentSpanContext, undefined);
+      assert.equal(inner.parentSpanContext?.spanId, processed.spanContext().spanId);
+      assert.equal(processed.links[0]?.context.spanId, create.spanContext().spanId);
+    } finally {
+      context.disable();
+    }
   });
 
   test("tracing off: no span, no trace on the row; tracing: true takes the global tracer; a bad trace is refused", async () => {

@@ -80,7 +80,8 @@ export class ConsumerSpans {
     const receive = tracer.startSpan(
       `claim ${this.queue}`,
       { kind: otel.SpanKind.CLIENT, attributes: base("receive", "claim"), links, startTime: claimedAt },
-      otel.context.active(),
+      // A root: the worker's loops carry whatever context was active when it was made.
+      otel.ROOT_CONTEXT,
     );
     receive.end();
     const process = tracer.startSpan(
@@ -90,7 +91,7 @@ export class ConsumerSpans {
         attributes: { ...base("process", "process"), "messaging.message.body.size": job.payload.length },
         links,
       },
-      otel.trace.setSpan(otel.context.active(), receive),
+      otel.trace.setSpan(otel.ROOT_CONTEXT, receive),
     );
     return new JobSpans(otel, loaded, this.queue, lane, job.id, conn.wire, process);
   }
@@ -110,7 +111,7 @@ export class JobSpans {
 
   /** Runs the handler inside the `process` span (its spans are children of it); records a throw. */
   async run<T>(handler: () => T): Promise<Awaited<T>> {
-    const ctx = this.otel.trace.setSpan(this.otel.context.active(), this.process);
+    const ctx = this.otel.trace.setSpan(this.otel.ROOT_CONTEXT, this.process);
     try {
       return await this.otel.context.with(ctx, handler);
     } catch (error) {
@@ -135,7 +136,7 @@ export class JobSpans {
           "messaging.message.id": this.id,
         },
       },
-      otel.trace.setSpan(otel.context.active(), this.process),
+      otel.trace.setSpan(otel.ROOT_CONTEXT, this.process),
     );
     let settled: Settled = "unsettled";
     try {
