@@ -13,6 +13,7 @@ import { promisify } from "node:util";
 import { context, type Link, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import {
+  AlwaysOffSampler,
   BasicTracerProvider,
   InMemorySpanExporter,
   type ReadableSpan,
@@ -20,6 +21,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { connect, InvalidArgumentError, Queue, Worker } from "../src/index.js";
 import { jobKey } from "../src/protocol.js";
+import { monitor } from "./support/monitor.js";
 import { forEachWire } from "./support/wires.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 
@@ -215,6 +217,32 @@ forEachWire("tracing", (ctx) => {
     assert.equal(named(spans, "add wide").length, 2);
     assert.equal(named(spans, "process wide").length, 2);
     for (const { id } of added) assert.equal(await server.cli("EXISTS", jobKey("wide", id)), 0);
+  });
+
+  test("the trace context is read (one HGET) only for a consumption that records: not when sampled out", async () => {
+    const { conn, server } = ctx();
+    const { tracer } = memoryTracer("producer");
+    const queue = new Queue("sampled", conn, { tracing: { tracer } });
+    await queue.add("a");
+    const hgets = (args: string[][]) =>
+      args.filter((a) => a[0]?.toUpperCase() === "HGET" && a[2] === "trace");
+    const off = new InMemorySpanExporter();
+    const sampledOut = new BasicTracerProvider({
+      sampler: new AlwaysOffSampler(),
+      spanProcessors: [new SimpleSpanProcessor(off)],
+    }).getTracer("worker");
+    let mon = await monitor(server.port);
+    await work(new Queue("sampled", conn), () => {}, 1, { tracer: sampledOut });
+    assert.deepEqual(hgets(mon.commands()), []);
+    assert.equal(off.getFinishedSpans().length, 0);
+    await mon.stop();
+    await queue.add("b");
+    const { exporter, tracer: recording } = memoryTracer("worker");
+    mon = await monitor(server.port);
+    await work(new Queue("sampled", conn), () => {}, 1, { tracer: recording });
+    assert.equal(hgets(mon.commands()).length, 1);
+    await mon.stop();
+    await until(exporter, "complete sampled");
   });
 
   test("with a context manager: create is the caller's span's child, the handler's spans are process's", async () => {

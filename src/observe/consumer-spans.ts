@@ -3,8 +3,9 @@
  * CLIENT) once a claim brought the job, `process <queue>` (CONSUMER, a child of the claim) around
  * the handler, and `complete <queue>` / `fail <queue>` (settle, CLIENT, children of the process
  * span). The claim and the process span link to the job's creation context — the `create` span
- * of the producer, read from the row's `trace` field (one `HGET` per claimed job, only when
- * tracing is on), so a trace viewer leads from the job's consumption to where it was added.
+ * of the producer, read from the row's `trace` field (one `HGET` per claimed job whose
+ * consumption is traced: only when the claim span records), so a trace viewer leads from the
+ * job's consumption to where it was added.
  */
 import type { Connection } from "../connector/connection.js";
 import { jobKey } from "../keyspace.js";
@@ -17,6 +18,7 @@ import {
   messaging,
   recordError,
   type Span,
+  type SpanContext,
   spanContextOf,
 } from "./tracing.js";
 
@@ -57,21 +59,14 @@ export class ConsumerSpans {
   }
 
   /**
-   * A claim (sent at `claimedAt`, ms since the epoch) brought `job` from `lane`: reads its creation
-   * context (a failed read only costs the link), records the `claim` span, starts `process`.
+   * A claim (sent at `claimedAt`, ms since the epoch) brought `job` from `lane`: records the
+   * `claim` span and starts `process`, both linked to the job's creation context. The context is
+   * read (`HGET <row> trace`) only when the claim span records: a job whose consumption is not
+   * sampled, or a tracer without an SDK, costs no read. A failed read only costs the link.
    */
   async received(conn: Connection, lane: string, job: ClaimedFor, claimedAt: number): Promise<JobSpans> {
     const loaded = this.loaded ?? (await this.ready);
     const { api: otel, tracer } = loaded;
-    let trace = "";
-    try {
-      const stored = await conn.send("HGET", [jobKey(lane, job.id), "trace"]);
-      if (stored != null) trace = String(stored);
-    } catch {
-      // The job runs all the same; its spans lack the link.
-    }
-    const created = spanContextOf(otel, trace);
-    const links = created ? [{ context: created }] : [];
     const base = (type: "receive" | "process", name: string): Attributes => ({
       ...messaging(this.queue, lane, type, name, conn.wire),
       "messaging.message.id": job.id,
@@ -79,10 +74,13 @@ export class ConsumerSpans {
     });
     const receive = tracer.startSpan(
       `claim ${this.queue}`,
-      { kind: otel.SpanKind.CLIENT, attributes: base("receive", "claim"), links, startTime: claimedAt },
+      { kind: otel.SpanKind.CLIENT, attributes: base("receive", "claim"), startTime: claimedAt },
       // A root: the worker's loops carry whatever context was active when it was made.
       otel.ROOT_CONTEXT,
     );
+    const created = receive.isRecording() ? await creation(otel, conn, lane, job.id) : undefined;
+    const links = created ? [{ context: created }] : [];
+    if (created && typeof receive.addLink === "function") receive.addLink({ context: created });
     receive.end();
     const process = tracer.startSpan(
       `process ${this.queue}`,
@@ -94,6 +92,21 @@ export class ConsumerSpans {
       otel.trace.setSpan(otel.ROOT_CONTEXT, receive),
     );
     return new JobSpans(otel, loaded, this.queue, lane, job.id, conn.wire, process);
+  }
+}
+
+/** The creation context a job's row carries (`HGET <row> trace`), if any; a failed read is none. */
+async function creation(
+  otel: Api,
+  conn: Connection,
+  lane: string,
+  id: string,
+): Promise<SpanContext | undefined> {
+  try {
+    const stored = await conn.send("HGET", [jobKey(lane, id), "trace"]);
+    return stored == null ? undefined : spanContextOf(otel, String(stored));
+  } catch {
+    return undefined; // the job runs all the same; its spans lack the link
   }
 }
 

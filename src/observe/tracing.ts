@@ -15,6 +15,7 @@ import type { CheckedTracing } from "./tracing-option.js";
 
 export type Api = typeof Otel;
 export type Span = Otel.Span;
+export type SpanContext = Otel.SpanContext;
 export type Attributes = Otel.Attributes;
 
 /** What a traced `Queue` or `Worker` uses: the API and its tracer. */
