@@ -5,7 +5,7 @@
  * span). The claim and the process span link to the job's creation context — the `create` span
  * of the producer, read from the row's `trace` field (one `HGET` per claimed job whose
  * consumption is traced: only when the claim span records), so a trace viewer leads from the
- * job's consumption to where it was added.
+ * job's consumption to where it was added. A consumption sampled out costs one span start.
  */
 import type { Connection } from "../connector/connection.js";
 import { jobKey } from "../keyspace.js";
@@ -60,11 +60,17 @@ export class ConsumerSpans {
 
   /**
    * A claim (sent at `claimedAt`, ms since the epoch) brought `job` from `lane`: records the
-   * `claim` span and starts `process`, both linked to the job's creation context. The context is
-   * read (`HGET <row> trace`) only when the claim span records: a job whose consumption is not
-   * sampled, or a tracer without an SDK, costs no read. A failed read only costs the link.
+   * `claim` span and starts `process`, both linked to the job's creation context (a failed read
+   * of it only costs the link). A claim span that does not record — the consumption sampled out,
+   * or a tracer without an SDK — ends there: no read, no process or settle span (`undefined`; the
+   * job runs untraced, as its trace would drop them anyway).
    */
-  async received(conn: Connection, lane: string, job: ClaimedFor, claimedAt: number): Promise<JobSpans> {
+  async received(
+    conn: Connection,
+    lane: string,
+    job: ClaimedFor,
+    claimedAt: number,
+  ): Promise<JobSpans | undefined> {
     const loaded = this.loaded ?? (await this.ready);
     const { api: otel, tracer } = loaded;
     const base = (type: "receive" | "process", name: string): Attributes => ({
@@ -78,7 +84,11 @@ export class ConsumerSpans {
       // A root: the worker's loops carry whatever context was active when it was made.
       otel.ROOT_CONTEXT,
     );
-    const created = receive.isRecording() ? await creation(otel, conn, lane, job.id) : undefined;
+    if (!receive.isRecording()) {
+      receive.end();
+      return undefined;
+    }
+    const created = await creation(otel, conn, lane, job.id);
     const links = created ? [{ context: created }] : [];
     if (created && typeof receive.addLink === "function") receive.addLink({ context: created });
     receive.end();
