@@ -71,7 +71,7 @@ export interface MeasurePlan {
   /**
    * EchoMQ only: `"sdk"` traces the producer's queue and the worker (`tracing: true`) with an
    * OpenTelemetry SDK whose exporter drops the spans; `"api"` with the API alone, no SDK (its
-   * no-op tracer: EchoMQ's own part of the cost). The tracing measure, bench/tracing.ts.
+   * no-op tracer: nothing records, as for a job sampled out). The tracing measure, bench/tracing.ts.
    */
   tracing?: "sdk" | "api";
 }

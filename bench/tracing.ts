@@ -2,11 +2,10 @@
  * The tracing measure: what OpenTelemetry traces cost per job. EchoMQ wire 4 and wire 6, each
  * with tracing off (the default), on with an SDK (`tracing: true` on the producer's queue and the
  * worker; an SDK that records every span and drops it at export: bench/systems/noop-tracing.ts)
- * and on with the API alone (no SDK: EchoMQ's own part), each run in a child process of its own
- * (bench/variants.ts): `jobs` waiting jobs filled (batches of
- * 50, 4 in flight, one `create` span per job), then processed by one worker at `concurrency`
- * (a `claim`, a `process` and a `complete` span per job, and one `HGET` of the job's trace
- * context). Per job: the producer's and the worker's CPU (the spans), the server's CPU (the
+ * and on with the API alone (no SDK: nothing records, as for a job sampled out), each run in a
+ * child process of its own (bench/variants.ts): `jobs` waiting jobs filled (batches of 50, 4 in
+ * flight, one `create` span per job), then processed by one worker at `concurrency` (a `claim`,
+ * a `process` and a `complete` span per job, and one `HGET` of the job's trace context). Per job: the producer's and the worker's CPU (the spans), the server's CPU (the
  * `trace` field on the row, the extra `HGET`), and the worker's rate.
  */
 import { median, round } from "./stats.js";
@@ -83,7 +82,7 @@ export function renderTracing(report: TracingReport): string[] {
     `${config.jobs} jobs filled (batches of 50, 4 in flight), then processed by one worker at concurrency ${config.concurrency}, ` +
       "completed jobs deleted; no persistence. Tracing `sdk`: `tracing: true` on the producer's queue and the worker, " +
       "an SDK that records every span (BatchSpanProcessor) and drops it at export; `api`: the same with the API " +
-      "alone (no SDK: its no-op tracer; EchoMQ's own part: the worker's `HGET` of the trace context, the span calls). " +
+      "alone (no SDK: its no-op tracer, nothing records — as for a job sampled out: no trace context stored or read). " +
       "CPU in µs per job: the producer process during the fill, the worker process while it runs the jobs, the server " +
       "(INFO cpu) over both.",
     "",
