@@ -43,7 +43,8 @@ export interface WorkerOptions {
    * OpenTelemetry traces of every job this worker claims: `claim`, `process` (linked to the job's
    * `create` span) and `complete` / `fail` spans. `true`: the global tracer provider's tracer;
    * `{ tracer }`: that tracer. Needs `@opentelemetry/api` installed (else the worker stops with
-   * `TracingUnavailableError`); costs one `HGET` per claimed job. Default false.
+   * `TracingUnavailableError`); a job whose consumption is traced (its claim span records) costs
+   * one `HGET` more, of its trace context. Default false.
    */
   tracing?: TracingOption;
 }
