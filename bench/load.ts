@@ -5,18 +5,14 @@
 import { round } from "./stats.js";
 import { beequeueAdapter } from "./systems/beequeue.js";
 import { bullmqAdapter } from "./systems/bullmq.js";
-import { echomqAdapter } from "./systems/echomq.js";
+import { type EchoOptions, echomqAdapter } from "./systems/echomq.js";
 import type { Endpoint, JobData, Producer, SystemAdapter, SystemId } from "./systems/types.js";
 
 /** Payloads are 100 bytes as JSON: `{"t":<ms>,"pad":"…"}`. */
 export const PAYLOAD_BYTES = 100;
 
 /** `busOff`: EchoMQ with its queue's event bus turned off (the bus measure's baseline). */
-export function adapterFor(
-  system: SystemId,
-  endpoint: Endpoint,
-  o: { busOff?: boolean } = {},
-): SystemAdapter {
+export function adapterFor(system: SystemId, endpoint: Endpoint, o: EchoOptions = {}): SystemAdapter {
   switch (system) {
     case "echomq-w4":
       return echomqAdapter(endpoint, 4, o);

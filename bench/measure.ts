@@ -68,6 +68,12 @@ export interface MeasurePlan {
   phaseTimeoutMs: number;
   /** EchoMQ only: `"off"` turns the queue's event bus off after every flush (the bus measure). */
   bus?: "off";
+  /**
+   * EchoMQ only: `"sdk"` traces the producer's queue and the worker (`tracing: true`) with an
+   * OpenTelemetry SDK whose exporter drops the spans; `"api"` with the API alone, no SDK (its
+   * no-op tracer: nothing records, as for a job sampled out). The tracing measure, bench/tracing.ts.
+   */
+  tracing?: "sdk" | "api";
 }
 
 export interface ProcessResult extends Rate {
@@ -84,6 +90,8 @@ export interface ProcessResult extends Rate {
   addCommandsPerJob: number;
   /** Server CPU (user + sys) per job of the fill, µs. */
   addServerCpuUsPerJob: number;
+  /** This process's CPU (user + sys) per job of the fill: the producer's side, µs. */
+  addClientCpuUsPerJob: number;
   /** The worker process's CPU (user + sys) per processed job, µs. */
   workerCpuUsPerJob: number;
   /** used_memory delta of the fill, per waiting job. */
@@ -132,7 +140,10 @@ export class Measurer {
   private readonly admin: Admin;
 
   constructor(private readonly plan: MeasurePlan) {
-    this.adapter = adapterFor(plan.system, plan.endpoint, plan.bus === "off" ? { busOff: true } : {});
+    this.adapter = adapterFor(plan.system, plan.endpoint, {
+      ...(plan.bus === "off" ? { busOff: true } : {}),
+      ...(plan.tracing ? { tracing: plan.tracing } : {}),
+    });
     this.admin = new Admin(plan.endpoint.port);
   }
 
@@ -250,8 +261,11 @@ export class Measurer {
     await this.fresh();
     const producer = await this.adapter.producer();
     const beforeFill = await this.admin.sample();
+    const fillCpu0 = process.cpuUsage();
+    let fillCpu: NodeJS.CpuUsage;
     try {
       await addBatches(producer, n, this.plan.bulkBatch, 4);
+      fillCpu = process.cpuUsage(fillCpu0);
     } finally {
       await this.close("fill: producer", producer);
     }
@@ -321,6 +335,7 @@ export class Measurer {
       processCommandsPerJob: round(server.commands / counted, 2),
       addCommandsPerJob: round(fill.commands / n, 2),
       addServerCpuUsPerJob: round((fill.cpuSeconds * 1e6) / n, 1),
+      addClientCpuUsPerJob: round((fillCpu.user + fillCpu.system) / n, 1),
       workerCpuUsPerJob: round((cpu.user + cpu.system) / counted, 1),
       bytesPerWaitingJob: round(fill.memory / n, 0),
       processCommands: server.perCommand,

@@ -9,7 +9,7 @@
  * Flags: --smoke (tiny, 1 round, exit 1 unless every job of every system was processed),
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
  * (echomq-w4, echomq-w6, bullmq, beequeue), --measures=<measure>[,<measure>…] (add, process,
- * latency, ramp, burst, cluster, lanes, bus), --persistence=none|aof|both, --out=<dir>,
+ * latency, ramp, burst, cluster, lanes, bus, tracing), --persistence=none|aof|both, --out=<dir>,
  * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -18,6 +18,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { modulePath } from "../tools/module-path.js";
 import { busConfig, runBusMeasure } from "./bus.js";
+import { runTracingMeasure, tracingConfig } from "./tracing.js";
 import { renderChart } from "./chart.js";
 import { runClusterMeasure } from "./cluster.js";
 import { lanesConfig, runLanesMeasure } from "./lanes.js";
@@ -317,22 +318,23 @@ async function main(): Promise<void> {
   );
   const cluster =
     flags.measures.includes("cluster") && flags.persistence !== "aof" ? clusterConfig(flags.smoke) : null;
-  const lanes =
-    flags.measures.includes("lanes") &&
-    flags.persistence !== "aof" &&
-    flags.only.some((s) => s.startsWith("echomq"))
-      ? lanesConfig(flags.smoke)
-      : null;
-  if (lanes && flags.rounds) lanes.rounds = flags.rounds;
-  const bus =
-    flags.measures.includes("bus") &&
-    flags.persistence !== "aof" &&
-    flags.only.some((s) => s.startsWith("echomq"))
-      ? busConfig(flags.smoke)
-      : null;
-  if (bus && flags.rounds) bus.rounds = flags.rounds;
+  // The EchoMQ-only measures on single nodes or clusters of their own, without persistence.
+  const echomqMeasure = <C extends { rounds: number }>(measure: Measure, config: (smoke: boolean) => C) => {
+    const on =
+      flags.measures.includes(measure) &&
+      flags.persistence !== "aof" &&
+      flags.only.some((s) => s.startsWith("echomq"));
+    if (!on) return null;
+    const cfg = config(flags.smoke);
+    if (flags.rounds) cfg.rounds = flags.rounds;
+    return cfg;
+  };
+  const lanes = echomqMeasure("lanes", lanesConfig);
+  const bus = echomqMeasure("bus", busConfig);
   if (bus && flags.jobs) bus.jobs = flags.jobs;
-  if (modes.length === 0 && !cluster && !lanes && !bus)
+  const tracing = echomqMeasure("tracing", tracingConfig);
+  if (tracing && flags.jobs) tracing.jobs = flags.jobs;
+  if (modes.length === 0 && !cluster && !lanes && !bus && !tracing)
     throw new UsageError("nothing to run: no mode has any of --measures");
   for (const m of modes) {
     if (flags.rounds) m.rounds = flags.rounds;
@@ -352,6 +354,8 @@ async function main(): Promise<void> {
       : null;
   const lanesReport = lanes && !live.stopping ? await runLanesMeasure(lanes, failures) : null;
   const busReport = bus && !live.stopping ? await runBusMeasure(bus, flags.only, failures) : null;
+  const tracingReport =
+    tracing && !live.stopping ? await runTracingMeasure(tracing, flags.only, failures) : null;
   const cpus = os.cpus();
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -374,11 +378,14 @@ async function main(): Promise<void> {
         reports.find((r) => r.moduleVersion)?.moduleVersion ??
         clusterReport?.moduleVersion ??
         busReport?.moduleVersion ??
+        tracingReport?.moduleVersion ??
         "not loaded",
       bullmq: packageVersion("bullmq"),
       "bee-queue": packageVersion("bee-queue"),
       "redis (bee-queue's client)": packageVersion("redis", join(root, "node_modules", "bee-queue")),
       iovalkey: packageVersion("iovalkey"),
+      "@opentelemetry/api": packageVersion("@opentelemetry/api"),
+      "@opentelemetry/sdk-trace-base": packageVersion("@opentelemetry/sdk-trace-base"),
       ioredis: packageVersion("ioredis"),
       "@resvg/resvg-js": packageVersion("@resvg/resvg-js"),
       tsx: packageVersion("tsx"),
@@ -388,6 +395,7 @@ async function main(): Promise<void> {
     cluster: clusterReport,
     lanes: lanesReport,
     bus: busReport,
+    tracing: tracingReport,
     failures,
     warnings,
     wallSeconds: round((performance.now() - t0) / 1000, 1),

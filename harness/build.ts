@@ -54,11 +54,30 @@ export function C(verb: string, values: (string | Buffer)[], o: CallOptions = {}
 export const seed = (...commands: SeedArg[][]): Action => ({ kind: "seed", commands });
 export const wait = (ms: number): Action => ({ kind: "wait", ms });
 
+/** A W3C traceparent, as `ADD` carries it (`<trace>`). */
+export const TRACE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+/** Trace values outside the `trace` grammar (each refused by both executors). */
+export const BAD_TRACES: readonly string[] = [
+  "x",
+  TRACE.toUpperCase(),
+  `ff${TRACE.slice(2)}`,
+  `00-${"0".repeat(32)}-b7ad6b7169203331-01`,
+  `${TRACE.slice(0, 36)}${"0".repeat(16)}-01`,
+  TRACE.slice(0, -1),
+  `${TRACE}-`,
+  `${TRACE} `,
+  `${TRACE};`,
+  `${TRACE};a\tb`,
+  `${TRACE};\u00e9`,
+  `${TRACE};${"s".repeat(457)}`,
+  "\0",
+];
+
 /* common steps */
 export const enq = (id: string, payload: string | Buffer = "p", q = "A") =>
   C("ENQUEUE", [id, payload], { q });
-export const addJob = (id: string, priority = "0", delay = "0", max = "0", q = "A") =>
-  C("ADD", [id, "p", priority, delay, max], { q });
+export const addJob = (id: string, priority = "0", delay = "0", max = "0", q = "A", trace = "") =>
+  C("ADD", [id, "p", priority, delay, max, trace], { q });
 export const claim = (lease = "30000", o: CallOptions = {}) => C("CLAIM", [lease], o);
 /** An enqueued, then claimed job (lease token "1"). */
 export const claimed = (id: string, lease = "30000"): Action[] => [enq(id), claim(lease)];

@@ -5,9 +5,10 @@
  * (D8). The refusals every verb shares — shape, layout (D3), fence (D4), write guard (D5), a
  * numkeys EVAL refuses (P1) — are generated for all verbs in harness/refusals.ts.
  */
-import { addJob, C, type Case, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
+import { addJob, C, type Case, claim, claimed, enq, J, key, row, seed, TRACE, wait } from "./build.js";
 import { CLAIM_CASES } from "./claims.js";
 import type { Action } from "./steps.js";
+import { TRACE_CASES } from "./traces.js";
 
 const BINARY = Buffer.from([0, 1, 13, 10, 0, 255, 254, 13, 10, 0x22, 0x5c, 0]);
 const MIB = Buffer.alloc(1 << 20, 0);
@@ -71,7 +72,7 @@ export const CASES: Case[] = [
     actions: [addJob(J(1), BIG), addJob(J(2), `-${BIG}`), addJob(J(3), "7"), claim(), claim(), claim()],
   },
   { name: "ADD: delayed into schedule (window)", actions: [addJob(J(1), "0", "5000")] },
-  { name: "ADD: delayed, lease-exact", actions: [C("ADD", [J(1), "p", "3", "5000", "2"], exact)] },
+  { name: "ADD: delayed, lease-exact", actions: [C("ADD", [J(1), "p", "3", "5000", "2", TRACE], exact)] },
   { name: "ADD: max delay", actions: [addJob(J(1), "0", BIG, BIG)] },
   { name: "ADD: max_attempts kept on the row", actions: [addJob(J(1), "-4", "0", "3")] },
   { name: "ADD: duplicate id", actions: [addJob(J(1)), addJob(J(1), "5")] },
@@ -87,6 +88,7 @@ export const CASES: Case[] = [
     name: `ADD: max attempts ${JSON.stringify(m)} refused`,
     actions: [addJob(J(1), "0", "0", m)],
   })),
+  ...TRACE_CASES,
   { name: "ADD: id without the JOB prefix", actions: [addJob("job00000000001")] },
   { name: "ADD: schedule not a sorted set", actions: [wrongType("schedule"), addJob(J(1), "0", "10")] },
   { name: "ADD: pending not a sorted set", actions: [wrongType("pending"), addJob(J(1))] },
@@ -239,9 +241,9 @@ export const CASES: Case[] = [
     // Lease-exact: due times that tie on one side and not on the other would order differently.
     name: "PROMOTE: limit 1, oldest first (lease-exact)",
     actions: [
-      C("ADD", [J(3), "p", "0", "1", "0"], exact),
-      C("ADD", [J(2), "p", "0", "1", "0"], exact),
-      C("ADD", [J(1), "p", "0", "2", "0"], exact),
+      C("ADD", [J(3), "p", "0", "1", "0", ""], exact),
+      C("ADD", [J(2), "p", "0", "1", "0", ""], exact),
+      C("ADD", [J(1), "p", "0", "2", "0", ""], exact),
       wait(5),
       C("PROMOTE", ["1"], exact),
       C("PROMOTE", ["1"], exact),

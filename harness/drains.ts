@@ -24,10 +24,10 @@ export const DRAIN_CASES: Case[] = [
     actions: [enq(J(1)), full("ENQUEUE", [J(1), "p"])],
   },
   { name: "full node: ENQUEUE with a bad id is refused OOM first", actions: [full("ENQUEUE", ["XYZ", "p"])] },
-  { name: "full node: ADD delayed is refused", actions: [full("ADD", [J(1), "p", "0", "5000", "0"])] },
+  { name: "full node: ADD delayed is refused", actions: [full("ADD", [J(1), "p", "0", "5000", "0", ""])] },
   {
     name: "full node: ADD with bad values is refused OOM first",
-    actions: [full("ADD", [J(1), "p", "x", "0", "0"])],
+    actions: [full("ADD", [J(1), "p", "x", "0", "0", ""])],
   },
   {
     name: "full node: RETRY of a dead job is refused, it stays dead",

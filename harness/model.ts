@@ -6,7 +6,7 @@
  * A failing sequence is shrunk by fast-check to a minimal one, which the report prints.
  */
 import fc from "fast-check";
-import { J, keysFor, raw } from "./build.js";
+import { BAD_TRACES, J, keysFor, raw, TRACE } from "./build.js";
 import type { Call, Executors, KeyRef } from "./executors.js";
 import type { Tally } from "./report.js";
 import { CaseRun, type SeedArg } from "./steps.js";
@@ -100,6 +100,7 @@ const maxage = pick(["0", "3600000", "86400000", BIG], ["-1", "x"]);
 const finishedState = pick(["completed", "dead"], ["pending", "", "x"]);
 const grace = pick(["0", "0", "3600000", BIG], ["-1", "01", "x"]);
 const force = pick(["0", "0", "1"], ["2", "", "x"]);
+const trace = pick(["", "", "", TRACE, `${TRACE};k=v`], BAD_TRACES);
 const longBytes = fc.constantFrom(Buffer.alloc(199, 0x61), Buffer.alloc(200, 0x62), Buffer.alloc(201, 0x63));
 
 const twist: fc.Arbitrary<Twist> = fc.oneof(
@@ -128,7 +129,7 @@ const full = fc.oneof(
 /** Each verb's arguments: the id and token slots stay symbolic until the step runs. */
 const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q" | "full">>> = {
   ENQUEUE: fc.record({ id: idChoice(null), values: fc.tuple(bytes) }),
-  ADD: fc.record({ id: idChoice(null), values: fc.tuple(bytes, priority, delay, count) }),
+  ADD: fc.record({ id: idChoice(null), values: fc.tuple(bytes, priority, delay, count, trace) }),
   CLAIM: fc.record({ values: fc.tuple(lease) }),
   EXTEND: fc.record({ id: idChoice("active"), token, values: fc.tuple(lease) }),
   COMPLETE: fc.record({ id: idChoice("active"), token, values: fc.tuple(bytes, keep) }),

@@ -12,14 +12,14 @@ import { BRAND, queueKey, rowKey, VERBS, type Verb, VERSION_KEY } from "./verbs.
 /** A call of each verb that would succeed after `setup`, so a refusal is the refusal's doing. */
 const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   ENQUEUE: { values: [J(1), "p"], setup: [] },
-  ADD: { values: [J(1), "p", "0", "0", "0"], setup: [] },
+  ADD: { values: [J(1), "p", "0", "0", "0", ""], setup: [] },
   CLAIM: { values: ["30000"], setup: [enq(J(1))] },
   EXTEND: { values: [J(1), "1", "60000"], setup: claimed(J(1)) },
   COMPLETE: { values: [J(1), "1", "r", "10"], setup: claimed(J(1)) },
   FAIL: { values: [J(1), "1", "e", "0", "5", "10"], setup: claimed(J(1)) },
   RETRY: { values: [J(1), "1"], setup: [...claimed(J(1)), C("FAIL", [J(1), "1", "e", "0", "1", "10"])] },
   // A due time or a lease of 1 ms, then a wait: the sample finds something to move on both sides.
-  PROMOTE: { values: ["100"], setup: [C("ADD", [J(1), "p", "0", "1", "0"]), wait(5)] },
+  PROMOTE: { values: ["100"], setup: [C("ADD", [J(1), "p", "0", "1", "0", ""]), wait(5)] },
   REAP: { values: ["100", "5", "10"], setup: [...claimed(J(1), "1"), wait(5)] },
   REMOVE: { values: [J(1)], setup: [enq(J(1))] },
   PAUSE: { values: [], setup: [] },

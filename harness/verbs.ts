@@ -4,11 +4,12 @@
  * scores it writes, and the pure checks the harness needs to classify a call before it runs
  * (shape, layout, value grammars, orphans).
  */
+import { isTraceContext } from "../src/observe/trace-context.js";
 import { formOf, JOB_CORE, PROTOCOL, type VerbSpec } from "../src/protocol.js";
 import type { RawDump } from "./dump.js";
 
 export type KeySlot = "row" | "pending" | "active" | "schedule" | "done" | "dead" | "meta" | "base";
-export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit";
+export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit" | "trace";
 export type TimeSet = "active" | "schedule" | "done" | "dead";
 export const TIME_SETS: readonly TimeSet[] = ["active", "schedule", "done", "dead"];
 
@@ -92,6 +93,8 @@ export function accepts(grammar: Grammar, text: string): boolean {
       return DIGITS.test(text) || (text.startsWith("-") && accepts("positive", text.slice(1)));
     case "limit":
       return accepts("positive", text) && Number(text) <= 10_000;
+    case "trace":
+      return isTraceContext(text);
   }
 }
 

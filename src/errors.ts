@@ -219,6 +219,24 @@ export class NativeOnlyVerbError extends WireRefusalError {
   }
 }
 
+/**
+ * Tracing was turned on (`tracing` of a `Queue` or a `Worker`) but `@opentelemetry/api` could not
+ * be loaded: it is an optional peer dependency, installed by the application that wants traces.
+ * `cause` is the loader's error.
+ */
+export class TracingUnavailableError extends EchoMQError {
+  readonly specifier: string;
+  constructor(specifier: string, cause: unknown) {
+    super(
+      "EMQ_TRACING_UNAVAILABLE",
+      `tracing is on but ${specifier} could not be loaded: install it (npm install ${specifier}, ` +
+        "and an OpenTelemetry SDK to export the spans), or turn tracing off",
+      { cause },
+    );
+    this.specifier = specifier;
+  }
+}
+
 const SERVER_REFUSAL =
   /^ERR EMQ\.[A-Z]+ (job is not active|stale lease token|job not found|job is not scheduled|queue has active jobs)$/;
 

@@ -76,6 +76,7 @@ export {
   NativeOnlyVerbError,
   JobNotScheduledError,
   QueueActiveError,
+  TracingUnavailableError,
 } from "./errors.js";
 export {
   Queue,
@@ -111,3 +112,4 @@ export type { Gap } from "./events/position.js";
 export { Metrics, type MetricsOptions } from "./observe/metrics.js";
 export { listQueues, type Discovery, type QueueListing } from "./operate/discover.js";
 export { type Dashboard, type DashboardOptions, startDashboard } from "./dashboard/server.js";
+export type { TracerLike, TracingOption } from "./observe/tracing-option.js";

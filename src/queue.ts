@@ -44,6 +44,8 @@ import { type ListedJob, listJobs } from "./operate/listing.js";
 import type { PageOptions } from "./operate/paging.js";
 import { type JobInfo, jobInfo, type JobState } from "./operate/row.js";
 import { lanesOf, recordedLanes } from "./lanes/registry.js";
+import { checkTracing, type TracingOption } from "./observe/tracing-option.js";
+import { ProducerSpans } from "./observe/tracing.js";
 
 export type { JobInfo, JobState } from "./operate/row.js";
 export type { ListedJob } from "./operate/listing.js";
@@ -80,6 +82,14 @@ export interface QueueOptions {
   durability?: Durability;
   /** Spread the queue's jobs over this many lanes (1 to 256). Default 1: the queue itself. */
   lanes?: number;
+  /**
+   * OpenTelemetry traces: a `create` span (`add <queue>`, PRODUCER) per job `add` / `addBulk`
+   * adds, its context carried in the job (`AddOptions.trace`) for the worker's `process` span to
+   * link to. `true`: the global tracer provider's tracer; `{ tracer }`: that tracer. Needs
+   * `@opentelemetry/api` installed (else the adds reject with `TracingUnavailableError`).
+   * Default false: nothing traced, nothing loaded.
+   */
+  tracing?: TracingOption;
 }
 
 const STATES = ["pending", "schedule", "active", "done", "dead"] as const;
@@ -92,6 +102,7 @@ export class Queue {
   private readonly ownLanes: readonly string[];
   private turn = 0;
   private recorded: Promise<unknown> | undefined;
+  private readonly spans: ProducerSpans | undefined;
 
   constructor(
     readonly name: string,
@@ -110,6 +121,8 @@ export class Queue {
     }
     this.lanes = lanes;
     this.ownLanes = laneNames(name, lanes);
+    const tracing = checkTracing(options?.tracing);
+    this.spans = tracing ? new ProducerSpans(name, tracing) : undefined;
   }
 
   /**
@@ -119,7 +132,11 @@ export class Queue {
   async add(payload: Payload, opts: QueueAddOptions = {}): Promise<EnqueueResult> {
     const lane = this.laneFor(opts?.laneKey);
     await this.record();
-    return add(this.connection, lane, payload, this.withDurability(opts));
+    const o = this.withDurability(opts);
+    if (!this.spans) return add(this.connection, lane, payload, o);
+    return this.spans.one(lane, this.connection.wire, (trace) =>
+      add(this.connection, lane, payload, trace ? { ...o, trace } : o),
+    );
   }
 
   /**
@@ -129,7 +146,7 @@ export class Queue {
    * the jobs per lane (round-robin, or by `laneKey`), all lanes in the same round trip.
    */
   async addBulk(jobs: readonly { payload: Payload; opts?: QueueAddOptions }[]): Promise<EnqueueResult[]> {
-    if (this.lanes === 1) return addBulk(this.connection, this.name, jobs, { durability: this.durability });
+    if (this.lanes === 1) return this.addBulkTo(this.name, jobs);
     if (!Array.isArray(jobs)) throw new InvalidArgumentError("jobs", "must be an array");
     const groups = new Map<string, number[]>();
     jobs.forEach((job, i) => {
@@ -140,11 +157,9 @@ export class Queue {
     const results: EnqueueResult[] = new Array(jobs.length);
     await Promise.all(
       [...groups].map(async ([lane, at]) => {
-        const added = await addBulk(
-          this.connection,
+        const added = await this.addBulkTo(
           lane,
           at.map((i) => jobs[i]!),
-          { durability: this.durability },
         );
         at.forEach((i, k) => {
           results[i] = added[k]!;
@@ -152,6 +167,23 @@ export class Queue {
       }),
     );
     return results;
+  }
+
+  /** `addBulk` on one lane, each job in a `create` span of its own when tracing is on. */
+  private addBulkTo(
+    lane: string,
+    jobs: readonly { payload: Payload; opts?: QueueAddOptions }[],
+  ): Promise<EnqueueResult[]> {
+    const options = { durability: this.durability };
+    if (!this.spans || !Array.isArray(jobs)) return addBulk(this.connection, lane, jobs, options);
+    return this.spans.many(lane, this.connection.wire, jobs.length, (traces) =>
+      addBulk(
+        this.connection,
+        lane,
+        jobs.map((job, i) => withTrace(job, traces[i] ?? "")),
+        options,
+      ),
+    );
   }
 
   /** Stops claims on this queue, every lane of it (running jobs finish). `true` if one was not paused. */
@@ -336,4 +368,15 @@ export class Queue {
       paused: paused != null && String(paused) === "1",
     };
   }
+}
+
+/**
+ * A bulk job with its trace context in its options; a job or options that are not objects are
+ * left as they are (the add refuses them, naming them).
+ */
+function withTrace<J>(job: J, trace: string): J {
+  if (trace === "" || typeof job !== "object" || job === null) return job;
+  const opts = (job as { opts?: unknown }).opts;
+  if (opts !== undefined && (typeof opts !== "object" || opts === null)) return job;
+  return { ...job, opts: { ...(opts as object | undefined), trace } };
 }

@@ -10,6 +10,7 @@ import { EventEmitter } from "node:events";
 import type { Connection } from "./connector/connection.js";
 import { InvalidArgumentError, LeaseLostError } from "./errors.js";
 import { type ClaimedJob, claimVerb, complete, extend, fail, isPaused, requeue } from "./jobs.js";
+import { ConsumerSpans, type Settled } from "./observe/consumer-spans.js";
 import type { Queue } from "./queue.js";
 import { WakeGate } from "./wake.js";
 import { isFatal, rateLimitedConsole, retryAfterError } from "./worker/faults.js";
@@ -76,7 +77,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** The pause read in flight per lane, shared by every slot that wants to claim there meanwhile. */
   private readonly pauseReads = new Map<string, Promise<boolean>>();
   /** Completions and failures sent and not yet answered. */
-  private readonly settling = new Set<Promise<void>>();
+  private readonly settling = new Set<Promise<Settled>>();
+  /** The spans of each job, when `tracing` is on. */
+  private readonly spans: ConsumerSpans | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private transient = 0;
 
@@ -93,6 +96,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.name = queue.name;
     this.opts = resolveOptions(options);
     this.logger = this.opts.logger ?? rateLimitedConsole();
+    this.spans = this.opts.tracing ? new ConsumerSpans(this.name, this.opts.tracing) : undefined;
     this.gate = new WakeGate(this.opts.idleCheckMs, this.opts.concurrency);
     const timers = {
       promoteEveryMs: this.opts.promoteEveryMs,
@@ -164,6 +168,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async start(): Promise<void> {
     for (let failures = 1; !this.closing; failures++) {
       try {
+        await this.spans?.ready; // tracing on: @opentelemetry/api loads first (absent: fatal)
         await this.lanes.start();
         break;
       } catch (err) {
@@ -186,6 +191,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         continue;
       }
       let claimed: ClaimedJob | null;
+      const claimedAt = this.spans ? Date.now() : 0;
       try {
         const sent = this.claimNext(pick.lane);
         this.claims.add(sent);
@@ -207,7 +213,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         continue;
       }
       this.gate.releaseOne(); // the queue may hold more: one more idle slot looks
-      await this.process(claimed, pick.lane);
+      await this.process(claimed, pick.lane, claimedAt);
     }
   }
 
@@ -234,7 +240,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * Runs the handler; its complete / fail is sent without waiting for the reply, so the slot's
    * next claim shares that round trip. `settling` tracks the replies still on their way.
    */
-  private async process(claimed: ClaimedJob, lane: string): Promise<void> {
+  private async process(claimed: ClaimedJob, lane: string, claimedAt: number): Promise<void> {
     const job = new JobView(this.name, lane, claimed, this.conn);
     const entry: Running = {
       job,
@@ -245,17 +251,26 @@ export class Worker extends EventEmitter<WorkerEvents> {
       settled: false,
     };
     this.running.add(entry);
+    const spans = this.spans ? await this.spans.received(this.conn, lane, claimed, claimedAt) : undefined;
+    if (entry.handedBack) {
+      // close() handed the job back while its trace context was read: it runs elsewhere.
+      spans?.end("handed-back");
+      this.running.delete(entry);
+      return;
+    }
     this.emit("active", job);
     let outcome: Outcome;
     try {
-      outcome = { ok: true, result: await this.handler(job) };
+      outcome = { ok: true, result: await (spans ? spans.run(() => this.handler(job)) : this.handler(job)) };
     } catch (error) {
       outcome = { ok: false, error };
     }
     // An extend sent from now on would reach the server after this job's complete / fail and be
     // refused ("job is not active"): a job that finished must not be reported as a lost lease.
     entry.settled = true;
-    const settle = this.settle(entry, outcome);
+    const settle = spans
+      ? spans.settle(outcome.ok ? "complete" : "fail", () => this.settle(entry, outcome))
+      : this.settle(entry, outcome);
     this.settling.add(settle);
     void settle.finally(() => this.settling.delete(settle));
   }
@@ -263,25 +278,28 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /**
    * Sends the job's complete or fail. A send that fails in a way that passes with time is sent
    * again (leases and tokens make that safe) until the lease would have run out; a repeat that
-   * finds the job no longer active means the first send landed.
+   * finds the job no longer active means the first send landed. Resolves with how it ended.
    */
-  private async settle(entry: Running, outcome: Outcome): Promise<void> {
+  private async settle(entry: Running, outcome: Outcome): Promise<Settled> {
     const { job } = entry;
     let resent = false;
     try {
       for (let failures = 1; ; failures++) {
-        if (entry.handedBack || entry.leaseLost) return;
+        if (entry.handedBack) return "handed-back";
+        if (entry.leaseLost) return "lease-lost";
         try {
-          await this.settleOnce(job, outcome);
-          return;
+          return await this.settleOnce(job, outcome);
         } catch (err) {
           if (err instanceof LeaseLostError && resent && err.reason === "not active") {
             this.emit(outcome.ok ? "completed" : "failed", job, outcome.ok ? outcome.result : outcome.error);
-            return;
+            return "landed";
           }
-          if (err instanceof LeaseLostError) return void this.emit("leaseLost", job, err);
-          if (this.fault(err)) return;
-          if (Date.now() >= entry.leasedAt + this.opts.leaseMs) return; // the reaper takes it back
+          if (err instanceof LeaseLostError) {
+            this.emit("leaseLost", job, err);
+            return "lease-lost";
+          }
+          if (this.fault(err)) return "unsettled";
+          if (Date.now() >= entry.leasedAt + this.opts.leaseMs) return "unsettled"; // the reaper takes it back
           resent = true;
           await sleep(retryAfterError(failures));
         }
@@ -291,7 +309,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  private async settleOnce(job: JobView, outcome: Outcome): Promise<void> {
+  private async settleOnce(job: JobView, outcome: Outcome): Promise<Settled> {
     if (outcome.ok) {
       let result: string | Uint8Array;
       try {
@@ -302,9 +320,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
       await complete(this.conn, job.lane, job.id, job.attempts, result, this.opts.keepCompleted);
       this.emit("completed", job, outcome.result);
-    } else {
-      await this.failJob(job, outcome.error);
+      return "completed";
     }
+    return this.failJob(job, outcome.error);
   }
 
   /**
@@ -334,7 +352,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /** Fails the attempt with the backoff for it; a backoff that gives no usable delay fails it with none. */
-  private async failJob(job: JobView, error: unknown): Promise<void> {
+  private async failJob(job: JobView, error: unknown): Promise<"pending" | "scheduled" | "dead"> {
     const { delayMs, problem } = retryDelay(this.opts.backoff, job.attempts, error);
     if (problem) this.report(problem);
     const state = await fail(this.conn, job.lane, job.id, job.attempts, errorText(error), {
@@ -345,6 +363,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.emit("failed", job, error);
     if (state === "dead") this.emit("dead", job, error);
     else this.emit("retrying", job, error, state);
+    return state;
   }
 
   private async shutdown(): Promise<void> {

@@ -32,7 +32,16 @@ import {
   ServerError,
 } from "../src/index.js";
 import { jobKey, queueKey, scriptFor } from "../src/protocol.js";
-import { type ErrorClass, k, keysOf, lifecycle, NOT_JOB, refused, WRONGTYPE } from "./support/lifecycle.js";
+import {
+  type ErrorClass,
+  k,
+  keysOf,
+  lifecycle,
+  NOT_JOB,
+  refused,
+  TRACE_512,
+  WRONGTYPE,
+} from "./support/lifecycle.js";
 import { monitor, names, untilSentinel } from "./support/monitor.js";
 import { rawCommand } from "./support/resp.js";
 import { forEachWire } from "./support/wires.js";
@@ -98,10 +107,13 @@ forEachWire("job lifecycle", (ctx) => {
     const other = newId();
     await cli("SET", jobKey("dup", other), "a string row");
     const snap = await dump("dup");
-    assert.equal(await conn.eval(scriptFor("ADD"), keysOf.add("dup", other), [other, "x", "0", "0", "0"]), 0);
+    assert.equal(
+      await conn.eval(scriptFor("ADD"), keysOf.add("dup", other), [other, "x", "0", "0", "0", ""]),
+      0,
+    );
     assert.deepEqual(await dump("dup"), snap);
     const edge = newId();
-    const values = [edge, "", "-999999999999999", "0", "999999999999999"];
+    const values = [edge, "", "-999999999999999", "0", "999999999999999", TRACE_512];
     assert.equal(await conn.eval(scriptFor("ADD"), keysOf.add("edge", edge), values), 1);
     assert.deepEqual(await dump("edge"), {
       [jobKey("edge", edge)]: {
@@ -110,6 +122,7 @@ forEachWire("job lifecycle", (ctx) => {
         payload: "",
         priority: "-999999999999999",
         max_attempts: "999999999999999",
+        trace: TRACE_512,
       },
       "emq:{edge}:pending": [edge, "-999999999999999"],
     });
@@ -786,7 +799,7 @@ forEachWire("job lifecycle", (ctx) => {
   test("raw replies: integers as integers, states as bulk strings, REAP as two arrays of bulk strings", async () => {
     const { conn } = ctx();
     const id = newId();
-    assert.equal(await conn.eval(scriptFor("ADD"), keysOf.add("rt1", id), [id, "x", "0", "0", "0"]), 1);
+    assert.equal(await conn.eval(scriptFor("ADD"), keysOf.add("rt1", id), [id, "x", "0", "0", "0", ""]), 1);
     const job = (await claim(conn, "rt1", 30_000))!;
     const token = String(job.attempts);
     const deadline = await conn.eval(scriptFor("EXTEND"), keysOf.extend("rt1"), [id, token, "5000"]);

@@ -107,6 +107,7 @@ describe("write guard", () => {
           "0",
           "9",
           "0",
+          "",
         ],
         ["EMQ.RETRY", 3, k("m", "dead"), k("m", "pending"), k("m", ""), ID_A, 1],
       ]) {

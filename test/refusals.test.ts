@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { add, claim, fail, newId, pause } from "../src/index.js";
-import { queueKey, type Script, scriptFor } from "../src/protocol.js";
+import { PROTOCOL, queueKey, type Script, scriptFor } from "../src/protocol.js";
 import {
   COUNT_BAD,
   keysOf,
@@ -16,11 +16,15 @@ import {
   POSITIVE_BAD,
   PRIORITY_BAD,
   refused,
+  TRACE,
+  TRACE_BAD,
   WRONGTYPE,
 } from "./support/lifecycle.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
 
 /* ------------------------------------------------------------------ server refusals, table-driven */
+
+const TRACE_RULE = PROTOCOL.grammars.trace.rule;
 
 interface ValueRule {
   index: number;
@@ -72,15 +76,16 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     {
       verb: "ADD",
       script: scriptFor("ADD"),
-      form: "EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>",
+      form: "EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace>",
       setup: async (q) => {
         const id = newId();
-        return { keys: keysOf.add(q, id), values: [id, "payload", "0", "0", "0"] };
+        return { keys: keysOf.add(q, id), values: [id, "payload", "0", "0", "0", TRACE] };
       },
       values: [
         { index: 2, name: "priority", rule: "an integer", bad: PRIORITY_BAD },
         count(3, "delay", "a non-negative integer of milliseconds"),
         count(4, "max attempts"),
+        { index: 5, name: "trace", rule: TRACE_RULE, bad: TRACE_BAD },
       ],
       id: 0,
       row: 0,

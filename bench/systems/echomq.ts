@@ -9,6 +9,9 @@
  * builds it first.
  * Wire 4 runs on a plain node (the connector brands it `echomq:4.0.0`); wire 6 on a node with the
  * module, branded by `installModuleBrand` after every flush.
+ * Tracing (the tracing measure): `new Queue(name, conn, { tracing: true })` and the worker's
+ * `tracing: true`, with an SDK that records every span and drops it at export (noop-tracing.ts),
+ * or with the API alone (no SDK registered: its no-op tracer).
  * Delayed jobs: `add(payload, { delay })` (ms from the server's now; the worker's own timer
  * promotes due jobs, every `promoteEveryMs`, default 1 s). The hold: `queue.pause()`, released by
  * `queue.resume()`.
@@ -23,14 +26,30 @@ import {
   QUEUE_NAME,
   type SystemAdapter,
 } from "./types.js";
+import { flushTracing, useNoopTracing } from "./noop-tracing.js";
 
-export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: { busOff?: boolean } = {}): SystemAdapter {
+/**
+ * How the bench varies EchoMQ: the event bus off (the bus measure), tracing on with an SDK or with
+ * the API alone (the tracing measure).
+ */
+export interface EchoOptions {
+  busOff?: boolean;
+  tracing?: "sdk" | "api";
+}
+
+export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: EchoOptions = {}): SystemAdapter {
   const target = { host: endpoint.host, port: endpoint.port, wire } as const;
+  if (o.tracing === "sdk") useNoopTracing();
+  const traced = o.tracing ? { tracing: true } : {};
   return {
     id: wire === 4 ? "echomq-w4" : "echomq-w6",
     settings:
       `connect({ wire: ${wire} }); Worker { concurrency, keepCompleted: 0 } (defaults otherwise)` +
-      (o.busOff ? "; queue.setEvents({ maxLen: 0 }) (the event bus off)" : ""),
+      (o.busOff ? "; queue.setEvents({ maxLen: 0 }) (the event bus off)" : "") +
+      (o.tracing === "sdk"
+        ? "; tracing: true on the queue and the worker (an SDK that drops the spans)"
+        : "") +
+      (o.tracing === "api" ? "; tracing: true on the queue and the worker (the API alone, no SDK)" : ""),
     async prepare() {
       if (wire === 6) await installModuleBrand(target);
       if (o.busOff) {
@@ -44,7 +63,7 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: { busOff?: boo
     },
     async producer() {
       const conn = await connect(target);
-      const queue = new Queue(QUEUE_NAME, conn);
+      const queue = new Queue(QUEUE_NAME, conn, traced);
       return {
         add: async (data) => {
           await queue.add(JSON.stringify(data));
@@ -57,7 +76,10 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: { busOff?: boo
           const delay = delayUntil(dueAt);
           await queue.addBulk(batch.map((data) => ({ payload: JSON.stringify(data), opts: { delay } })));
         },
-        close: () => conn.close(),
+        close: async () => {
+          if (o.tracing) await flushTracing();
+          await conn.close();
+        },
       };
     },
     async consumer(opts: ConsumerOptions) {
@@ -67,6 +89,7 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: { busOff?: boo
       const worker = new Worker(queue, body ? (job) => body(job.json<JobData>()) : () => {}, {
         concurrency: opts.concurrency,
         keepCompleted: 0,
+        ...traced,
       });
       worker.on("completed", () => opts.onCompleted());
       worker.on("failed", (_job, err) => opts.onFailed(err));
@@ -75,6 +98,7 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: { busOff?: boo
       return {
         close: async () => {
           await worker.close();
+          if (o.tracing) await flushTracing();
           await conn.close();
         },
       };

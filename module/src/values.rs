@@ -29,8 +29,15 @@ pub enum Grammar {
     Limit,
 }
 
-// `Grammar::rule`, each grammar's rule text, made from the protocol data (`protocol.json`
-// `grammars`) by `build.rs`.
+/// One text grammar of the protocol's table (`"text": true` there): a value that is not a number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextGrammar {
+    /// Empty, or a W3C `traceparent` (optionally `;tracestate`) of at most [`MAX_TRACE`] bytes.
+    Trace,
+}
+
+// `Grammar::rule` and `TextGrammar::rule`, each grammar's rule text, made from the protocol data
+// (`protocol.json` `grammars`) by `build.rs`.
 include!(concat!(env!("OUT_DIR"), "/grammars.rs"));
 
 impl Grammar {
@@ -84,6 +91,75 @@ impl Number {
         self.grammar
             .parse(text)
             .ok_or_else(|| errors::value(self.verb, self.name, self.grammar.rule()))
+    }
+}
+
+/// The longest trace context a job carries, in bytes.
+pub const MAX_TRACE: usize = 512;
+
+impl TextGrammar {
+    /// Whether `text` is in this grammar.
+    pub fn accepts(self, text: &[u8]) -> bool {
+        match self {
+            TextGrammar::Trace => text.is_empty() || trace(text),
+        }
+    }
+}
+
+/// `<version>-<trace-id>-<parent-id>-<flags>` (2, 32, 16, 2 lower-case hex digits; version not
+/// `ff`, neither id all zeros), optionally `;` and 1 or more printable ASCII bytes; at most
+/// [`MAX_TRACE`] bytes in all.
+fn trace(text: &[u8]) -> bool {
+    if text.len() > MAX_TRACE {
+        return false;
+    }
+    let (head, state) = match text.iter().position(|&b| b == b';') {
+        Some(at) => (&text[..at], Some(&text[at + 1..])),
+        None => (text, None),
+    };
+    let hex = |part: &[u8], len: usize| part.len() == len && part.iter().all(is_lower_hex);
+    let fields: Vec<&[u8]> = head.split(|&b| b == b'-').collect();
+    let [version, trace_id, parent_id, flags] = fields[..] else {
+        return false;
+    };
+    let zeros = |part: &[u8]| part.iter().all(|&b| b == b'0');
+    hex(version, 2)
+        && version != b"ff"
+        && hex(trace_id, 32)
+        && !zeros(trace_id)
+        && hex(parent_id, 16)
+        && !zeros(parent_id)
+        && hex(flags, 2)
+        && state.is_none_or(|s| !s.is_empty() && s.iter().all(|b| (0x20..=0x7e).contains(b)))
+}
+
+fn is_lower_hex(b: &u8) -> bool {
+    b.is_ascii_digit() || (b'a'..=b'f').contains(b)
+}
+
+/// A declared text value of a verb (`protocol::<verb>::<SLOT>`): its place among the values, the
+/// name a refusal gives it, its grammar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Text {
+    /// The verb token, for the refusal.
+    pub verb: &'static str,
+    /// The place among the values.
+    pub at: usize,
+    /// The value's name in a refusal (`trace`).
+    pub name: &'static str,
+    pub grammar: TextGrammar,
+}
+
+impl Text {
+    /// Values step: the value given in `call` when it is in its grammar, or
+    /// `ERR EMQ.<VERB> <name> must be <rule>`.
+    pub fn read<'a>(self, call: &Call<'a>) -> Result<&'a [u8], Refusal> {
+        let text = call.values[self.at];
+        if self.grammar.accepts(text) {
+            Ok(text)
+        } else {
+            Err(errors::value(self.verb, self.name, self.grammar.rule()))
+        }
     }
 }
 
@@ -183,6 +259,42 @@ mod tests {
             b"ERR EMQ.FAIL backoff must be a non-negative integer of milliseconds"
         );
         assert_eq!(backoff.parse(b"5"), Ok(5));
+    }
+
+    const PARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+    #[test]
+    fn trace() {
+        let g = TextGrammar::Trace;
+        assert!(g.accepts(b""));
+        assert!(g.accepts(PARENT.as_bytes()));
+        assert!(g.accepts(format!("{PARENT};congo=t61rcWkgMzE,rojo=00f067aa0ba902b7").as_bytes()));
+        assert!(g.accepts(format!("{PARENT};{}", "a".repeat(MAX_TRACE - 56)).as_bytes()));
+        let long = format!("{PARENT};{}", "a".repeat(MAX_TRACE - 55));
+        let bad = [
+            long.as_str(),
+            "00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-01",
+            "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+            "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-1",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b716920333-01",
+            "0-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01;",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01 ",
+            "00_0af7651916cd43dd8448eb211c80319c_b7ad6b7169203331_01",
+            "x",
+        ];
+        for text in bad {
+            assert!(!g.accepts(text.as_bytes()), "{text}");
+        }
+        assert!(!g.accepts(format!("{PARENT};a\tb").as_bytes()));
+        assert!(!g.accepts(format!("{PARENT};\u{e9}").as_bytes()));
+        assert_eq!(
+            g.rule(),
+            "empty or a W3C traceparent, optionally ;tracestate, of at most 512 bytes"
+        );
     }
 
     /// The rule texts as the protocol's grammar table writes them.

@@ -64,7 +64,8 @@ export type ValueKind =
   | "positive"
   | "token"
   | "priority"
-  | "limit";
+  | "limit"
+  | "trace";
 
 export interface Form {
   verb: string;
@@ -74,7 +75,7 @@ export interface Form {
   anchor: number;
 }
 
-/** What a value of a spec is, to the fuzzer: an id, the token, bytes, or a numeric grammar. */
+/** What a value of a spec is, to the fuzzer: an id, the token, bytes, or a grammar. */
 function kindOf(value: ValueSpec): ValueKind {
   if (value.slot === "id") return "id";
   if (value.slot === "token") return "token";
@@ -129,8 +130,13 @@ function validValue(rng: Rng, kind: ValueKind, job: SeedJob | undefined, payload
       return String(rng.pick([0, -1, 5, -999_999_999_999_999, 999_999_999_999_999]));
     case "limit":
       return String(rng.pick([1, 10, 1000, 10_000]));
+    case "trace":
+      return rng.pick(["", "", TRACE, `${TRACE};k=v`]);
   }
 }
+
+/** A W3C traceparent (ADD's `<trace>`). */
+const TRACE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
 /** Texts each grammar refuses (docs/protocol.md, value grammars). */
 const COMMON_BAD = ["", "abc", "1.5", " 1", "1 ", "1e3", "0x10", "+1", "\0", "1\0", "١"];
@@ -142,6 +148,13 @@ const BAD_VALUES: Record<Exclude<ValueKind, "id" | "bytes">, readonly string[]> 
   token: [...COMMON_BAD, "0", "-1", "01", "1000000000000000"],
   priority: [...COMMON_BAD, "-0", "--1", "-", "01", "-01", "1000000000000000", "-1000000000000000"],
   limit: [...COMMON_BAD, "0", "-1", "01", "10001", "99999", "1000000000000000"],
+  trace: [
+    ...COMMON_BAD.slice(1),
+    TRACE.toUpperCase(),
+    `ff${TRACE.slice(2)}`,
+    `${TRACE};`,
+    `${TRACE};${"x".repeat(457)}`,
+  ],
 };
 
 const BAD_NUMKEYS = [

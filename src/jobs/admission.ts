@@ -10,6 +10,7 @@ import {
   assertLeaseMs,
   assertOptions,
   assertPayload,
+  assertTrace,
   key,
   MAX_INTEGER,
   type Payload,
@@ -44,6 +45,12 @@ export interface AddOptions extends EnqueueOptions {
   delay?: number;
   /** Attempts before the job is dead; it wins over a worker's value. Default 0 = the worker decides. */
   maxAttempts?: number;
+  /**
+   * The trace context of the job's creation, kept on its row (`trace`): a W3C `traceparent`,
+   * optionally `;` and the `tracestate`, at most 512 bytes. A queue with `tracing` on sets it to
+   * its `create` span; a worker with `tracing` on links its `process` span to it. Default: none.
+   */
+  trace?: string;
 }
 
 export interface ClaimedJob {
@@ -110,7 +117,7 @@ async function durable(
 interface CheckedAdd {
   ownId: string | undefined;
   payload: string | Buffer;
-  /** priority, delay and max attempts as sent; `null` when all three are 0 (the defaults). */
+  /** priority, delay, max attempts and trace as sent; `null` when all are defaults (0, 0, 0, none). */
   values: string[] | null;
 }
 
@@ -124,18 +131,19 @@ function checkAdd(payload: unknown, opts: unknown, where = ""): CheckedAdd {
   const priority = assertInteger(`${where}priority`, option(o.priority), -MAX_INTEGER, MAX_INTEGER);
   const delay = assertInteger(`${where}delay`, option(o.delay), 0, MAX_INTEGER, " of milliseconds");
   const maxAttempts = assertInteger(`${where}maxAttempts`, option(o.maxAttempts), 0, MAX_INTEGER);
-  const plain = priority === 0 && delay === 0 && maxAttempts === 0;
+  const trace = assertTrace(`${where}trace`, o.trace);
+  const plain = priority === 0 && delay === 0 && maxAttempts === 0 && trace === "";
   return {
     ownId: o.id as string | undefined,
     payload: toArg(payload),
-    values: plain ? null : [String(priority), String(delay), String(maxAttempts)],
+    values: plain ? null : [String(priority), String(delay), String(maxAttempts), trace],
   };
 }
 
 /**
  * The transition of one checked `add`. With every option at its default it is `ENQUEUE`, whose
- * writes are exactly `ADD`'s with priority 0, delay 0 and no attempt limit, on a shorter line
- * (two keys and two values instead of three and five).
+ * writes are exactly `ADD`'s with priority 0, delay 0, no attempt limit and no trace, on a
+ * shorter line (two keys and two values instead of three and six).
  */
 function addCall(queue: string, id: string, job: CheckedAdd): VerbCall {
   if (job.values === null) {

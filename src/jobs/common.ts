@@ -6,6 +6,8 @@ import { assertValidBrandedId } from "../branded-id.js";
 import type { Arg, Connection } from "../connector/connection.js";
 import { InvalidArgumentError, InvalidIdError } from "../errors.js";
 import { jobKey, type QueueKeyType, queueKey } from "../keyspace.js";
+import { isTraceContext } from "../observe/trace-context.js";
+import { PROTOCOL } from "../verbs/index.js";
 
 export type Payload = string | Uint8Array;
 
@@ -43,6 +45,16 @@ export function assertLeaseMs(leaseMs: unknown, name = "leaseMs"): asserts lease
       `must be a positive integer of milliseconds up to ${MAX_LEASE_MS}, got ${describe(leaseMs)}`,
     );
   }
+}
+
+/** A job's trace context (`AddOptions.trace`): absent is `""` (none); else the `trace` grammar. */
+export function assertTrace(name: string, value: unknown): string {
+  if (value === undefined) return "";
+  if (typeof value !== "string" || !isTraceContext(value)) {
+    const got = typeof value === "string" ? JSON.stringify(value.slice(0, 80)) : typeOf(value);
+    throw new InvalidArgumentError(name, `must be ${PROTOCOL.grammars.trace.rule}, got ${got}`);
+  }
+  return value;
 }
 
 /** A lease token: the `attempts` a claim returned (a positive integer). */

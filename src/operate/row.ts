@@ -21,6 +21,8 @@ export interface JobInfo {
   progress?: Buffer;
   /** The job's log, oldest first: the last 100 lines `job.log()` appended, over every attempt. */
   logs: string[];
+  /** The trace context of the job's creation (`AddOptions.trace`), when it carries one. */
+  trace?: string;
 }
 
 /** A row's fields (`HGETALL` as field → bytes) as a `JobInfo`; `null` for an empty row. */
@@ -41,6 +43,7 @@ export function jobInfo(id: string, lane: string, reply: Record<string, Buffer>)
   if (row.has("result")) info.result = row.get("result")!;
   if (row.has("error")) info.error = text("error")!;
   if (row.has("progress")) info.progress = row.get("progress")!;
+  if (row.has("trace")) info.trace = text("trace")!;
   return info;
 }
 

@@ -1,7 +1,8 @@
 #!lua
--- add: a new job row, ready now (pending, score = priority) or due later (schedule).
+-- add: a new job row, ready now (pending, score = priority) or due later (schedule), with the
+--      trace context of its creation when one is given.
 -- Memory:  an admission (no shebang flags): over maxmemory the server refuses it before it runs
--- Form:    EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>
+-- Form:    EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace>
 -- KEYS[1]  emq:{q}:job:<id>   the job row
 -- KEYS[2]  emq:{q}:pending    the ready set (score = priority)
 -- KEYS[3]  emq:{q}:schedule   the delayed set (score = due time ms)
@@ -10,18 +11,33 @@
 -- ARGV[3]  <priority>         an integer: optional '-', then 0 or 1-15 digits without a leading zero
 -- ARGV[4]  <delay>            non-negative integer ms from now (0 = ready now)
 -- ARGV[5]  <max_attempts>     non-negative integer (0 = the worker decides; not written)
+-- ARGV[6]  <trace>            empty (none; not written), or a W3C traceparent in lower-case hex,
+--                             optionally ';' and a tracestate of printable ASCII; <= 512 bytes
 -- Reply:   1 added | 0 duplicate id (nothing written)
 -- Event:   added (id, attempt 0) when ready now; delayed (id, attempt 0, delay) when not
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the id entered pending (delay 0), 0 when
 --          it entered schedule (a promoter then knows a due time changed)
--- Errors:  shape, priority, delay, max attempts, JOB prefix, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>'
+-- Errors:  shape, priority, delay, max attempts, trace, JOB prefix, WRONGTYPE (see docs/protocol.md)
+local form = 'EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace>'
 if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.ADD wrong number of keys: ' .. form) end
-if #ARGV ~= 5 then return redis.error_reply('ERR EMQ.ADD wrong number of values: ' .. form) end
+if #ARGV ~= 6 then return redis.error_reply('ERR EMQ.ADD wrong number of values: ' .. form) end
 
 local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
 local function count(s) return s == '0' or positive(s) end
 local function refuse(name, rule) return redis.error_reply('ERR EMQ.ADD ' .. name .. ' must be ' .. rule) end
+-- The trace grammar: '<version>-<trace-id>-<parent-id>-<flags>' (2, 32, 16, 2 lower-case hex
+-- digits; version not ff, neither id all zeros), optionally ';' and 1+ printable ASCII bytes.
+local function traced(s)
+  if s == '' then return true end
+  if #s > 512 then return false end
+  local head, state = s, nil
+  local semi = string.find(s, ';', 1, true)
+  if semi then head, state = string.sub(s, 1, semi - 1), string.sub(s, semi + 1) end
+  local v, t, p = string.match(head, '^([0-9a-f][0-9a-f])%-([0-9a-f]+)%-([0-9a-f]+)%-[0-9a-f][0-9a-f]$')
+  if v == nil or v == 'ff' or #t ~= 32 or #p ~= 16 then return false end
+  if t == string.rep('0', 32) or p == string.rep('0', 16) then return false end
+  return state == nil or string.match(state, '^[ -~]+$') ~= nil
+end
 local function typed(keys, want)
   for _, key in ipairs(keys) do
     local t = redis.call('TYPE', key).ok
@@ -41,12 +57,15 @@ local function bus(base)
 end
 
 local row, pending, schedule = KEYS[1], KEYS[2], KEYS[3]
-local id, payload, priority, delay, max = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local id, payload, priority, delay, max, trace = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 if not (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2)))) then
   return refuse('priority', 'an integer')
 end
 if not count(delay) then return refuse('delay', 'a non-negative integer of milliseconds') end
 if not count(max) then return refuse('max attempts', 'a non-negative integer') end
+if not traced(trace) then
+  return refuse('trace', 'empty or a W3C traceparent, optionally ;tracestate, of at most 512 bytes')
+end
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.ADD id must start with JOB') end
 if redis.call('EXISTS', row) == 1 then return 0 end
 if not typed({ pending, schedule }, 'zset') then
@@ -61,6 +80,10 @@ end
 if max ~= '0' then
   table.insert(fields, 'max_attempts')
   table.insert(fields, max)
+end
+if trace ~= '' then
+  table.insert(fields, 'trace')
+  table.insert(fields, trace)
 end
 redis.call('HSET', row, unpack(fields))
 local base = string.sub(pending, 1, -8)

@@ -17,7 +17,8 @@ export type KeySlot =
   | "meta"
   | "base"
   | "version";
-export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit";
+/** Value grammars: numbers (decimal text), and `trace` (text: a W3C trace context or empty). */
+export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit" | "trace";
 /** Admission: refused over `maxmemory`; drain: runs over it; read: reads only. */
 export type VerbClass = "admission" | "drain" | "read";
 export type TimeSet = "active" | "schedule" | "done" | "dead";
@@ -33,7 +34,7 @@ export interface KeySpec {
 
 export interface ValueSpec {
   slot: string;
-  /** Numeric values: the grammar they are checked against and the name refusals use. */
+  /** Checked values: the grammar they are checked against and the name refusals use. */
   grammar?: Grammar;
   name?: string;
   about?: string;
@@ -69,7 +70,8 @@ export interface ProtocolSpec {
   job_core: string[];
   brands: { wire4: string; wire6: string; key: string };
   classes: Record<VerbClass, { flags: string; shebang: string | null; about: string }>;
-  grammars: Record<Grammar, { rule: string; accepts: string }>;
+  /** Each grammar's refusal rule and accepted text; `text`: not a number (`trace`). */
+  grammars: Record<Grammar, { rule: string; accepts: string; text?: boolean }>;
   key_slots: Record<KeySlot, string>;
   key_flags: string[];
 }

@@ -7,6 +7,7 @@ import {
   AuthError,
   ConnectionClosedError,
   ServerError,
+  TracingUnavailableError,
   VersionFenceError,
   WireRefusalError,
 } from "../errors.js";
@@ -17,8 +18,8 @@ const FATAL_REPLY = /^(NOPERM|NOAUTH|WRONGPASS)\b|^ERR unknown command/;
 
 /**
  * True when no retry can succeed: the connection stopped for good (fence, credentials), was
- * closed, cannot carry the call on its wire, or the server refuses the call for a reason that
- * does not pass with time.
+ * closed, cannot carry the call on its wire, the server refuses the call for a reason that does
+ * not pass with time, or tracing is on without `@opentelemetry/api`.
  */
 export function isFatal(err: unknown, conn?: Connection): boolean {
   if (conn?.fatal !== undefined) return true;
@@ -26,7 +27,8 @@ export function isFatal(err: unknown, conn?: Connection): boolean {
     err instanceof VersionFenceError ||
     err instanceof AuthError ||
     err instanceof WireRefusalError ||
-    err instanceof ConnectionClosedError
+    err instanceof ConnectionClosedError ||
+    err instanceof TracingUnavailableError
   ) {
     return true;
   }

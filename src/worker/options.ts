@@ -6,6 +6,7 @@ import { assertBackoff, type BackoffOption, DEFAULT_BACKOFF } from "../backoff.j
 import { MAX_TIMER_MS } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { MAX_INTEGER } from "../jobs/common.js";
+import { type CheckedTracing, checkTracing, type TracingOption } from "../observe/tracing-option.js";
 
 /** Where errors go that no `error` listener hears. */
 export interface WorkerLogger {
@@ -38,6 +39,14 @@ export interface WorkerOptions {
    * distinct error per minute (with a count of the repeats).
    */
   logger?: WorkerLogger;
+  /**
+   * OpenTelemetry traces of every job this worker claims: `claim`, `process` (linked to the job's
+   * `create` span) and `complete` / `fail` spans. `true`: the global tracer provider's tracer;
+   * `{ tracer }`: that tracer. Needs `@opentelemetry/api` installed (else the worker stops with
+   * `TracingUnavailableError`); a job whose consumption is traced (its claim span records) costs
+   * one `HGET` more, of its trace context. Default false.
+   */
+  tracing?: TracingOption;
 }
 
 /** The most slots one worker runs; past this, run more workers (each slot is a promise chain). */
@@ -45,9 +54,10 @@ export const MAX_CONCURRENCY = 10_000;
 /** The shortest lease (ms): renewals run every third of it. */
 export const MIN_LEASE_MS = 10;
 
-export type ResolvedOptions = Required<Omit<WorkerOptions, "backoff" | "logger">> & {
+export type ResolvedOptions = Required<Omit<WorkerOptions, "backoff" | "logger" | "tracing">> & {
   backoff: BackoffOption;
   logger: WorkerLogger | undefined;
+  tracing: CheckedTracing | null;
 };
 
 function integer(name: string, value: unknown, fallback: number, min: number, max: number): number {
@@ -81,5 +91,6 @@ export function resolveOptions(options: WorkerOptions): ResolvedOptions {
     reapEveryMs: integer("reapEveryMs", options.reapEveryMs, 5000, 1, MAX_TIMER_MS),
     idleCheckMs: integer("idleCheckMs", options.idleCheckMs, 2000, 1, MAX_TIMER_MS),
     logger,
+    tracing: checkTracing(options.tracing),
   };
 }

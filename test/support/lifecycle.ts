@@ -57,6 +57,22 @@ export const LIMIT_BAD = [
   "1234567890123456",
 ];
 
+/** A W3C traceparent; `TRACE_512` carries a tracestate up to the 512-byte bound. */
+export const TRACE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+export const TRACE_512 = `${TRACE};${"k=v,".repeat(115)}`.slice(0, 512);
+export const TRACE_BAD = [
+  "x",
+  " ",
+  TRACE.toUpperCase(),
+  `ff${TRACE.slice(2)}`,
+  `00-${"0".repeat(32)}-b7ad6b7169203331-01`,
+  `${TRACE.slice(0, 36)}${"0".repeat(16)}-01`,
+  `${TRACE}0`,
+  `${TRACE};`,
+  `${TRACE};\n`,
+  `${TRACE_512}x`,
+];
+
 export const k = (q: string, type: QueueKeyType) => queueKey(q, type);
 export const keysOf = {
   add: (q: string, id: string) => [queueKey(q, "job:") + id, k(q, "pending"), k(q, "schedule")],

@@ -234,9 +234,10 @@ impl Key<'_> {
         Ok(true)
     }
 
-    /// `HSET <key> <field> <value> …` (always a change, as `HSET` counts it); 1 to 5 pairs.
+    /// `HSET <key> <field> <value> …` (always a change, as `HSET` counts it); 1 to 6 pairs (the
+    /// most: a new row of `ADD` with every field).
     pub fn hset(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<(), Refusal> {
-        const MAX_PAIRS: usize = 5;
+        const MAX_PAIRS: usize = 6;
         assert!(
             (1..=MAX_PAIRS).contains(&pairs.len()),
             "HSET of 1 to {MAX_PAIRS} pairs"

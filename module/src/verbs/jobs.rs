@@ -48,10 +48,10 @@ pub fn enqueue(ctx: &Context, args: Args) -> Reply {
     Ok(ValkeyValue::Integer(1))
 }
 
-/// `EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>` →
-/// `1`, or `0` for a duplicate id.
+/// `EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>
+/// <trace>` → `1`, or `0` for a duplicate id.
 pub fn add(ctx: &Context, args: Args) -> Reply {
-    use add::{DELAY, FORM, ID, MAX_ATTEMPTS, PAYLOAD, PENDING, PRIORITY, ROW, SCHEDULE};
+    use add::{DELAY, FORM, ID, MAX_ATTEMPTS, PAYLOAD, PENDING, PRIORITY, ROW, SCHEDULE, TRACE};
     let argv = argv(args);
     let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
@@ -62,6 +62,7 @@ pub fn add(ctx: &Context, args: Args) -> Reply {
     let priority = PRIORITY.read(&call)?;
     let delay = DELAY.read(&call)?;
     let max_attempts = MAX_ATTEMPTS.read(&call)?;
+    let trace = TRACE.read(&call)?;
 
     gates::job_id(&FORM, id)?;
     let mut row = db.open(row);
@@ -82,6 +83,9 @@ pub fn add(ctx: &Context, args: Args) -> Reply {
     }
     if max_attempts != 0 {
         fields.push((b"max_attempts", MAX_ATTEMPTS.of(&call)));
+    }
+    if !trace.is_empty() {
+        fields.push((b"trace", trace));
     }
     row.hset(&fields)?;
     let mut bus = Bus::open(&db, &queue);
