@@ -68,6 +68,7 @@ export {
   OutOfMemoryError,
   DurabilityError,
   NativeOnlyVerbError,
+  ReapBoundsError,
 } from "./errors.js";
 export {
   Queue,
