@@ -1,6 +1,7 @@
 /** Medians over the rounds, per system, and the shape of the results JSON (bench/results/*.json). */
 import type { BusReport } from "./bus.js";
 import type { LanesReport } from "./lanes.js";
+import type { LatenessReport } from "./lateness.js";
 import type { ClusterReport } from "./cluster.js";
 import type { MeasureResult } from "./measure.js";
 import type { ModeConfig } from "./modes.js";
@@ -84,6 +85,8 @@ export interface BenchReport {
   lanes?: LanesReport | null;
   /** The bus measure (bench/bus.ts); absent in reports from before it, null when not run. */
   bus?: BusReport | null;
+  /** The lateness measure (bench/lateness.ts); absent in reports from before it, null when not run. */
+  lateness?: LatenessReport | null;
   failures: string[];
   warnings: string[];
   wallSeconds: number;
