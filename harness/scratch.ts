@@ -91,7 +91,7 @@ export class Scratch {
    * writes from clients (`replica-read-only no`). */
   startReplica(writable = false): Promise<ValkeyServer> {
     return startValkey({
-      ...(this.module === undefined ? {} : { module: this.module }),
+      ...(this.module === undefined ? {} : { module: this.module, moduleArgs: SCRATCH_MODULE_ARGS }),
       replicaOf: { host: this.server.host, port: this.server.port },
       ...(writable ? { extraArgs: ["--replica-read-only", "no"] } : {}),
     });
