@@ -30,7 +30,8 @@ export interface ModeConfig {
 
 /**
  * The measures a run can be narrowed to (`--measures=`). `cluster` is not part of a mode: it runs
- * once, after the modes, on clusters of its own (bench/cluster.ts), without persistence.
+ * once, after the modes, on clusters of its own (bench/cluster.ts), without persistence; so do
+ * `lanes`, `bus` and `lateness` (bench/lateness.ts), on nodes of their own.
  */
 export const MEASURES = [
   "add",
@@ -42,6 +43,7 @@ export const MEASURES = [
   "lanes",
   "bus",
   "tracing",
+  "lateness",
 ] as const;
 export type Measure = (typeof MEASURES)[number];
 

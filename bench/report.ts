@@ -2,6 +2,7 @@
 import { renderCluster } from "./cluster-report.js";
 import { renderBus } from "./bus.js";
 import { renderTracing } from "./tracing.js";
+import { renderLateness } from "./lateness.js";
 import { renderLanes } from "./lanes.js";
 import type { BenchReport, ModeReport, SystemSummary, TrafficSummary } from "./summary.js";
 import { TARGETS, type TrafficPlan } from "./traffic.js";
@@ -284,6 +285,7 @@ export function renderMarkdown(report: BenchReport): string {
   if (report.lanes) out.push("", ...renderLanes(report.lanes));
   if (report.bus) out.push("", ...renderBus(report.bus));
   if (report.tracing) out.push("", ...renderTracing(report.tracing));
+  if (report.lateness) out.push("", ...renderLateness(report.lateness));
   if (report.warnings.length > 0) {
     out.push("");
     out.push("## Warnings");

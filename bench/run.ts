@@ -9,7 +9,7 @@
  * Flags: --smoke (tiny, 1 round, exit 1 unless every job of every system was processed),
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
  * (echomq-w4, echomq-w6, bullmq, beequeue), --measures=<measure>[,<measure>…] (add, process,
- * latency, ramp, burst, cluster, lanes, bus, tracing), --persistence=none|aof|both, --out=<dir>,
+ * latency, ramp, burst, cluster, lanes, bus, tracing, lateness), --persistence=none|aof|both, --out=<dir>,
  * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -22,6 +22,7 @@ import { runTracingMeasure, tracingConfig } from "./tracing.js";
 import { renderChart } from "./chart.js";
 import { runClusterMeasure } from "./cluster.js";
 import { lanesConfig, runLanesMeasure } from "./lanes.js";
+import { latenessConfig, runLatenessMeasure } from "./lateness.js";
 import { live, runChild } from "./fork.js";
 import type { MeasurePlan, MeasureResult } from "./measure.js";
 import {
@@ -334,7 +335,10 @@ async function main(): Promise<void> {
   if (bus && flags.jobs) bus.jobs = flags.jobs;
   const tracing = echomqMeasure("tracing", tracingConfig);
   if (tracing && flags.jobs) tracing.jobs = flags.jobs;
-  if (modes.length === 0 && !cluster && !lanes && !bus && !tracing)
+  const lateness =
+    flags.measures.includes("lateness") && flags.persistence !== "aof" ? latenessConfig(flags.smoke) : null;
+  if (lateness && flags.rounds) lateness.rounds = flags.rounds;
+  if (modes.length === 0 && !cluster && !lanes && !bus && !tracing && !lateness)
     throw new UsageError("nothing to run: no mode has any of --measures");
   for (const m of modes) {
     if (flags.rounds) m.rounds = flags.rounds;
@@ -356,6 +360,8 @@ async function main(): Promise<void> {
   const busReport = bus && !live.stopping ? await runBusMeasure(bus, flags.only, failures) : null;
   const tracingReport =
     tracing && !live.stopping ? await runTracingMeasure(tracing, flags.only, failures) : null;
+  const latenessReport =
+    lateness && !live.stopping ? await runLatenessMeasure(lateness, flags.only, failures) : null;
   const cpus = os.cpus();
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -379,6 +385,7 @@ async function main(): Promise<void> {
         clusterReport?.moduleVersion ??
         busReport?.moduleVersion ??
         tracingReport?.moduleVersion ??
+        latenessReport?.moduleVersion ??
         "not loaded",
       bullmq: packageVersion("bullmq"),
       "bee-queue": packageVersion("bee-queue"),
@@ -396,6 +403,7 @@ async function main(): Promise<void> {
     lanes: lanesReport,
     bus: busReport,
     tracing: tracingReport,
+    lateness: latenessReport,
     failures,
     warnings,
     wallSeconds: round((performance.now() - t0) / 1000, 1),

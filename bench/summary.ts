@@ -2,6 +2,7 @@
 import type { BusReport } from "./bus.js";
 import type { TracingReport } from "./tracing.js";
 import type { LanesReport } from "./lanes.js";
+import type { LatenessReport } from "./lateness.js";
 import type { ClusterReport } from "./cluster.js";
 import type { MeasureResult } from "./measure.js";
 import type { ModeConfig } from "./modes.js";
@@ -87,6 +88,8 @@ export interface BenchReport {
   bus?: BusReport | null;
   /** The tracing measure (bench/tracing.ts); absent in reports from before it, null when not run. */
   tracing?: TracingReport | null;
+  /** The lateness measure (bench/lateness.ts); absent in reports from before it, null when not run. */
+  lateness?: LatenessReport | null;
   failures: string[];
   warnings: string[];
   wallSeconds: number;

@@ -21,6 +21,13 @@ export interface ScratchOptions {
 /** appendfsync everysec: a graceful restart still finds every command in the AOF (flushed on exit). */
 export const SCRATCH_AOF = { aof: true, extraArgs: ["--appendfsync", "everysec"] };
 
+/**
+ * The module's own timers are off on a scratch server (`echomq.timers no`): they would promote
+ * and reap both sides' queues between the steps the harness compares. The harness holds the
+ * verbs to the scripts; the timers are held to the verbs by `test/module.timers.test.ts`.
+ */
+export const SCRATCH_MODULE_ARGS = ["timers", "no"];
+
 export class Scratch {
   runId = "";
   keys: Keyspace;
@@ -36,7 +43,9 @@ export class Scratch {
 
   static async start(opts: ScratchOptions = {}): Promise<Scratch> {
     const module = opts.module === null ? undefined : (opts.module ?? modulePath());
-    const server = await startValkey(module === undefined ? SCRATCH_AOF : { ...SCRATCH_AOF, module });
+    const server = await startValkey(
+      module === undefined ? SCRATCH_AOF : { ...SCRATCH_AOF, module, moduleArgs: SCRATCH_MODULE_ARGS },
+    );
     const scratch = await Scratch.attach(server, module);
     if (module !== undefined) await scratch.install();
     return scratch;
@@ -82,7 +91,7 @@ export class Scratch {
    * writes from clients (`replica-read-only no`). */
   startReplica(writable = false): Promise<ValkeyServer> {
     return startValkey({
-      ...(this.module === undefined ? {} : { module: this.module }),
+      ...(this.module === undefined ? {} : { module: this.module, moduleArgs: SCRATCH_MODULE_ARGS }),
       replicaOf: { host: this.server.host, port: this.server.port },
       ...(writable ? { extraArgs: ["--replica-read-only", "no"] } : {}),
     });

@@ -17,7 +17,7 @@ import type { Case } from "./build.js";
 import { changes, show } from "./compare.js";
 import { Executors, type Fault, type Shard } from "./executors.js";
 import type { Tally } from "./report.js";
-import { SCRATCH_AOF, Scratch } from "./scratch.js";
+import { SCRATCH_AOF, SCRATCH_MODULE_ARGS, Scratch } from "./scratch.js";
 import { VERSION_KEY } from "./verbs.js";
 
 export interface Stage {
@@ -59,7 +59,12 @@ export function clusterSkip(c: Case): string | null {
 /** A local cluster of three module primaries. */
 export async function clusterStage(bodies: Bodies, fault: Fault | null): Promise<Stage> {
   const module = modulePath();
-  const cluster = await startCluster({ primaries: 3, module, ...SCRATCH_AOF });
+  const cluster = await startCluster({
+    primaries: 3,
+    module,
+    moduleArgs: SCRATCH_MODULE_ARGS,
+    ...SCRATCH_AOF,
+  });
   try {
     const primaries = cluster.primaries();
     const scratches = await Promise.all(primaries.map((node) => Scratch.attach(node, module)));

@@ -147,6 +147,25 @@ export class ServerError extends EchoMQError {
   }
 }
 
+/**
+ * A worker could not record its reaping bounds (`max_attempts`, `keep_dead`) in a lane's `meta`
+ * for the node's own timers (often an ACL without `HSET` on the queue's keys). Not fatal: the
+ * worker runs its own promote and reap loops for that lane instead, as on wire 4.
+ */
+export class ReapBoundsError extends EchoMQError {
+  readonly lane: string;
+  constructor(lane: string, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(
+      "EMQ_REAP_BOUNDS",
+      `could not record the reaping bounds in emq:{${lane}}:meta (${why}); this worker runs its own ` +
+        "promote and reap loops for that lane (grant HSET on the queue's keys to leave them to the node)",
+      { cause },
+    );
+    this.lane = lane;
+  }
+}
+
 /** A wire-6 connector refused a script that declares neither a native verb nor `read`. */
 export class WireRefusalError extends EchoMQError {
   constructor(script: string) {

@@ -77,6 +77,7 @@ export {
   JobNotScheduledError,
   QueueActiveError,
   TracingUnavailableError,
+  ReapBoundsError,
 } from "./errors.js";
 export {
   Queue,

@@ -19,6 +19,12 @@ export interface TimerOptions {
   batch: number;
   maxAttempts: number;
   keepDead: number;
+  /**
+   * For a worker's lanes (these loops ignore it): run the loops even where the node runs its own
+   * timers (a wire-6 node whose module reports `timers`). Default false: there they stay off
+   * (`src/worker/housekeeping.ts`).
+   */
+  hostTimers?: boolean;
 }
 
 export interface TimerEvents {

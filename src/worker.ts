@@ -104,6 +104,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       batch: 1000,
       maxAttempts: this.opts.attempts,
       keepDead: this.opts.keepDead,
+      hostTimers: this.opts.hostTimers,
     };
     this.lanes = new WorkerLanes(
       this.conn,

@@ -42,6 +42,8 @@ export interface StartClusterOptions {
   replicas?: number;
   /** A module (.so) every node loads; or per node index (primaries 0 … primaries−1, then replicas). */
   module?: string | ((index: number) => string | undefined);
+  /** The arguments every module node loads the module with (e.g. `["timers", "no"]`). */
+  moduleArgs?: string[];
   /** appendonly yes + appendfsync always on every node. */
   aof?: boolean;
   /** `cluster-node-timeout`: how long a node may be unreachable before it is failed over. Default 3000. */
@@ -156,6 +158,7 @@ class Node implements ClusterNode {
 
 interface NodeSetup {
   module: string | undefined;
+  moduleArgs?: string[];
   aof: boolean;
   nodeTimeoutMs: number;
   extraArgs: string[];
@@ -164,7 +167,7 @@ interface NodeSetup {
 async function startNode(setup: NodeSetup): Promise<Node> {
   const server = await startValkey({
     cluster: "join",
-    ...(setup.module === undefined ? {} : { module: setup.module }),
+    ...(setup.module === undefined ? {} : { module: setup.module, moduleArgs: setup.moduleArgs ?? [] }),
     aof: setup.aof,
     extraArgs: [
       ...["--cluster-node-timeout", String(setup.nodeTimeoutMs)],
@@ -360,6 +363,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Loca
     aof: opts.aof ?? false,
     nodeTimeoutMs: opts.nodeTimeoutMs ?? 3000,
     extraArgs: opts.extraArgs ?? [],
+    ...(opts.moduleArgs === undefined ? {} : { moduleArgs: opts.moduleArgs }),
   };
   const moduleOf = (i: number) => (typeof opts.module === "function" ? opts.module(i) : opts.module);
   const started = await Promise.allSettled(

@@ -42,6 +42,15 @@ pub fn check(ctx: &Context) -> Result<(), Refusal> {
     }
 }
 
+/// The fence as the module's own timers run it before they touch a queue: the same rule, the
+/// brand read by the module itself (no client, no ACL).
+pub fn check_node(ctx: &Context) -> Result<(), Refusal> {
+    match source(ctx.get_flags()) {
+        Source::Configuration => Ok(()),
+        Source::Brand => direct::get_as_module(ctx, VERSION_KEY, passes)?,
+    }
+}
+
 /// Whether a read brand passes the fence.
 pub fn passes(brand: Option<&[u8]>) -> Result<(), Refusal> {
     match brand {

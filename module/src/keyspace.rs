@@ -110,6 +110,17 @@ impl<'a> Queue<'a> {
         (valid_queue(name) && found == kind).then_some(Queue { name })
     }
 
+    /// The queue named `name`, when it is a valid name.
+    pub fn named(name: &'a [u8]) -> Option<Self> {
+        valid_queue(name).then_some(Queue { name })
+    }
+
+    /// The queue of a `schedule` or `active` key (the sets the module's timers watch).
+    pub fn of_timed_key(key: &'a [u8]) -> Option<Self> {
+        let (name, kind) = split_queue_key(key)?;
+        (valid_queue(name) && (kind == SCHEDULE || kind == ACTIVE)).then_some(Queue { name })
+    }
+
     /// The queue name.
     pub fn name(&self) -> &'a [u8] {
         self.name
@@ -172,6 +183,28 @@ mod tests {
             split_queue_key(b"emq:{}:pending"),
             Some((&b""[..], &b"pending"[..]))
         );
+    }
+
+    #[test]
+    fn the_timers_watch_schedule_and_active_keys_only() {
+        let name = |key: &[u8]| Queue::of_timed_key(key).map(|q| q.name().to_vec());
+        assert_eq!(name(b"emq:{q}:schedule"), Some(b"q".to_vec()));
+        assert_eq!(name(b"emq:{a b}:active"), Some(b"a b".to_vec()));
+        for key in [
+            &b"emq:{q}:pending"[..],
+            b"emq:{q}:job:JOB1",
+            b"emq:{}:schedule",
+            b"emq:{q}:schedule:x",
+            b"emq:{q\0}:active",
+            b"x:{q}:active",
+        ] {
+            assert_eq!(name(key), None, "{:?}", String::from_utf8_lossy(key));
+        }
+        assert_eq!(
+            Queue::named(b"q").map(|q| q.meta().to_vec()),
+            Some(b"emq:{q}:meta".to_vec())
+        );
+        assert_eq!(Queue::named(b""), None);
     }
 
     #[test]

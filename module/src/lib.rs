@@ -16,6 +16,7 @@ pub mod open;
 pub mod protocol;
 pub mod shape;
 pub mod store;
+pub mod ticker;
 pub mod values;
 pub mod verbs;
 
@@ -87,9 +88,14 @@ fn interned(run_id: &'static [u8]) -> [&'static [u8]; 43] {
     ]
 }
 
-/// Refuses to load on a server older than Valkey 8; then sets up the key API and registers
-/// every command of [`COMMANDS`].
-fn init(ctx: &Context, _args: &[ValkeyString]) -> Status {
+/// Refuses to load on a server older than Valkey 8; then sets up the key API, registers every
+/// command of [`COMMANDS`] and starts the server-side timers ([`ticker`]).
+fn init(ctx: &Context, args: &[ValkeyString]) -> Status {
+    let args: Vec<&[u8]> = args.iter().map(|arg| arg.as_slice()).collect();
+    if let Err(message) = ticker::configure(ctx, &args) {
+        ctx.log_warning(&message);
+        return Status::Err;
+    }
     let info = ctx.server_info("server");
     let major = info
         .field("valkey_version")
@@ -98,6 +104,7 @@ fn init(ctx: &Context, _args: &[ValkeyString]) -> Status {
         Some(major) if major >= MIN_VALKEY_MAJOR => {
             direct::init(ctx, &interned(clock::run_id(ctx)));
             if direct::register(ctx, &COMMANDS) {
+                ticker::init(ctx);
                 Status::Ok
             } else {
                 Status::Err
@@ -131,6 +138,9 @@ valkey_module! {
     data_types: [],
     init: init,
     commands: [],
+    event_handlers: [
+        [@ZSET @GENERIC @LOADED: ticker::changed],
+    ],
 }
 
 #[cfg(test)]

@@ -179,6 +179,23 @@ export async function workersFor(
   return { workers, errors, reaped };
 }
 
+/**
+ * The ids the queues' buses record as reaped (`stalled` entries): on wire 6 the shard's primary
+ * reaps expired leases itself (its own timers), and no worker's `stalled` event names them.
+ */
+export async function reapedOnBus(conn: Connection, queues: readonly string[]): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for (const q of queues) {
+    const entries = (await conn.send("XRANGE", [queueKey(q, "events"), "-", "+"])) as [Buffer, Buffer[]][];
+    for (const [, fields] of entries) {
+      const f = fields.map(String);
+      const at = (name: string) => f[f.indexOf(name) + 1];
+      if (at("event") === "stalled") ids.add(at("id")!);
+    }
+  }
+  return ids;
+}
+
 /** `errorstat_<CODE>` counts of every running node, by `port`. */
 export async function redirections(cluster: LocalCluster): Promise<Map<number, Record<string, number>>> {
   const out = new Map<number, Record<string, number>>();

@@ -23,6 +23,7 @@ import {
   clusterFor,
   Producers,
   queuesOn,
+  reapedOnBus,
   redirectionNote,
   redirections,
   wakeSubscribers,
@@ -150,8 +151,10 @@ export function resharding(wire: Wire, p: ReshardingParams): Promise<Outcome> {
       );
       const drainMs = Date.now() - t1;
       const stats = redirectionNote(await redirections(cluster));
-      const { twice } = await ledger.settle(out, producerConn, queues, (id) => workers!.reaped.has(id));
-      const reaped = twice.filter((id) => workers!.reaped.has(id)).length;
+      const onBus = await reapedOnBus(producerConn, queues);
+      const wasReaped = (id: string) => workers!.reaped.has(id) || onBus.has(id);
+      const { twice } = await ledger.settle(out, producerConn, queues, wasReaped);
+      const reaped = twice.filter(wasReaped).length;
       const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
       out.notes.push(
         `${p.rounds} reshards of ${p.moving} slots (${p.rounds * p.moving} queue moves), ` +

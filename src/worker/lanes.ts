@@ -1,7 +1,7 @@
 /**
  * A worker's lanes at run time: which physical queues it serves (the lanes of its queue's lane
  * count and of every count the queue has recorded — lanes of a count no longer used drain too),
- * a wake subscription and housekeeping timers per lane, and the registry read again now and then
+ * a wake subscription and housekeeping timers per lane (unless the node runs them: wire 6), and the registry read again now and then
  * so lanes recorded later join. A queue without lanes is one lane: the queue itself.
  */
 import type { Connection, Subscription } from "../connector/connection.js";
@@ -11,6 +11,7 @@ import { lanesOf, recordedLanes } from "../lanes/registry.js";
 import { LaneSet } from "../lanes/set.js";
 import { Timers, type TimerOptions } from "../timers.js";
 import { wakeCount } from "../wake.js";
+import { serverRunsTimers } from "./housekeeping.js";
 
 export interface LaneEvents {
   /** `n` jobs became ready on `lane`. */
@@ -77,12 +78,24 @@ export class WorkerLanes {
     await Promise.all(added.map((lane) => this.subscribe(lane)));
     if (this.stopped) return;
     for (const lane of added) {
+      if (!this.timerOptions.hostTimers && (await this.serverRuns(lane))) continue;
+      if (this.stopped) return;
       const timers = new Timers(this.conn, lane, this.timerOptions, {
         stalled: (requeued, dead) => this.events.stalled(requeued, dead),
         error: (err) => this.events.fault(err),
       });
       this.timers.set(lane, timers);
       timers.start();
+    }
+  }
+
+  /** Whether the lane's node runs its timers; when asking fails, the worker runs its own (reported). */
+  private async serverRuns(lane: string): Promise<boolean> {
+    try {
+      return await serverRunsTimers(this.conn, lane, this.timerOptions);
+    } catch (err) {
+      this.events.fault(err);
+      return false;
     }
   }
 

@@ -32,6 +32,12 @@ export interface WorkerOptions {
   promoteEveryMs?: number;
   /** Reap expired leases every … ms. Default 5000. */
   reapEveryMs?: number;
+  /**
+   * Run this worker's own promote and reap loops even on a wire-6 node whose module runs them
+   * (module 0.4.0 on: `EMQ.VERSION` lists the `timers` feature). Default false: there the loops
+   * stay off and the node promotes and reaps by itself; on wire 4 they always run.
+   */
+  hostTimers?: boolean;
   /** An idle worker re-checks the queue at most this often without a wake message (ms). Default 2000. */
   idleCheckMs?: number;
   /**
@@ -76,6 +82,10 @@ export function resolveOptions(options: WorkerOptions): ResolvedOptions {
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   assertBackoff(backoff);
   const logger = options.logger;
+  const hostTimers = options.hostTimers ?? false;
+  if (typeof hostTimers !== "boolean") {
+    throw new InvalidArgumentError("hostTimers", `must be a boolean, got ${String(hostTimers)}`);
+  }
   if (logger !== undefined && typeof logger?.warn !== "function") {
     throw new InvalidArgumentError("logger", "must have a warn(message, error) function");
   }
@@ -90,6 +100,7 @@ export function resolveOptions(options: WorkerOptions): ResolvedOptions {
     promoteEveryMs: integer("promoteEveryMs", options.promoteEveryMs, 1000, 1, MAX_TIMER_MS),
     reapEveryMs: integer("reapEveryMs", options.reapEveryMs, 5000, 1, MAX_TIMER_MS),
     idleCheckMs: integer("idleCheckMs", options.idleCheckMs, 2000, 1, MAX_TIMER_MS),
+    hostTimers,
     logger,
     tracing: checkTracing(options.tracing),
   };

@@ -1,6 +1,12 @@
 /**
  * One suite, two engines: `forEachWire` runs the same tests on wire 4 (a stock server, Lua
  * scripts) and wire 6 (a server with the module, branded by EMQ.INSTALL).
+ *
+ * The wire-6 server runs with the module's own timers off (`echomq.timers no`, so `EMQ.VERSION`
+ * lists no `timers` feature and workers run their own loops, as on wire 4): the suite holds the
+ * verbs and the host's housekeeping to one contract, and a server tick promoting or reaping
+ * between a test's steps would race what it asserts. The server timers have their own tests
+ * (`test/module.timers.test.ts`).
  */
 import { after, before, beforeEach, describe } from "node:test";
 import { modulePath } from "../../tools/module-path.js";
@@ -16,13 +22,18 @@ export interface WireContext {
 
 export const WIRES: readonly Wire[] = [4, 6];
 
+/** Module arguments that switch the module's own timers off. */
+export const NO_SERVER_TIMERS = ["timers", "no"];
+
 /** Fresh server per wire; the keyspace is flushed (brand kept) before each test. */
 export function forEachWire(title: string, body: (ctx: () => WireContext) => void): void {
   for (const wire of WIRES) {
     describe(`${title} [wire ${wire}]`, () => {
       let ctx: WireContext | undefined;
       before(async () => {
-        const server = await startValkey(wire === 6 ? { module: modulePath() } : {});
+        const server = await startValkey(
+          wire === 6 ? { module: modulePath(), moduleArgs: NO_SERVER_TIMERS } : {},
+        );
         if (wire === 6) await installModuleBrand({ port: server.port });
         const conn = await connect({ port: server.port, wire });
         ctx = { wire, server, conn };

@@ -22,6 +22,24 @@ pub fn get_as_caller<R>(
     if !ffi::caller_may(ctx.ctx, name.ptr, raw::REDISMODULE_CMD_KEY_ACCESS) {
         return Err(errors::noperm_key());
     }
+    get_string(ctx, &name, read)
+}
+
+/// `GET <key>` as the module itself reads it (no client's ACL: the module's own timers, which
+/// no client called).
+pub fn get_as_module<R>(
+    ctx: &Context,
+    key: &[u8],
+    read: impl FnOnce(Option<&[u8]>) -> R,
+) -> Result<R, Refusal> {
+    get_string(ctx, &Str::of(ctx.ctx, key), read)
+}
+
+fn get_string<R>(
+    ctx: &Context,
+    name: &Str,
+    read: impl FnOnce(Option<&[u8]>) -> R,
+) -> Result<R, Refusal> {
     let k = ffi::open_key(ctx.ctx, name.ptr, false);
     let kind = Kind::of(k);
     let answer = value(kind, || ffi::string_value(k)).map(read);

@@ -31,6 +31,12 @@ impl<'a> Db<'a> {
         }
     }
 
+    /// The keyspace as the module's own timers see it in `ctx` (no command, no arguments): keys
+    /// the work writes are opened for writing (the caller checked that the node takes writes).
+    pub fn housekeeping(ctx: &'a Context) -> Self {
+        Db::new(ctx, Args::none(), true)
+    }
+
     /// Opens `key` read-only: a lookup like a read command's (it counts as a keyspace hit or
     /// miss, and expires a stale key). For keys the verb only reads.
     pub fn read(&self, key: &[u8]) -> Key<'_> {

@@ -1,5 +1,6 @@
-//! The module's one `unsafe` seam: every call into the module API, each with its SAFETY note; no
-//! other file of the crate has an `unsafe` line. The functions take the server's raw handles and
+//! The module's one `unsafe` seam: every call into the module API (and one into libc, the
+//! thread's CPU clock), each with its SAFETY note; no other file of the crate has an `unsafe`
+//! line. The functions take the server's raw handles and
 //! are `pub(super)`: only `direct/` calls them, with handles it holds — a context for its command
 //! (or the load hook), an argument for its command, an interned string forever, a created string
 //! until its `Str` drops, an open key until its `Key` drops.
@@ -32,6 +33,13 @@ pub(super) fn no_implicit_signal_modified(ctx: *mut RCtx) {
     let option = raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as c_int;
     // SAFETY: the load hook's live context.
     unsafe { raw::RedisModule_SetModuleOptions.unwrap()(ctx, option) };
+}
+
+/// The load hook: applies the server's values (config file, command line) to the module's
+/// registered configs.
+pub(super) fn load_configs(ctx: *mut RCtx) -> bool {
+    // SAFETY: the load hook's live context, after the configs were registered.
+    unsafe { raw::RedisModule_LoadConfigs.unwrap()(ctx) == raw::Status::Ok as c_int }
 }
 
 /// A new string object with `bytes` (copied). With a NULL `ctx` it lives until freed.
@@ -71,6 +79,33 @@ pub(super) fn arguments<'a>(argv: *mut *mut RString, argc: c_int) -> &'a [*mut R
 pub(super) fn cached_micros() -> i64 {
     // SAFETY: resolved at load; takes no arguments.
     unsafe { raw::RedisModule_CachedMicroseconds.unwrap()() }
+}
+
+/// The database a context has selected.
+pub(super) fn selected_db(ctx: *mut RCtx) -> c_int {
+    // SAFETY: a live context.
+    unsafe { raw::RedisModule_GetSelectedDb.unwrap()(ctx) }
+}
+
+/// Selects database `db` for a context; `false` when out of range.
+pub(super) fn select_db(ctx: *mut RCtx, db: c_int) -> bool {
+    // SAFETY: a live context; the server checks the index.
+    unsafe { raw::RedisModule_SelectDb.unwrap()(ctx, db) == raw::Status::Ok as c_int }
+}
+
+/// This thread's CPU time (user + system) in µs, `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`; 0
+/// when the clock cannot be read.
+pub(super) fn thread_cpu_micros() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and a pointer to a live timespec the call fills.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec * 1_000_000 + ts.tv_nsec / 1000
 }
 
 /// The context's flags (`REDISMODULE_CTX_FLAGS_*`).

@@ -49,7 +49,7 @@ mod strings;
 
 use valkey_module::Context;
 
-pub use acl::get_as_caller;
+pub use acl::{get_as_caller, get_as_module};
 pub use db::Db;
 pub use key::{Key, Kind, When, Zadd};
 pub use register::{handler, register, Command, Handler, KeyArg, Run, Verb};
@@ -64,8 +64,30 @@ pub fn init(ctx: &Context, strings: &[&'static [u8]]) {
     strings::intern(strings);
 }
 
+/// The calling thread's CPU time in µs (user + system): what a piece of work cost the server
+/// thread, without the time the OS gave other processes meanwhile.
+pub fn thread_cpu_micros() -> i64 {
+    ffi::thread_cpu_micros()
+}
+
+/// Module load: the server's values for the module's registered configs; `false` if refused.
+pub fn load_configs(ctx: &Context) -> bool {
+    ffi::load_configs(ctx.ctx)
+}
+
 /// The command's cached clock in microseconds (the value `TIME` reports inside the same
 /// command, `MULTI/EXEC` or script).
 pub fn cached_micros() -> i64 {
     ffi::cached_micros()
+}
+
+/// The database `ctx` has selected (a keyspace notification's, a timer's).
+pub fn selected_db(ctx: &Context) -> i32 {
+    ffi::selected_db(ctx.ctx)
+}
+
+/// Selects database `db` for `ctx` (a timer's context, before it opens a queue's keys);
+/// `false` when there is no such database.
+pub fn select_db(ctx: &Context, db: i32) -> bool {
+    ffi::select_db(ctx.ctx, db)
 }

@@ -32,6 +32,11 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// No arguments: the scope of work that no command called (the module's timers).
+    pub fn none() -> Args<'a> {
+        Args { strings: &[] }
+    }
+
     /// How many arguments (the command name included).
     pub fn len(&self) -> usize {
         self.strings.len()

@@ -51,21 +51,35 @@ pub fn promote(ctx: &Context, args: Args) -> Reply {
     let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (schedule, pending) = (SCHEDULE.of(&call), PENDING.of(&call));
-
     let limit = LIMIT.read(&call)?;
-    let [mut schedule, mut pending] = gates::sorted_sets(&db, [schedule, pending])?;
+    let keys = [SCHEDULE.of(&call), PENDING.of(&call)];
+    let moved = promote_due(&db, &queue, keys, limit, guard)?;
+    Ok(ValkeyValue::Integer(moved))
+}
+
+/// The promotion both `EMQ.PROMOTE` and the module's own timers ([`crate::ticker`]) run on one
+/// queue: type gate on `[schedule, pending]`, at most `limit` ids due at the cached clock read
+/// with their rows, then — when `guard` passed — the bus's age trim and the moves, each id with
+/// its `promoted` entry, and one wake. → the number of ids moved to `pending`.
+pub fn promote_due(
+    db: &Db,
+    queue: &Queue,
+    [schedule, pending]: [&[u8]; 2],
+    limit: i64,
+    guard: Result<(), Refusal>,
+) -> Result<i64, Refusal> {
+    let [mut schedule, mut pending] = gates::sorted_sets(db, [schedule, pending])?;
 
     let now = clock::now_ms();
     let due = pick(&schedule, now, true, limit)?;
     let mut plan = Vec::with_capacity(due.len());
     for id in due {
-        let row = job_row(&db, &queue, &id)?;
+        let row = job_row(db, queue, &id)?;
         plan.push((id, row));
     }
-    let mut bus = Bus::housekeeping(&db, &queue, now);
+    let mut bus = Bus::housekeeping(db, queue, now);
     if plan.is_empty() && !bus.stale() {
-        return Ok(ValkeyValue::Integer(0));
+        return Ok(0);
     }
 
     guard?;
@@ -85,9 +99,9 @@ pub fn promote(ctx: &Context, args: Args) -> Reply {
         }
     }
     if moved > 0 {
-        moves::wake(&db, &queue, moved);
+        moves::wake(db, queue, moved);
     }
-    Ok(ValkeyValue::Integer(moved))
+    Ok(moved)
 }
 
 /// `EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>` →
@@ -98,24 +112,57 @@ pub fn reap(ctx: &Context, args: Args) -> Reply {
     let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (active, pending, dead) = (ACTIVE.of(&call), PENDING.of(&call), DEAD.of(&call));
+    let bounds = Reaping {
+        limit: LIMIT.read(&call)?,
+        max_attempts: MAX_ATTEMPTS.read(&call)?,
+        keep: KEEP.read(&call)?,
+    };
+    let keys = [ACTIVE.of(&call), PENDING.of(&call), DEAD.of(&call)];
+    let (back, buried) = reap_expired(&db, &queue, keys, bounds, guard)?;
+    Ok(reaped(back, buried))
+}
 
-    let limit = LIMIT.read(&call)?;
-    let max_attempts = MAX_ATTEMPTS.read(&call)?;
-    let keep = KEEP.read(&call)?;
-    let [mut active, mut pending, mut dead] = gates::sorted_sets(&db, [active, pending, dead])?;
+/// What one reaping is given: ids per call, the attempt budget of a row without its own, and
+/// how many dead jobs retention keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reaping {
+    pub limit: i64,
+    pub max_attempts: i64,
+    pub keep: i64,
+}
+
+/// What a reaping moved: the ids back in `pending`, the ids now dead.
+pub type Reaped = (Vec<Vec<u8>>, Vec<Vec<u8>>);
+
+/// The reaping both `EMQ.REAP` and the module's own timers ([`crate::ticker`]) run on one queue:
+/// type gate on `[active, pending, dead]`, at most `limit` leases expired before the cached
+/// clock read with their rows, then — when `guard` passed — the bus's age trim and the moves
+/// (`stalled`, then back to `pending` or `dead` with its entry), retention, one wake. →
+/// `(ids back in pending, ids dead)`.
+pub fn reap_expired(
+    db: &Db,
+    queue: &Queue,
+    [active, pending, dead]: [&[u8]; 3],
+    Reaping {
+        limit,
+        max_attempts,
+        keep,
+    }: Reaping,
+    guard: Result<(), Refusal>,
+) -> Result<Reaped, Refusal> {
+    let [mut active, mut pending, mut dead] = gates::sorted_sets(db, [active, pending, dead])?;
 
     let now = clock::now_ms();
     let expired = pick(&active, now, false, limit)?;
     let mut plan = Vec::with_capacity(expired.len());
     for id in expired {
-        let row = job_row(&db, &queue, &id)?;
+        let row = job_row(db, queue, &id)?;
         plan.push((id, row));
     }
     let (mut back, mut buried) = (Vec::new(), Vec::new());
-    let mut bus = Bus::housekeeping(&db, &queue, now);
+    let mut bus = Bus::housekeeping(db, queue, now);
     if plan.is_empty() && !bus.stale() {
-        return Ok(reaped(back, buried));
+        return Ok((back, buried));
     }
 
     guard?;
@@ -142,12 +189,12 @@ pub fn reap(ctx: &Context, args: Args) -> Reply {
         }
     }
     if !buried.is_empty() {
-        moves::retain(&db, &queue, &mut dead, keep)?;
+        moves::retain(db, queue, &mut dead, keep)?;
     }
     if !back.is_empty() {
-        moves::wake(&db, &queue, back.len() as i64);
+        moves::wake(db, queue, back.len() as i64);
     }
-    Ok(reaped(back, buried))
+    Ok((back, buried))
 }
 
 /// The reply of `REAP`: two arrays of bulk strings.

@@ -9,7 +9,22 @@ use crate::protocol::JOB_CORE;
 /// The module's semantic version (major 0).
 pub const MODULE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// `EMQ.VERSION` → `["wire", "echomq:6.0.0", "module", "<semver>", "verbs", [<token>…]]`.
+/// What this module does beyond the verbs, reported as `features`: `timers`, the server-side
+/// promotion and reaping ([`crate::ticker`]); a host that reads it leaves its own housekeeping
+/// loops off.
+pub const FEATURES: &[&str] = &["timers"];
+
+/// The features on now: `timers` while `echomq.timers` is on.
+pub fn features() -> &'static [&'static str] {
+    if crate::ticker::enabled() {
+        FEATURES
+    } else {
+        &[]
+    }
+}
+
+/// `EMQ.VERSION` → `["wire", "echomq:6.0.0", "module", "<semver>", "verbs", [<token>…],
+/// "features", [<feature>…]]`.
 pub fn version(_ctx: &Context, args: Args) -> Reply {
     if args.len() != 1 {
         return Err(errors::arity("emq.version"));
@@ -27,6 +42,8 @@ pub fn reply() -> ValkeyValue {
         text(MODULE_VERSION),
         text("verbs"),
         ValkeyValue::Array(JOB_CORE.iter().map(|verb| text(verb)).collect()),
+        text("features"),
+        ValkeyValue::Array(features().iter().map(|feature| text(feature)).collect()),
     ])
 }
 
@@ -51,6 +68,8 @@ mod tests {
             text("0.4.0"),
             text("verbs"),
             verbs,
+            text("features"),
+            ValkeyValue::Array(vec![text("timers")]),
         ];
         assert_eq!(reply(), ValkeyValue::Array(want));
     }
