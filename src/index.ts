@@ -68,6 +68,8 @@ export {
   OutOfMemoryError,
   DurabilityError,
   NativeOnlyVerbError,
+  WaitInterruptedError,
+  ClaimWatchdogError,
 } from "./errors.js";
 export {
   Queue,

@@ -378,12 +378,13 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
   });
 
   describe("EMQ.VERSION", () => {
-    test("reply shape: wire, module (major 0, the crate's version), verbs", async () => {
+    test("reply shape: wire, module (major 0, the crate's version), verbs, extensions", async () => {
       const d0 = await dirty(server.port);
       const reply = (await call(server.port, ["EMQ.VERSION"])) as unknown[];
-      assert.ok(Array.isArray(reply) && reply.length === 6, JSON.stringify(reply));
-      const [wKey, wire, mKey, version, vKey, verbs] = reply;
-      assert.deepEqual([wKey, wire, mKey, vKey], ["wire", WIRE6, "module", "verbs"]);
+      assert.ok(Array.isArray(reply) && reply.length === 8, JSON.stringify(reply));
+      const [wKey, wire, mKey, version, vKey, verbs, xKey, extensions] = reply;
+      assert.deepEqual([wKey, wire, mKey, vKey, xKey], ["wire", WIRE6, "module", "verbs", "extensions"]);
+      assert.deepEqual(extensions, ["BCLAIM"]);
       const cargo = readFileSync(new URL("../module/Cargo.toml", import.meta.url), "utf8");
       const crate = /^version\s*=\s*"([^"]+)"/m.exec(cargo)?.[1];
       assert.equal(version, crate, "the module version is the crate's");

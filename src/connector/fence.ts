@@ -52,6 +52,8 @@ export interface ModuleVersion {
   brand: string;
   module: string;
   verbs: string[];
+  /** The verbs beside the job core (`BCLAIM`); none from a module before 0.4.0. */
+  extensions: string[];
 }
 
 export function parseModuleVersion(reply: RespReply): ModuleVersion | null {
@@ -60,10 +62,12 @@ export function parseModuleVersion(reply: RespReply): ModuleVersion | null {
   for (let i = 0; i + 1 < reply.length; i += 2) fields.set(String(reply[i]), reply[i + 1]!);
   const verbs = fields.get("verbs");
   if (!Array.isArray(verbs)) return null;
+  const extensions = fields.get("extensions");
   return {
     brand: String(fields.get("wire")),
     module: String(fields.get("module")),
     verbs: verbs.map(String),
+    extensions: Array.isArray(extensions) ? extensions.map(String) : [],
   };
 }
 

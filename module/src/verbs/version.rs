@@ -4,12 +4,13 @@ use valkey_module::{Context, ValkeyValue};
 
 use crate::direct::Args;
 use crate::errors::{self, Reply, BRAND};
-use crate::protocol::JOB_CORE;
+use crate::protocol::{EXTENSIONS, JOB_CORE};
 
 /// The module's semantic version (major 0).
 pub const MODULE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// `EMQ.VERSION` → `["wire", "echomq:6.0.0", "module", "<semver>", "verbs", [<token>…]]`.
+/// `EMQ.VERSION` → `["wire", "echomq:6.0.0", "module", "<semver>", "verbs", [<token>…],
+/// "extensions", [<token>…]]`: the job-core verbs, then the verbs beside them (`BCLAIM`).
 pub fn version(_ctx: &Context, args: Args) -> Reply {
     if args.len() != 1 {
         return Err(errors::arity("emq.version"));
@@ -27,6 +28,8 @@ pub fn reply() -> ValkeyValue {
         text(MODULE_VERSION),
         text("verbs"),
         ValkeyValue::Array(JOB_CORE.iter().map(|verb| text(verb)).collect()),
+        text("extensions"),
+        ValkeyValue::Array(EXTENSIONS.iter().map(|verb| text(verb)).collect()),
     ])
 }
 
@@ -48,9 +51,11 @@ mod tests {
             text("wire"),
             text("echomq:6.0.0"),
             text("module"),
-            text("0.3.0"),
+            text("0.4.0"),
             text("verbs"),
             verbs,
+            text("extensions"),
+            ValkeyValue::Array(vec![text("BCLAIM")]),
         ];
         assert_eq!(reply(), ValkeyValue::Array(want));
     }
