@@ -9,10 +9,7 @@
  * processing, and of the two together (a job's whole life: its `added`, `active` and
  * `completed` entries).
  */
-import { modulePath } from "../tools/module-path.js";
-import { live, runChild } from "./fork.js";
-import type { MeasurePlan, MeasureResult } from "./measure.js";
-import { Admin, type BenchServer, startServer } from "./server.js";
+import { runRounds } from "./rounds.js";
 import { median, round } from "./stats.js";
 import type { SystemId } from "./systems/types.js";
 
@@ -70,73 +67,36 @@ export async function runBusMeasure(
   failures: string[],
 ): Promise<BusReport> {
   const runs = variants(cfg, only);
-  const servers: { plain?: BenchServer; module?: BenchServer } = {};
   const samples = new Map<string, { rate: number; add: number; process: number }[]>();
   const name = (v: Variant) => `${v.system} bus ${v.bus}`;
-  let moduleVersion: string | undefined;
-  try {
-    if (runs.some((v) => v.system !== "echomq-w6")) {
-      servers.plain = await startServer({ aof: false });
-      live.servers.add(servers.plain);
-    }
-    if (runs.some((v) => v.system === "echomq-w6")) {
-      servers.module = await startServer({ aof: false, module: modulePath() });
-      live.servers.add(servers.module);
-      const admin = await new Admin(servers.module.port).open();
-      moduleVersion = String(((await admin.client.call("EMQ.VERSION")) as unknown[])[3]);
-      await admin.close();
-    }
-    for (let r = 1; r <= cfg.rounds && !live.stopping; r++) {
-      const order = runs.map((_, i) => runs[(i + r - 1) % runs.length]!);
-      for (const v of order) {
-        if (live.stopping) break;
-        const server = (v.system === "echomq-w6" ? servers.module : servers.plain)!;
-        const plan: MeasurePlan = {
-          system: v.system,
-          endpoint: { host: server.host, port: server.port },
-          round: r,
-          addSeqJobs: 0,
-          addParallelJobs: 0,
-          addParallelProducers: 0,
-          bulkJobs: 0,
-          bulkBatch: 50,
-          addRepeats: 1,
-          processJobs: cfg.jobs,
-          concurrencies: [cfg.concurrency],
-          processCapMs: null,
-          latency: null,
-          ramp: null,
-          burst: null,
-          phaseTimeoutMs: 180_000,
-          ...(v.bus === "off" ? { bus: "off" as const } : {}),
-        };
-        try {
-          const res = await runChild<MeasureResult>(plan, 600_000);
-          for (const e of res.errors) failures.push(`bus: ${name(v)} round ${r}: ${e}`);
-          const p = res.process[0];
-          if (!p || p.completed !== cfg.jobs) {
-            failures.push(`bus: ${name(v)} round ${r}: processed ${p?.completed ?? 0}/${cfg.jobs}`);
-            continue;
-          }
-          const list = samples.get(name(v)) ?? [];
-          list.push({ rate: p.rate, add: p.addServerCpuUsPerJob, process: p.serverCpuUsPerJob });
-          samples.set(name(v), list);
-          process.stderr.write(
-            `[bus] round ${r}/${cfg.rounds} ${name(v)}: add ${p.addServerCpuUsPerJob} + process ${p.serverCpuUsPerJob} µs/job, ${round(p.rate / 1000)}k jobs/s\n`,
-          );
-        } catch (err) {
-          if (live.stopping) break;
-          failures.push(`bus: ${name(v)} round ${r}: ${(err as Error).message}`);
+  const { moduleVersion } = await runRounds(
+    {
+      measure: "bus",
+      rounds: cfg.rounds,
+      variants: runs,
+      name,
+      plan: (v, bare) => ({
+        ...bare,
+        processJobs: cfg.jobs,
+        concurrencies: [cfg.concurrency],
+        ...(v.bus === "off" ? { bus: "off" as const } : {}),
+      }),
+      took: (v, r, res) => {
+        const p = res.process[0];
+        if (!p || p.completed !== cfg.jobs) {
+          failures.push(`bus: ${name(v)} round ${r}: processed ${p?.completed ?? 0}/${cfg.jobs}`);
+          return;
         }
-      }
-    }
-  } finally {
-    for (const server of [servers.plain, servers.module]) {
-      if (!server) continue;
-      await server.stop();
-      live.servers.delete(server);
-    }
-  }
+        const list = samples.get(name(v)) ?? [];
+        list.push({ rate: p.rate, add: p.addServerCpuUsPerJob, process: p.serverCpuUsPerJob });
+        samples.set(name(v), list);
+        process.stderr.write(
+          `[bus] round ${r}/${cfg.rounds} ${name(v)}: add ${p.addServerCpuUsPerJob} + process ${p.serverCpuUsPerJob} µs/job, ${round(p.rate / 1000)}k jobs/s\n`,
+        );
+      },
+    },
+    failures,
+  );
   const rows: BusRow[] = [];
   for (const v of runs) {
     const list = samples.get(name(v));

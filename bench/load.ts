@@ -15,7 +15,7 @@ export const PAYLOAD_BYTES = 100;
 export function adapterFor(
   system: SystemId,
   endpoint: Endpoint,
-  o: { busOff?: boolean } = {},
+  o: { busOff?: boolean; blockMs?: number } = {},
 ): SystemAdapter {
   switch (system) {
     case "echomq-w4":

@@ -68,6 +68,17 @@ export interface MeasurePlan {
   phaseTimeoutMs: number;
   /** EchoMQ only: `"off"` turns the queue's event bus off after every flush (the bus measure). */
   bus?: "off";
+  /** The idle phase (bench/idle.ts): a worker on an empty queue, its commands counted; absent skips. */
+  idle?: { seconds: number; concurrency: number };
+  /** EchoMQ only: the worker's `blockMs` (0: no blocking claim; absent: the default). */
+  blockMs?: number;
+}
+
+export interface IdleResult {
+  seconds: number;
+  /** Commands the server ran over the idle window (INFO left out). */
+  commands: number;
+  byCommand: Record<string, number>;
 }
 
 export interface ProcessResult extends Rate {
@@ -115,6 +126,7 @@ export interface MeasureResult {
   latency: LatencyResult | null;
   ramp: RampResult | null;
   burst: BurstResult | null;
+  idle?: IdleResult | null;
   errors: string[];
   warnings: string[];
   /** Wall time of the whole child run, s. */
@@ -132,7 +144,10 @@ export class Measurer {
   private readonly admin: Admin;
 
   constructor(private readonly plan: MeasurePlan) {
-    this.adapter = adapterFor(plan.system, plan.endpoint, plan.bus === "off" ? { busOff: true } : {});
+    this.adapter = adapterFor(plan.system, plan.endpoint, {
+      ...(plan.bus === "off" ? { busOff: true } : {}),
+      ...(plan.blockMs !== undefined ? { blockMs: plan.blockMs } : {}),
+    });
     this.admin = new Admin(plan.endpoint.port);
   }
 
@@ -167,6 +182,10 @@ export class Measurer {
       for (const c of p.concurrencies) {
         const r = await this.guard(`process c=${c}`, () => this.processRun(c));
         if (r) result.process.push(r);
+      }
+      if (p.idle) {
+        const plan = p.idle;
+        result.idle = await this.guard("idle", () => this.idleRun(plan));
       }
       if (p.latency) {
         const plan = p.latency;
@@ -326,6 +345,30 @@ export class Measurer {
       processCommands: server.perCommand,
       addCommands: fill.perCommand,
     };
+  }
+
+  /** A worker on an empty queue, settled 1 s; the commands the server runs over `seconds`. */
+  private async idleRun(plan: { seconds: number; concurrency: number }): Promise<IdleResult> {
+    await this.fresh();
+    const consumer = await this.adapter.consumer({
+      concurrency: plan.concurrency,
+      onCompleted: () => {},
+      onFailed: (err) => this.errors.push(`idle: ${String(err)}`),
+    });
+    try {
+      await sleep(1000);
+      const before = await this.admin.sample();
+      await sleep(plan.seconds * 1000);
+      const after = await this.admin.sample();
+      const byCommand: Record<string, number> = {};
+      for (const [cmd, n] of Object.entries(after.perCommand)) {
+        const d = n - (before.perCommand[cmd] ?? 0);
+        if (d > 0) byCommand[cmd] = d;
+      }
+      return { seconds: plan.seconds, commands: after.commands - before.commands, byCommand };
+    } finally {
+      await this.close("idle: worker", consumer);
+    }
   }
 
   /**

@@ -32,7 +32,17 @@ export interface ModeConfig {
  * The measures a run can be narrowed to (`--measures=`). `cluster` is not part of a mode: it runs
  * once, after the modes, on clusters of its own (bench/cluster.ts), without persistence.
  */
-export const MEASURES = ["add", "process", "latency", "ramp", "burst", "cluster", "lanes", "bus"] as const;
+export const MEASURES = [
+  "add",
+  "process",
+  "latency",
+  "ramp",
+  "burst",
+  "cluster",
+  "lanes",
+  "bus",
+  "idle",
+] as const;
 export type Measure = (typeof MEASURES)[number];
 
 /** The mode with only the given measures (the others sized 0 or null). */

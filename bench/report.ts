@@ -1,6 +1,7 @@
 /** The Markdown report: one table per persistence mode (ratios against BullMQ), targets, notes. */
 import { renderCluster } from "./cluster-report.js";
 import { renderBus } from "./bus.js";
+import { renderIdle } from "./idle.js";
 import { renderLanes } from "./lanes.js";
 import type { BenchReport, ModeReport, SystemSummary, TrafficSummary } from "./summary.js";
 import { TARGETS, type TrafficPlan } from "./traffic.js";
@@ -282,6 +283,7 @@ export function renderMarkdown(report: BenchReport): string {
   if (report.cluster) out.push("", ...renderCluster(report.cluster));
   if (report.lanes) out.push("", ...renderLanes(report.lanes));
   if (report.bus) out.push("", ...renderBus(report.bus));
+  if (report.idle) out.push("", ...renderIdle(report.idle));
   if (report.warnings.length > 0) {
     out.push("");
     out.push("## Warnings");

@@ -9,7 +9,7 @@
  * Flags: --smoke (tiny, 1 round, exit 1 unless every job of every system was processed),
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
  * (echomq-w4, echomq-w6, bullmq, beequeue), --measures=<measure>[,<measure>…] (add, process,
- * latency, ramp, burst, cluster, lanes, bus), --persistence=none|aof|both, --out=<dir>,
+ * latency, ramp, burst, cluster, lanes, bus, idle), --persistence=none|aof|both, --out=<dir>,
  * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -18,6 +18,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { modulePath } from "../tools/module-path.js";
 import { busConfig, runBusMeasure } from "./bus.js";
+import { idleConfig, runIdleMeasure } from "./idle.js";
 import { renderChart } from "./chart.js";
 import { runClusterMeasure } from "./cluster.js";
 import { lanesConfig, runLanesMeasure } from "./lanes.js";
@@ -332,7 +333,10 @@ async function main(): Promise<void> {
       : null;
   if (bus && flags.rounds) bus.rounds = flags.rounds;
   if (bus && flags.jobs) bus.jobs = flags.jobs;
-  if (modes.length === 0 && !cluster && !lanes && !bus)
+  const idle =
+    flags.measures.includes("idle") && flags.persistence !== "aof" ? idleConfig(flags.smoke) : null;
+  if (idle && flags.rounds) idle.rounds = flags.rounds;
+  if (modes.length === 0 && !cluster && !lanes && !bus && !idle)
     throw new UsageError("nothing to run: no mode has any of --measures");
   for (const m of modes) {
     if (flags.rounds) m.rounds = flags.rounds;
@@ -352,6 +356,7 @@ async function main(): Promise<void> {
       : null;
   const lanesReport = lanes && !live.stopping ? await runLanesMeasure(lanes, failures) : null;
   const busReport = bus && !live.stopping ? await runBusMeasure(bus, flags.only, failures) : null;
+  const idleReport = idle && !live.stopping ? await runIdleMeasure(idle, flags.only, failures) : null;
   const cpus = os.cpus();
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -374,6 +379,7 @@ async function main(): Promise<void> {
         reports.find((r) => r.moduleVersion)?.moduleVersion ??
         clusterReport?.moduleVersion ??
         busReport?.moduleVersion ??
+        idleReport?.moduleVersion ??
         "not loaded",
       bullmq: packageVersion("bullmq"),
       "bee-queue": packageVersion("bee-queue"),
@@ -388,6 +394,7 @@ async function main(): Promise<void> {
     cluster: clusterReport,
     lanes: lanesReport,
     bus: busReport,
+    idle: idleReport,
     failures,
     warnings,
     wallSeconds: round((performance.now() - t0) / 1000, 1),

@@ -1,5 +1,6 @@
 /** Medians over the rounds, per system, and the shape of the results JSON (bench/results/*.json). */
 import type { BusReport } from "./bus.js";
+import type { IdleReport } from "./idle.js";
 import type { LanesReport } from "./lanes.js";
 import type { ClusterReport } from "./cluster.js";
 import type { MeasureResult } from "./measure.js";
@@ -84,6 +85,8 @@ export interface BenchReport {
   lanes?: LanesReport | null;
   /** The bus measure (bench/bus.ts); absent in reports from before it, null when not run. */
   bus?: BusReport | null;
+  /** The idle measure (bench/idle.ts); absent in reports from before it, null when not run. */
+  idle?: IdleReport | null;
   failures: string[];
   warnings: string[];
   wallSeconds: number;

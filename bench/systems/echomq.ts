@@ -24,13 +24,18 @@ import {
   type SystemAdapter,
 } from "./types.js";
 
-export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: { busOff?: boolean } = {}): SystemAdapter {
+export function echomqAdapter(
+  endpoint: Endpoint,
+  wire: 4 | 6,
+  o: { busOff?: boolean; blockMs?: number } = {},
+): SystemAdapter {
   const target = { host: endpoint.host, port: endpoint.port, wire } as const;
   return {
     id: wire === 4 ? "echomq-w4" : "echomq-w6",
     settings:
       `connect({ wire: ${wire} }); Worker { concurrency, keepCompleted: 0 } (defaults otherwise)` +
-      (o.busOff ? "; queue.setEvents({ maxLen: 0 }) (the event bus off)" : ""),
+      (o.busOff ? "; queue.setEvents({ maxLen: 0 }) (the event bus off)" : "") +
+      (o.blockMs !== undefined ? `; Worker { blockMs: ${o.blockMs} }` : ""),
     async prepare() {
       if (wire === 6) await installModuleBrand(target);
       if (o.busOff) {
@@ -67,6 +72,7 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: { busOff?: boo
       const worker = new Worker(queue, body ? (job) => body(job.json<JobData>()) : () => {}, {
         concurrency: opts.concurrency,
         keepCompleted: 0,
+        ...(o.blockMs !== undefined ? { blockMs: o.blockMs } : {}),
       });
       worker.on("completed", () => opts.onCompleted());
       worker.on("failed", (_job, err) => opts.onFailed(err));
