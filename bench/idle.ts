@@ -6,9 +6,10 @@
  * one idle slot waits inside the server in `EMQ.BCLAIM`, re-sent every `blockMs`, 10 s by
  * default; no safety tick), EchoMQ wire 6 with `blockMs: 0` (the wake channel, as before the
  * blocking claim), and BullMQ (its `BZPOPMIN` loop on the marker key). Each run starts one worker
- * at `concurrency` on an empty queue, lets it settle 1 s, then counts the commands the server
- * runs (INFO commandstats, the bench's own INFO left out) over `idleSeconds`; then the latency
- * run (bench/measure.ts: 2,000 jobs/s for 5 s, add → handler start, the first second left out).
+ * at `concurrency` on an empty queue, lets it settle 1 s, then counts the commands the clients
+ * send (`MONITOR`, by name; the commands scripts run inside them apart) over `idleSeconds`; then
+ * the latency run (bench/measure.ts: 2,000 jobs/s for 5 s, add → handler start, the first second
+ * left out).
  *
  * The worker's own timers run as by default (EchoMQ promotes every 1 s and reaps every 5 s,
  * ±20%): they are counted, and shown apart, since the server-side timers (issue 15, part 2) take
@@ -51,12 +52,14 @@ export interface IdleRow {
   system: SystemId;
   /** How the idle slots wait. */
   waits: "wake channel" | "blocking claim" | "BZPOPMIN";
-  /** Medians over the rounds. */
+  /** Medians over the rounds: commands the clients sent per second (MONITOR). */
   commandsPerSec: number;
   /** The same without the worker's promote / reap timers (EchoMQ). */
   waitingCommandsPerSec: number;
   /** Commands per second by name, the median round's. */
   byCommand: Record<string, number>;
+  /** Commands per second scripts ran inside those (not sent), the median round's. */
+  insideScriptsPerSec: number;
   p50: number;
   p99: number;
 }
@@ -146,6 +149,7 @@ export async function runIdleMeasure(
       commandsPerSec: round(median(list.map((x) => x.all)), 2),
       waitingCommandsPerSec: round(median(list.map((x) => x.waiting)), 2),
       byCommand: rates(mid.res).by,
+      insideScriptsPerSec: round(mid.res.idle!.insideScripts / mid.res.idle!.seconds, 2),
       p50: round(median(list.map((x) => x.res.latency!.p50)), 2),
       p99: round(median(list.map((x) => x.res.latency!.p99)), 2),
     });
@@ -166,19 +170,19 @@ export function renderIdle(report: IdleReport): string[] {
   return [
     `## An idle worker, and add → handler (${config.rounds} round${config.rounds === 1 ? "" : "s"})`,
     "",
-    `One worker at concurrency ${config.concurrency} on an empty queue, settled 1 s, then the commands the server ran over ` +
-      `${config.idleSeconds} s (INFO commandstats); then ${l.rate} jobs/s for ${l.durationMs / 1000} s at concurrency ${l.concurrency}, ` +
+    `One worker at concurrency ${config.concurrency} on an empty queue, settled 1 s, then the commands its clients sent over ` +
+      `${config.idleSeconds} s (MONITOR; the commands scripts ran inside them apart); then ${l.rate} jobs/s for ${l.durationMs / 1000} s at concurrency ${l.concurrency}, ` +
       `add → handler start (the first ${l.warmupMs / 1000} s left out). EchoMQ's worker timers (promote every 1 s, reap every 5 s) ` +
       "run as by default; the third column leaves them out. No persistence; medians.",
     "",
-    "| system | idle slots wait on | commands/s idle | without the timers | commands (per s) | add→handler p50 | p99 |",
-    "|---|---|---:|---:|---|---:|---:|",
+    "| system | idle slots wait on | commands/s idle | without the timers | commands (per s) | inside scripts (per s) | add→handler p50 | p99 |",
+    "|---|---|---:|---:|---|---:|---:|---:|",
     ...rows.map((r) => {
       const cmds = Object.entries(r.byCommand)
         .sort((a, b) => b[1] - a[1])
         .map(([cmd, n]) => `${cmd} ${n}`)
         .join(", ");
-      return `| ${LABEL[r.system] ?? r.system} | ${r.waits} | ${r.commandsPerSec} | ${r.waitingCommandsPerSec} | ${cmds || "none"} | ${r.p50} ms | ${r.p99} ms |`;
+      return `| ${LABEL[r.system] ?? r.system} | ${r.waits} | ${r.commandsPerSec} | ${r.waitingCommandsPerSec} | ${cmds || "none"} | ${r.insideScriptsPerSec} | ${r.p50} ms | ${r.p99} ms |`;
     }),
   ];
 }

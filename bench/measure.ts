@@ -76,9 +76,11 @@ export interface MeasurePlan {
 
 export interface IdleResult {
   seconds: number;
-  /** Commands the server ran over the idle window (INFO left out). */
+  /** Commands the clients sent over the idle window (MONITOR), and by name. */
   commands: number;
   byCommand: Record<string, number>;
+  /** Commands scripts ran inside those (MONITOR's `lua` source): not sent, not counted above. */
+  insideScripts: number;
 }
 
 export interface ProcessResult extends Rate {
@@ -347,7 +349,10 @@ export class Measurer {
     };
   }
 
-  /** A worker on an empty queue, settled 1 s; the commands the server runs over `seconds`. */
+  /**
+   * A worker on an empty queue, settled 1 s; then, over `seconds`, every command the clients send
+   * (`MONITOR`, by name) and those scripts run inside them (MONITOR's `lua` source), apart.
+   */
   private async idleRun(plan: { seconds: number; concurrency: number }): Promise<IdleResult> {
     await this.fresh();
     const consumer = await this.adapter.consumer({
@@ -355,17 +360,24 @@ export class Measurer {
       onCompleted: () => {},
       onFailed: (err) => this.errors.push(`idle: ${String(err)}`),
     });
+    const byCommand: Record<string, number> = {};
+    let commands = 0;
+    let insideScripts = 0;
     try {
       await sleep(1000);
-      const before = await this.admin.sample();
+      const monitor = await this.admin.client.monitor();
+      monitor.on("monitor", (_time: string, args: string[], source: string) => {
+        if (source === "lua") {
+          insideScripts += 1;
+          return;
+        }
+        const name = String(args[0] ?? "").toLowerCase();
+        byCommand[name] = (byCommand[name] ?? 0) + 1;
+        commands += 1;
+      });
       await sleep(plan.seconds * 1000);
-      const after = await this.admin.sample();
-      const byCommand: Record<string, number> = {};
-      for (const [cmd, n] of Object.entries(after.perCommand)) {
-        const d = n - (before.perCommand[cmd] ?? 0);
-        if (d > 0) byCommand[cmd] = d;
-      }
-      return { seconds: plan.seconds, commands: after.commands - before.commands, byCommand };
+      monitor.disconnect();
+      return { seconds: plan.seconds, commands, byCommand, insideScripts };
     } finally {
       await this.close("idle: worker", consumer);
     }
