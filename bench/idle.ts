@@ -44,7 +44,8 @@ export function idleConfig(smoke: boolean): IdleConfig {
 /**
  * The commands of EchoMQ's worker timers, not of its waiting: the promoter's read of the
  * schedule's head and the server clock, the native promote and reap (wire 4's reap is an
- * `EVALSHA`, counted with the claims: 0.2/s).
+ * `EVALSHA`, and its lane registry's re-read an `HGET` like its pause reads: both counted with the
+ * claims, 0.2/s each).
  */
 const TIMER_COMMANDS = ["emq.promote", "emq.reap", "zrange", "time"];
 
@@ -95,8 +96,10 @@ function rates(res: MeasureResult): { all: number; waiting: number; by: Record<s
   const by = Object.fromEntries(
     Object.entries(idle.byCommand).map(([cmd, n]) => [cmd, round(n / idle.seconds, 2)]),
   );
+  // On wire 6 the claim reads no pause flag: its one HGET is the lane registry's re-read.
+  const housekeeping = res.system === "echomq-w6" ? [...TIMER_COMMANDS, "hget"] : TIMER_COMMANDS;
   const timers = Object.entries(idle.byCommand)
-    .filter(([cmd]) => res.system.startsWith("echomq") && TIMER_COMMANDS.includes(cmd))
+    .filter(([cmd]) => res.system.startsWith("echomq") && housekeeping.includes(cmd))
     .reduce((sum, [, n]) => sum + n, 0);
   return { all: idle.commands / idle.seconds, waiting: (idle.commands - timers) / idle.seconds, by };
 }
