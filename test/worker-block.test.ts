@@ -11,7 +11,9 @@ import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { modulePath } from "../tools/module-path.js";
 import {
+  ClaimWatchdogError,
   type Connection,
+  ConnectionLostError,
   connect,
   installModuleBrand,
   Queue,
@@ -20,10 +22,12 @@ import {
   type WorkerOptions,
 } from "../src/index.js";
 import { parseModuleVersion } from "../src/connector/fence.js";
+import { WATCHDOG_GRACE_MS } from "../src/worker/watcher.js";
 import { queueKey, slot } from "../src/protocol.js";
 import { type LocalCluster, startCluster } from "./support/cluster.js";
 import { queuePerShard } from "./support/cluster-helpers.js";
 import { claimKeys, enqueueArgs, refusalOf } from "./support/module.js";
+import { startProxy } from "./support/proxy.js";
 import { connectResp } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 
@@ -156,6 +160,62 @@ describe("a wire-6 worker waits inside the server", () => {
     const idle = await idleCalls(server, worker, 600);
     assert.equal(idle["emq.bclaim"] ?? 0, 0);
     assert.ok((idle["emq.claim"] ?? 0) >= 3, JSON.stringify(idle));
+  });
+});
+
+describe("nothing hangs the waiting slot", () => {
+  let server: ValkeyServer;
+  before(async () => {
+    server = await startValkey({ module: modulePath() });
+    await installModuleBrand({ port: server.port });
+  });
+  after(() => server.stop());
+
+  test("a wait cut by a reconnect is sent again; one never answered is dropped by the watchdog", async () => {
+    const proxy = await startProxy({ targetPort: server.port });
+    const conn = await connect({ port: proxy.port, wire: 6 });
+    const direct = await connect({ port: server.port, wire: 6 });
+    const errors: unknown[] = [];
+    const done: string[] = [];
+    // A short lease and a quick reaper: a job the server hands to a wait whose socket is lost
+    // (the proxy forwards the held wait once released) comes back when that lease expires.
+    const worker = new Worker(new Queue("hang", conn), async (job) => void done.push(job.id), {
+      ...QUIET,
+      blockMs: 300,
+      leaseMs: 500,
+      reapEveryMs: 200,
+    });
+    worker.on("error", (err) => errors.push(err));
+    try {
+      await worker.ready;
+      await sleep(200);
+      const producer = new Queue("hang", direct);
+
+      proxy.cut(); // every socket, the waiting one too: the wait fails as lost, and is sent again
+      await sleep(300);
+      const first = (await producer.add("after the cut")).id;
+      await until(() => done.includes(first), 5000, "the job after the cut");
+
+      proxy.hold(); // from now the next wait reaches no server: nothing answers it
+      await until(
+        () => errors.some((e) => e instanceof ClaimWatchdogError),
+        300 + WATCHDOG_GRACE_MS + 3000,
+        "the watchdog",
+      );
+      proxy.release();
+      const second = (await producer.add("after the watchdog")).id;
+      await until(() => done.includes(second), 8000, "the job after the watchdog");
+      assert.ok(
+        errors.some((e) => e instanceof ConnectionLostError),
+        "the cut wait was lost",
+      );
+      assert.equal(worker.transientErrors, errors.length, "every error passed with time");
+    } finally {
+      await worker.close();
+      await conn.close();
+      await direct.close();
+      await proxy.close();
+    }
   });
 });
 
