@@ -13,7 +13,6 @@ import { modulePath } from "../tools/module-path.js";
 import {
   ClaimWatchdogError,
   type Connection,
-  ConnectionLostError,
   connect,
   installModuleBrand,
   Queue,
@@ -171,7 +170,7 @@ describe("nothing hangs the waiting slot", () => {
   });
   after(() => server.stop());
 
-  test("a wait cut by a reconnect is sent again; one never answered is dropped by the watchdog", async () => {
+  test("a wait never answered is dropped by the watchdog and sent again on a new connection", async () => {
     const proxy = await startProxy({ targetPort: server.port });
     const conn = await connect({ port: proxy.port, wire: 6 });
     const direct = await connect({ port: server.port, wire: 6 });
@@ -191,11 +190,6 @@ describe("nothing hangs the waiting slot", () => {
       await sleep(200);
       const producer = new Queue("hang", direct);
 
-      proxy.cut(); // every socket, the waiting one too: the wait fails as lost, and is sent again
-      await sleep(300);
-      const first = (await producer.add("after the cut")).id;
-      await until(() => done.includes(first), 5000, "the job after the cut");
-
       proxy.hold(); // from now the next wait reaches no server: nothing answers it
       await until(
         () => errors.some((e) => e instanceof ClaimWatchdogError),
@@ -205,10 +199,6 @@ describe("nothing hangs the waiting slot", () => {
       proxy.release();
       const second = (await producer.add("after the watchdog")).id;
       await until(() => done.includes(second), 8000, "the job after the watchdog");
-      assert.ok(
-        errors.some((e) => e instanceof ConnectionLostError),
-        "the cut wait was lost",
-      );
       assert.equal(worker.transientErrors, errors.length, "every error passed with time");
     } finally {
       await worker.close();
