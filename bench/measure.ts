@@ -74,6 +74,19 @@ export interface MeasurePlan {
    * no-op tracer: nothing records, as for a job sampled out). The tracing measure, bench/tracing.ts.
    */
   tracing?: "sdk" | "api";
+  /** The idle phase (bench/idle.ts): a worker on an empty queue, its commands counted; absent skips. */
+  idle?: { seconds: number; concurrency: number };
+  /** EchoMQ only: the worker's `blockMs` (0: no blocking claim; absent: the default). */
+  blockMs?: number;
+}
+
+export interface IdleResult {
+  seconds: number;
+  /** Commands the clients sent over the idle window (MONITOR), and by name. */
+  commands: number;
+  byCommand: Record<string, number>;
+  /** Commands scripts ran inside those (MONITOR's `lua` source): not sent, not counted above. */
+  insideScripts: number;
 }
 
 export interface ProcessResult extends Rate {
@@ -123,6 +136,7 @@ export interface MeasureResult {
   latency: LatencyResult | null;
   ramp: RampResult | null;
   burst: BurstResult | null;
+  idle?: IdleResult | null;
   errors: string[];
   warnings: string[];
   /** Wall time of the whole child run, s. */
@@ -143,6 +157,7 @@ export class Measurer {
     this.adapter = adapterFor(plan.system, plan.endpoint, {
       ...(plan.bus === "off" ? { busOff: true } : {}),
       ...(plan.tracing ? { tracing: plan.tracing } : {}),
+      ...(plan.blockMs !== undefined ? { blockMs: plan.blockMs } : {}),
     });
     this.admin = new Admin(plan.endpoint.port);
   }
@@ -178,6 +193,10 @@ export class Measurer {
       for (const c of p.concurrencies) {
         const r = await this.guard(`process c=${c}`, () => this.processRun(c));
         if (r) result.process.push(r);
+      }
+      if (p.idle) {
+        const plan = p.idle;
+        result.idle = await this.guard("idle", () => this.idleRun(plan));
       }
       if (p.latency) {
         const plan = p.latency;
@@ -341,6 +360,40 @@ export class Measurer {
       processCommands: server.perCommand,
       addCommands: fill.perCommand,
     };
+  }
+
+  /**
+   * A worker on an empty queue, settled 1 s; then, over `seconds`, every command the clients send
+   * (`MONITOR`, by name) and those scripts run inside them (MONITOR's `lua` source), apart.
+   */
+  private async idleRun(plan: { seconds: number; concurrency: number }): Promise<IdleResult> {
+    await this.fresh();
+    const consumer = await this.adapter.consumer({
+      concurrency: plan.concurrency,
+      onCompleted: () => {},
+      onFailed: (err) => this.errors.push(`idle: ${String(err)}`),
+    });
+    const byCommand: Record<string, number> = {};
+    let commands = 0;
+    let insideScripts = 0;
+    try {
+      await sleep(1000);
+      const monitor = await this.admin.client.monitor();
+      monitor.on("monitor", (_time: string, args: string[], source: string) => {
+        if (source === "lua") {
+          insideScripts += 1;
+          return;
+        }
+        const name = String(args[0] ?? "").toLowerCase();
+        byCommand[name] = (byCommand[name] ?? 0) + 1;
+        commands += 1;
+      });
+      await sleep(plan.seconds * 1000);
+      monitor.disconnect();
+      return { seconds: plan.seconds, commands, byCommand, insideScripts };
+    } finally {
+      await this.close("idle: worker", consumer);
+    }
   }
 
   /**

@@ -44,6 +44,7 @@ export const MEASURES = [
   "bus",
   "tracing",
   "lateness",
+  "idle",
 ] as const;
 export type Measure = (typeof MEASURES)[number];
 

@@ -9,7 +9,7 @@
  * Flags: --smoke (tiny, 1 round, exit 1 unless every job of every system was processed),
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
  * (echomq-w4, echomq-w6, bullmq, beequeue), --measures=<measure>[,<measure>…] (add, process,
- * latency, ramp, burst, cluster, lanes, bus, tracing, lateness), --persistence=none|aof|both, --out=<dir>,
+ * latency, ramp, burst, cluster, lanes, bus, tracing, lateness, idle), --persistence=none|aof|both, --out=<dir>,
  * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { modulePath } from "../tools/module-path.js";
 import { busConfig, runBusMeasure } from "./bus.js";
 import { runTracingMeasure, tracingConfig } from "./tracing.js";
+import { idleConfig, runIdleMeasure } from "./idle.js";
 import { renderChart } from "./chart.js";
 import { runClusterMeasure } from "./cluster.js";
 import { lanesConfig, runLanesMeasure } from "./lanes.js";
@@ -338,7 +339,10 @@ async function main(): Promise<void> {
   const lateness =
     flags.measures.includes("lateness") && flags.persistence !== "aof" ? latenessConfig(flags.smoke) : null;
   if (lateness && flags.rounds) lateness.rounds = flags.rounds;
-  if (modes.length === 0 && !cluster && !lanes && !bus && !tracing && !lateness)
+  const idle =
+    flags.measures.includes("idle") && flags.persistence !== "aof" ? idleConfig(flags.smoke) : null;
+  if (idle && flags.rounds) idle.rounds = flags.rounds;
+  if (modes.length === 0 && !cluster && !lanes && !bus && !tracing && !lateness && !idle)
     throw new UsageError("nothing to run: no mode has any of --measures");
   for (const m of modes) {
     if (flags.rounds) m.rounds = flags.rounds;
@@ -362,6 +366,7 @@ async function main(): Promise<void> {
     tracing && !live.stopping ? await runTracingMeasure(tracing, flags.only, failures) : null;
   const latenessReport =
     lateness && !live.stopping ? await runLatenessMeasure(lateness, flags.only, failures) : null;
+  const idleReport = idle && !live.stopping ? await runIdleMeasure(idle, flags.only, failures) : null;
   const cpus = os.cpus();
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -386,6 +391,7 @@ async function main(): Promise<void> {
         busReport?.moduleVersion ??
         tracingReport?.moduleVersion ??
         latenessReport?.moduleVersion ??
+        idleReport?.moduleVersion ??
         "not loaded",
       bullmq: packageVersion("bullmq"),
       "bee-queue": packageVersion("bee-queue"),
@@ -404,6 +410,7 @@ async function main(): Promise<void> {
     bus: busReport,
     tracing: tracingReport,
     lateness: latenessReport,
+    idle: idleReport,
     failures,
     warnings,
     wallSeconds: round((performance.now() - t0) / 1000, 1),

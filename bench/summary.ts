@@ -1,6 +1,7 @@
 /** Medians over the rounds, per system, and the shape of the results JSON (bench/results/*.json). */
 import type { BusReport } from "./bus.js";
 import type { TracingReport } from "./tracing.js";
+import type { IdleReport } from "./idle.js";
 import type { LanesReport } from "./lanes.js";
 import type { LatenessReport } from "./lateness.js";
 import type { ClusterReport } from "./cluster.js";
@@ -90,6 +91,8 @@ export interface BenchReport {
   tracing?: TracingReport | null;
   /** The lateness measure (bench/lateness.ts); absent in reports from before it, null when not run. */
   lateness?: LatenessReport | null;
+  /** The idle measure (bench/idle.ts); absent in reports from before it, null when not run. */
+  idle?: IdleReport | null;
   failures: string[];
   warnings: string[];
   wallSeconds: number;

@@ -108,6 +108,17 @@ export interface Shard {
   owner(slot: number): string;
 }
 
+/**
+ * How the native side runs a verb other than as itself. `blockingClaim`: every well-formed
+ * `CLAIM` step runs as `EMQ.BCLAIM <tail> 1` (the blocking claim's path when a job is ready is
+ * the claim itself; with nothing to claim it waits 1 ms, or inside `MULTI` not at all, and answers
+ * nil) — its reply compared as `EMQ.CLAIM`'s: nil as the empty array, `EMQ.BCLAIM` in a refusal as
+ * `EMQ.CLAIM`. Everything else — keyspace, events, wake, times — is compared as it is.
+ */
+export interface Variant {
+  blockingClaim?: boolean;
+}
+
 export interface PairResult {
   /** The script side's reply; undefined when nothing was sent (the host answered itself). */
   script?: Reply;
@@ -129,6 +140,7 @@ export class Executors {
     readonly bodies: Bodies,
     public fault: Fault | null = null,
     readonly shard: Shard | null = null,
+    readonly variant: Variant = {},
   ) {
     this.probeKey = `{${shard ? nameInSlot("emq-harness", shard.slots[0]!) : "emq-harness"}}:oom-probe`;
   }
@@ -156,7 +168,27 @@ export class Executors {
   }
 
   nativeCommand(verb: Verb, t: readonly Buffer[]): Command {
+    if (this.waitsForClaim(verb, t)) return ["EMQ.BCLAIM", ...t, "1"];
     return [`EMQ.${verb.verb}`, ...t];
+  }
+
+  /** Whether this native `CLAIM` step runs as `EMQ.BCLAIM` (see `Variant`): its form's shape. */
+  private waitsForClaim(verb: Verb, t: readonly Buffer[]): boolean {
+    const n = verb.keys.length;
+    return (
+      this.variant.blockingClaim === true &&
+      verb.verb === "CLAIM" &&
+      t.length === 1 + n + verb.values.length &&
+      t[0]?.toString("latin1") === String(n)
+    );
+  }
+
+  /** A native reply as compared: `EMQ.BCLAIM`'s as `EMQ.CLAIM`'s (see `Variant`). */
+  asCompared(verb: Verb, reply: Reply): Reply {
+    if (this.variant.blockingClaim !== true || verb.verb !== "CLAIM") return reply;
+    if (reply.t === "nil") return { t: "array", v: [] };
+    if (reply.t === "error") return { t: "error", v: reply.v.replace(/^ERR EMQ\.BCLAIM /, "ERR EMQ.CLAIM ") };
+    return reply;
   }
 
   /**
@@ -274,8 +306,12 @@ export class Executors {
     }
   }
 
-  /** The fault, when it targets `verb`: the rewritten reply, after running its extra writes. */
-  async injectFault(verb: Verb, native: Reply, side: Side): Promise<Reply> {
+  /**
+   * The native reply as compared (`asCompared`), and the fault, when it targets `verb`: the
+   * rewritten reply, after running its extra writes.
+   */
+  async injectFault(verb: Verb, reply: Reply, side: Side): Promise<Reply> {
+    const native = this.asCompared(verb, reply);
     const fault = this.fault;
     if (fault === null || fault.verb !== verb.verb) return native;
     if (fault.writes)

@@ -30,7 +30,10 @@ export function onReplica(
     const beforeS = await keys.dumpQueues(queues(sides.script));
     const beforeN = await keys.dumpQueues(queues(sides.native));
     const script = await keys.client.one(...ex.evalCommand(verb, tail(call, sides.script)));
-    const native = await keys.client.one(...ex.nativeCommand(verb, tail(call, sides.native)));
+    const native = ex.asCompared(
+      verb,
+      await keys.client.one(...ex.nativeCommand(verb, tail(call, sides.native))),
+    );
     const scriptChanges = changes(beforeS, await keys.dumpQueues(queues(sides.script)));
     const nativeChanges = changes(beforeN, await keys.dumpQueues(queues(sides.native)));
     if (writable) {

@@ -9,7 +9,8 @@
  *   npm run harness:pin            # writes harness/pins.json for HEAD's scripts
  *
  * Flags: --steps N, --seed S, --cluster, --only REGEX (listed cases by name), --no-cases,
- * --no-durability, --report FILE (also write the report there).
+ * --no-durability, --report FILE (also write the report there), --bclaim (the native side of
+ * every well-formed CLAIM step as EMQ.BCLAIM, the blocking claim's path when a job is ready).
  */
 import { writeFileSync } from "node:fs";
 import { PINS_FILE, REPO } from "./bodies.js";
@@ -25,6 +26,7 @@ interface Flags {
   report?: string;
   pin: boolean;
   cluster: boolean;
+  bclaim: boolean;
 }
 
 function parse(argv: string[]): Flags {
@@ -35,6 +37,7 @@ function parse(argv: string[]): Flags {
     durability: true,
     pin: false,
     cluster: false,
+    bclaim: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -56,6 +59,7 @@ function parse(argv: string[]): Flags {
     else if (arg === "--report") flags.report = value();
     else if (arg === "--pin") flags.pin = true;
     else if (arg === "--cluster") flags.cluster = true;
+    else if (arg === "--bclaim") flags.bclaim = true;
     else throw new Error(`unknown flag ${arg} (see harness/README.md)`);
   }
   return flags;
@@ -76,6 +80,7 @@ async function main(): Promise<number> {
     cases: flags.cases,
     durability: flags.durability,
     cluster: flags.cluster,
+    blockingClaim: flags.bclaim,
     ...(flags.only ? { only: flags.only } : {}),
     log: (line) => console.error(`[harness] ${line}`),
   });

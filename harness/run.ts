@@ -31,6 +31,8 @@ export interface HarnessOptions {
   durability?: boolean;
   /** A deliberate fault on the native side (the harness's own tests). */
   fault?: Fault | null;
+  /** Run every well-formed `CLAIM` step's native side as `EMQ.BCLAIM` (`Variant`, `--bclaim`). */
+  blockingClaim?: boolean;
   /** Pinned bodies already verified (default: read and verified now from `pins`). */
   bodies?: Bodies;
   /** Where the pins and scripts are (default: this repository and harness/pins.json). */
@@ -52,10 +54,15 @@ export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
   const log = o.log ?? (() => {});
   const bodies = o.bodies ?? loadBodies(o.pins?.repo, o.pins?.file);
   log(`pinned bodies verified at ${bodies.commit.slice(0, 12)} (${bodies.byVerb.size} scripts)`);
-  const stage = await (o.cluster ? clusterStage : singleStage)(bodies, o.fault ?? null);
+  const variant = { blockingClaim: o.blockingClaim === true };
+  const stage = await (o.cluster ? clusterStage : singleStage)(bodies, o.fault ?? null, variant);
   log(`on ${stage.where}`);
   const tally = new Tally();
   tally.notes.push(`on ${stage.where}`);
+  if (variant.blockingClaim)
+    tally.notes.push(
+      "the native side of every well-formed CLAIM step ran as EMQ.BCLAIM <tail> 1 (nil compared as [])",
+    );
   try {
     if (o.cases !== false) {
       const cases = ALL_CASES.filter((c) => !o.only || o.only.test(c.name));

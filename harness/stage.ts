@@ -15,7 +15,7 @@ import { modulePath } from "../tools/module-path.js";
 import type { Bodies } from "./bodies.js";
 import type { Case } from "./build.js";
 import { changes, show } from "./compare.js";
-import { Executors, type Fault, type Shard } from "./executors.js";
+import { Executors, type Fault, type Shard, type Variant } from "./executors.js";
 import type { Tally } from "./report.js";
 import { SCRATCH_AOF, SCRATCH_MODULE_ARGS, Scratch } from "./scratch.js";
 import { VERSION_KEY } from "./verbs.js";
@@ -35,9 +35,13 @@ export interface Stage {
 }
 
 /** The single scratch server. */
-export async function singleStage(bodies: Bodies, fault: Fault | null): Promise<Stage> {
+export async function singleStage(
+  bodies: Bodies,
+  fault: Fault | null,
+  variant: Variant = {},
+): Promise<Stage> {
   const scratch = await Scratch.start();
-  const ex = new Executors(scratch, bodies, fault);
+  const ex = new Executors(scratch, bodies, fault, null, variant);
   return {
     where: `one scratch server (127.0.0.1:${scratch.port})`,
     forCase: () => ex,
@@ -57,7 +61,11 @@ export function clusterSkip(c: Case): string | null {
 }
 
 /** A local cluster of three module primaries. */
-export async function clusterStage(bodies: Bodies, fault: Fault | null): Promise<Stage> {
+export async function clusterStage(
+  bodies: Bodies,
+  fault: Fault | null,
+  variant: Variant = {},
+): Promise<Stage> {
   const module = modulePath();
   const cluster = await startCluster({
     primaries: 3,
@@ -68,7 +76,9 @@ export async function clusterStage(bodies: Bodies, fault: Fault | null): Promise
   try {
     const primaries = cluster.primaries();
     const scratches = await Promise.all(primaries.map((node) => Scratch.attach(node, module)));
-    const all = scratches.map((scratch, i) => new Executors(scratch, bodies, fault, shardOf(cluster, i)));
+    const all = scratches.map(
+      (scratch, i) => new Executors(scratch, bodies, fault, shardOf(cluster, i), variant),
+    );
     const record = primaries.indexOf(cluster.ownerOf(slot(VERSION_KEY)));
     await scratches[record]!.install();
     let turn = 0;

@@ -1,7 +1,8 @@
 //! Makes the module's protocol tables from the protocol data (`../protocol/`), the contract
 //! written once:
 //!
-//! * `$OUT_DIR/protocol.rs`, included by `src/protocol.rs`: the job-core verb tokens in
+//! * `$OUT_DIR/protocol.rs`, included by `src/protocol.rs`: the job-core verb tokens (and the
+//!   extension tokens `EMQ.VERSION` lists beside them) in
 //!   `job_core` order, the brands, and for each verb a module
 //!   (`protocol::<verb>`) with its `FORM` (token, syntax, keys, anchor, value count, class) and
 //!   one constant per declared key (`KeyAt`) and value (`ValueAt`, or `Number` when it has a
@@ -92,6 +93,10 @@ struct Verb {
     verb: String,
     /// One of the job-core verbs (`job_core` lists exactly these).
     is_core: bool,
+    /// Listed by `EMQ.VERSION` under `extensions` (a capability beside the job core).
+    extension: bool,
+    /// The command may wait inside the server (command flag `blocking`).
+    blocking: bool,
     summary: String,
     family: String,
     class: String,
@@ -289,6 +294,18 @@ fn read_verb(path: &Path, protocol: &Protocol) -> Res<Verb> {
     let core = field(&v, "core")?
         .as_bool()
         .ok_or("`core` is not a boolean")?;
+    let flag = |name: &str| -> Res<bool> {
+        match v.get(name) {
+            None => Ok(false),
+            Some(b) => b
+                .as_bool()
+                .ok_or_else(|| format!("`{name}` is not a boolean")),
+        }
+    };
+    let (extension, blocking) = (flag("extension")?, flag("blocking")?);
+    if extension && core {
+        return Err("a job-core verb is no extension".into());
+    }
     let family = text(&v, "family")?;
     if !is_ident(&family) {
         return Err(format!("family `{family}` is not a module name"));
@@ -383,6 +400,8 @@ fn read_verb(path: &Path, protocol: &Protocol) -> Res<Verb> {
         summary: text(&v, "summary")?,
         verb,
         is_core: core,
+        extension,
+        blocking,
         family,
         class,
         keys,
@@ -488,6 +507,18 @@ fn protocol_rs(protocol: &Protocol, verbs: &[Verb]) -> String {
          pub const JOB_CORE: [&str; {}] = [{}];\n",
         core.len(),
         core.iter().map(|t| lit(t)).collect::<Vec<_>>().join(", ")
+    );
+    let extensions: Vec<String> = verbs
+        .iter()
+        .filter(|v| v.extension)
+        .map(|v| lit(&v.verb))
+        .collect();
+    let _ = writeln!(
+        w,
+        "/// The extension verb tokens (what `EMQ.VERSION` lists under `extensions`), by name.\n\
+         pub const EXTENSIONS: [&str; {}] = [{}];\n",
+        extensions.len(),
+        extensions.join(", ")
     );
     let _ = writeln!(
         w,
@@ -644,14 +675,17 @@ fn commands_rs(protocol: &Protocol, verbs: &[Verb]) -> String {
         order.len()
     );
     for verb in &order {
-        let flags = &protocol.classes[&verb.class];
+        let mut flags = protocol.classes[&verb.class].clone();
+        if verb.blocking {
+            flags.push_str(" blocking");
+        }
         let _ = writeln!(
             w,
             "    Command {{\n        name: c{},\n        handler: handler::<{}>,\n        flags: c{},\n        \
              summary: c{},\n        arity: -1,\n        keys: &[",
             lit(&format!("emq.{}", verb.verb.to_lowercase())),
             camel(&verb.verb.to_lowercase()),
-            lit(flags),
+            lit(&flags),
             lit(&verb.summary),
         );
         for (i, key) in verb.keys.iter().enumerate() {

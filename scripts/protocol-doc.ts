@@ -38,7 +38,8 @@ function valueText(spec: VerbSpec, i: number): string {
 function classText(spec: VerbSpec): string {
   const c = PROTOCOL.classes[spec.class];
   const script = spec.script ? `, \`${spec.script}.lua\` starts \`${c.shebang}\`` : "";
-  return `${spec.class} (module flags \`${c.flags}\`${script})`;
+  const flags = spec.blocking ? `${c.flags} blocking` : c.flags;
+  return `${spec.class} (module flags \`${flags}\`${script})`;
 }
 
 /** One verb's form line and table. */

@@ -239,6 +239,48 @@ export class NativeOnlyVerbError extends WireRefusalError {
 }
 
 /**
+ * The server ended a blocking claim (`EMQ.BCLAIM`) before a job or its timeout: the node turned
+ * replica (`UNBLOCKED …`, after which the server closes the connection), or on a cluster the
+ * queue's slot is served elsewhere now (`MOVED …`) or the cluster is down (`CLUSTERDOWN …`).
+ * Nothing was claimed. It passes with time: claim again where the queue is served now (a worker
+ * does, after a short backoff).
+ */
+export class WaitInterruptedError extends ServerError {
+  override readonly code: string = "EMQ_WAIT_INTERRUPTED";
+  /** `unblocked` (the node turned replica), `moved` (the slot moved), `clusterdown`. */
+  readonly reason: "unblocked" | "moved" | "clusterdown";
+  constructor(reply: string, cause?: unknown) {
+    super(reply, cause);
+    this.reason = reply.startsWith("UNBLOCKED")
+      ? "unblocked"
+      : reply.startsWith("MOVED")
+        ? "moved"
+        : "clusterdown";
+    this.message = `the blocking claim was ended by the server (${this.reason}): ${reply}. Nothing was claimed; claim again where the queue is served now`;
+  }
+}
+
+/** The replies with which the server ends a blocking command early (see `WaitInterruptedError`). */
+export const WAIT_ENDED = /^(UNBLOCKED|MOVED|CLUSTERDOWN)\b/;
+
+/**
+ * A blocking claim got no answer within its watchdog (the server's timeout plus a grace): the
+ * socket is taken as lost — half-open after a network fault or a failover that sent no reset —
+ * and dropped; the claim is sent again on a new one. A job the server leased to the lost socket
+ * meanwhile goes back to `pending` when its lease expires (the reaper).
+ */
+export class ClaimWatchdogError extends EchoMQError {
+  readonly ms: number;
+  constructor(queue: string, ms: number) {
+    super(
+      "EMQ_CLAIM_WATCHDOG",
+      `the blocking claim on queue ${JSON.stringify(queue)} got no reply within ${ms} ms: its connection is dropped and opened again`,
+    );
+    this.ms = ms;
+  }
+}
+
+/**
  * Tracing was turned on (`tracing` of a `Queue` or a `Worker`) but `@opentelemetry/api` could not
  * be loaded: it is an optional peer dependency, installed by the application that wants traces.
  * `cause` is the loader's error.

@@ -78,6 +78,8 @@ export {
   QueueActiveError,
   TracingUnavailableError,
   ReapBoundsError,
+  WaitInterruptedError,
+  ClaimWatchdogError,
 } from "./errors.js";
 export {
   Queue,

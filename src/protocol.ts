@@ -1,8 +1,8 @@
 /**
  * `echomq/protocol`: the advanced surface — the keyspace grammar and cluster slots, the script
- * registry, the verb table (the protocol as data), the brands, the engines, the timers and the
- * typed-refusal mapping. For tools and tests that speak the wire contract itself; applications
- * use `echomq`.
+ * registry, the verb table (the protocol as data), the brands, the engines, the timers, the
+ * blocking claim's host steps and the typed-refusal mapping. For tools and tests that speak the
+ * wire contract itself; applications use `echomq`.
  */
 export { backoffDelay } from "./backoff.js";
 export { IdGenerator } from "./branded-id.js";
@@ -32,6 +32,7 @@ export {
   scriptFor,
   type Wire6Declaration,
 } from "./scripts/index.js";
+export { BLOCKING_CLAIM, claimWaiting, moduleExtensions } from "./jobs/wait.js";
 export { Timers, type TimerOptions } from "./timers.js";
 export {
   anchorOf,

@@ -9,6 +9,8 @@ export class WakeGate {
   private tick: NodeJS.Timeout | undefined;
   /** Wakes that found no waiter, kept (up to `maxPermits`) so a slot about to wait does not miss them. */
   private permits = 0;
+  /** Whether the safety tick runs while slots wait. */
+  private ticking = true;
 
   constructor(
     private readonly safetyTickMs: number,
@@ -69,8 +71,18 @@ export class WakeGate {
     this.disarm();
   }
 
+  /**
+   * Turns the safety tick off (or on again). Off while a blocking claim waits inside the server
+   * for the queue: it sees every job that becomes ready, so no missed message can strand one.
+   */
+  setTicking(on: boolean): void {
+    this.ticking = on;
+    if (!on) this.disarm();
+    else if (this.waiters.length > 0) this.arm();
+  }
+
   private arm(): void {
-    if (this.tick) return;
+    if (this.tick || !this.ticking) return;
     this.tick = setInterval(() => this.releaseOne(), this.safetyTickMs);
   }
 

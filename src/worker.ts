@@ -8,7 +8,7 @@
  */
 import { EventEmitter } from "node:events";
 import type { Connection } from "./connector/connection.js";
-import { InvalidArgumentError, LeaseLostError } from "./errors.js";
+import { InvalidArgumentError, LeaseLostError, ServerError } from "./errors.js";
 import { type ClaimedJob, claimVerb, complete, extend, fail, isPaused, requeue } from "./jobs.js";
 import { ConsumerSpans, type Settled } from "./observe/consumer-spans.js";
 import type { Queue } from "./queue.js";
@@ -18,6 +18,7 @@ import { type Handler, type Job, JobView } from "./worker/job.js";
 import { WorkerLanes } from "./worker/lanes.js";
 import { type ResolvedOptions, resolveOptions, type WorkerOptions } from "./worker/options.js";
 import { encodeResult, errorText, retryDelay } from "./worker/outcome.js";
+import { type ClaimWatcher, openWatcher } from "./worker/watcher.js";
 
 export type { Handler, Job } from "./worker/job.js";
 export type { WorkerLogger, WorkerOptions } from "./worker/options.js";
@@ -82,6 +83,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly spans: ConsumerSpans | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private transient = 0;
+  /** The blocking claim (wire 6, a queue without lanes, a module that offers it), if used. */
+  private watcher: ClaimWatcher | undefined;
+  /** True while a slot waits on the blocking claim (or backs off between its waits). */
+  private watchHeld = false;
+  /** A wait is in the server and no wake has been charged to it yet (it takes that job itself). */
+  private waitTakesOne = false;
 
   constructor(
     queue: Queue,
@@ -116,7 +123,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       {
         wake: (lane, n) => {
           this.lanes.set.woke(lane);
-          this.gate.wake(n);
+          // The slot waiting in the server takes one job of the first wake itself.
+          const others = this.waitTakesOne ? n - 1 : n;
+          this.waitTakesOne = false;
+          if (others > 0) this.gate.wake(others);
         },
         resubscribed: () => {
           this.lanes.set.wokeAll();
@@ -178,6 +188,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
     }
     if (this.closing) return;
+    await this.startWatcher();
+    if (this.closing) return;
     this.heartbeat = setInterval(() => this.renewLeases(), Math.max(Math.floor(this.opts.leaseMs / 3), 1));
     this.slots = Array.from({ length: this.opts.concurrency }, () => this.slot());
   }
@@ -187,7 +199,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     while (!this.closing) {
       const pick = this.lanes.set.next();
       if (!pick) {
-        // No lane may hold work: wait for a wake (or the safety tick, which probes every lane).
+        // No lane may hold work: one slot waits inside the server (the blocking claim), the
+        // others for a wake (or the safety tick, which probes every lane, when none waits there).
+        if (this.watcher && !this.watchHeld) {
+          if (await this.watch(this.watcher)) return;
+          continue;
+        }
         await this.gate.wait();
         continue;
       }
@@ -215,6 +232,78 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
       this.gate.releaseOne(); // the queue may hold more: one more idle slot looks
       await this.process(claimed, pick.lane, claimedAt);
+    }
+  }
+
+  /** The blocking claim, when this worker may use it (`openWatcher`); else the safety tick stays. */
+  private async startWatcher(): Promise<void> {
+    try {
+      this.watcher = await openWatcher(this.conn, this.name, this.lanes.set.all(), this.opts.blockMs);
+    } catch (err) {
+      this.report(err);
+    }
+    if (this.watcher) this.gate.setTicking(false);
+  }
+
+  /** Back to the wake channel's safety tick (lanes joined, or the node lacks `EMQ.BCLAIM`). */
+  private retireWatcher(): void {
+    const watcher = this.watcher;
+    this.watcher = undefined;
+    this.gate.setTicking(true);
+    void watcher?.close();
+  }
+
+  /**
+   * This slot waits inside the server for the queue's next job (`EMQ.BCLAIM`, again after each
+   * timeout), then runs it — releasing one more idle slot first, since more may follow. Errors
+   * back off and wait again; a fatal one returns true (the worker stops).
+   */
+  private async watch(watcher: ClaimWatcher): Promise<boolean> {
+    this.watchHeld = true;
+    let held = true;
+    try {
+      for (let failures = 0; !this.closing && this.watcher === watcher; ) {
+        const lanes = this.lanes.set.all();
+        if (lanes.length !== 1) {
+          this.retireWatcher();
+          return false;
+        }
+        const lane = lanes[0]!;
+        let claimed: ClaimedJob | null;
+        const claimedAt = Date.now(); // the claim span's start, when traced
+        try {
+          const sent = watcher.claim(lane, this.opts.leaseMs);
+          this.claims.add(sent);
+          this.waitTakesOne = true;
+          try {
+            claimed = await sent;
+          } finally {
+            this.claims.delete(sent);
+            this.waitTakesOne = false;
+          }
+          failures = 0;
+        } catch (err) {
+          if (err instanceof ServerError && /^ERR unknown command/.test(err.reply)) {
+            this.report(err);
+            this.retireWatcher();
+            return false;
+          }
+          if (this.fault(err)) return true;
+          await sleep(retryAfterError(++failures));
+          continue;
+        }
+        if (!claimed) continue;
+        // Another idle slot may wait in the server now, while this one runs the job.
+        held = false;
+        this.watchHeld = false;
+        this.lanes.set.woke(lane);
+        this.gate.releaseOne();
+        await this.process(claimed, lane, claimedAt);
+        return false;
+      }
+      return false;
+    } finally {
+      if (held) this.watchHeld = false;
     }
   }
 
@@ -370,6 +459,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async shutdown(): Promise<void> {
     await this.ready.catch(() => {});
     this.gate.wakeAll();
+    void this.watcher?.interrupt(this.conn);
     const finished = Promise.all(this.slots);
     let timer: NodeJS.Timeout | undefined;
     const grace = this.fatalError === undefined ? this.opts.closeGraceMs : 0;
@@ -386,6 +476,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // close() does not wait for them (a handler that ignores its signal cannot hold it up).
     for (const entry of unfinished) entry.job.abort(new Error("worker closed"));
     await Promise.allSettled([...this.settling]);
+    await this.watcher?.close();
     await this.lanes.stop();
   }
 

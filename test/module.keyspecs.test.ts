@@ -28,6 +28,7 @@ interface VerbDecl {
   verb: string;
   summary: string;
   class: string;
+  blocking?: boolean;
   keys: KeyDecl[];
   values: { slot: string }[];
 }
@@ -109,6 +110,7 @@ describe("registration: COMMAND INFO / GETKEYS / DOCS follow the protocol data",
       assert.equal(String(name), `emq.${v.verb.toLowerCase()}`);
       assert.equal(arity, -1, "the shape step counts the arguments");
       const want = protocol.classes[v.class]!.flags.split(" ").map((f) => COMMAND_FLAG[f]!);
+      if (v.blocking) want.push("blocking");
       assert.deepEqual(strings(flags!), [...want, "module"].sort());
       // Cluster routing reads the legacy range the server glues from the consecutive specs.
       const n = v.keys.length;

@@ -378,12 +378,16 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
   });
 
   describe("EMQ.VERSION", () => {
-    test("reply shape: wire, module (major 0, the crate's version), verbs, features", async () => {
+    test("reply shape: wire, module (major 0, the crate's version), verbs, extensions, features", async () => {
       const d0 = await dirty(server.port);
       const reply = (await call(server.port, ["EMQ.VERSION"])) as unknown[];
-      assert.ok(Array.isArray(reply) && reply.length === 8, JSON.stringify(reply));
-      const [wKey, wire, mKey, version, vKey, verbs, fKey, features] = reply;
-      assert.deepEqual([wKey, wire, mKey, vKey, fKey], ["wire", WIRE6, "module", "verbs", "features"]);
+      assert.ok(Array.isArray(reply) && reply.length === 10, JSON.stringify(reply));
+      const [wKey, wire, mKey, version, vKey, verbs, xKey, extensions, fKey, features] = reply;
+      assert.deepEqual(
+        [wKey, wire, mKey, vKey, xKey, fKey],
+        ["wire", WIRE6, "module", "verbs", "extensions", "features"],
+      );
+      assert.deepEqual(extensions, ["BCLAIM"]);
       assert.deepEqual(features, ["timers"], "the server-side timers (on by default)");
       const cargo = readFileSync(new URL("../module/Cargo.toml", import.meta.url), "utf8");
       const crate = /^version\s*=\s*"([^"]+)"/m.exec(cargo)?.[1];

@@ -127,8 +127,10 @@ function sum(xs: Iterable<number>): number {
 }
 
 /** How many of a worker's slots wait on its wake gate (test-only introspection). */
+/** Slots waiting for work: on the wake gate, and (wire 6) the one waiting inside the server. */
 function idleSlots(w: Worker): number {
-  return (w as unknown as { gate: { waiting: number } }).gate.waiting;
+  const worker = w as unknown as { gate: { waiting: number }; watchHeld: boolean };
+  return worker.gate.waiting + (worker.watchHeld ? 1 : 0);
 }
 
 interface ChildWorker {
@@ -587,12 +589,14 @@ forEachWire("worker reliability", (ctx) => {
     const wConn = await connect({ port: proxy.port, wire });
     let w: Worker | undefined;
     try {
+      // The wake channel's path (a wake releases a slot, which claims): no blocking claim on wire 6.
       w = new Worker(new Queue(q, wConn), () => {}, {
         concurrency: 1,
         closeGraceMs: 10_000,
         promoteEveryMs: 60_000,
         reapEveryMs: 60_000,
         idleCheckMs: 60_000,
+        blockMs: 0,
       });
       await w.ready;
       await until("the slot to idle", () => idleSlots(w!) === 1, 10_000, 5);

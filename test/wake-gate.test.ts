@@ -100,6 +100,25 @@ describe("wake gate", () => {
   });
 });
 
+describe("wake gate without its safety tick (a blocking claim waits in the server)", () => {
+  test("no tick releases a waiter while it is off; wakes still do; on again, it ticks", async () => {
+    const gate = new WakeGate(10, 4);
+    gate.setTicking(false);
+    const w = waiters(gate, 2);
+    await tick();
+    await tick();
+    assert.equal(w.released(), 0, "no safety tick");
+    gate.wake(1);
+    await tick();
+    assert.equal(w.released(), 1, "a wake releases");
+    gate.setTicking(true);
+    await tick();
+    await tick();
+    assert.equal(w.released(), 2, "the tick runs again");
+    await w.all;
+  });
+});
+
 describe("wakeCount", () => {
   test("a decimal count as sent; 0 for an id that entered the schedule; anything else means one", () => {
     assert.equal(wakeCount("1"), 1);

@@ -35,6 +35,8 @@ import { flushTracing, useNoopTracing } from "./noop-tracing.js";
 export interface EchoOptions {
   busOff?: boolean;
   tracing?: "sdk" | "api";
+  /** The worker's `blockMs` (the idle measure). */
+  blockMs?: number;
 }
 
 export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: EchoOptions = {}): SystemAdapter {
@@ -49,7 +51,8 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: EchoOptions = 
       (o.tracing === "sdk"
         ? "; tracing: true on the queue and the worker (an SDK that drops the spans)"
         : "") +
-      (o.tracing === "api" ? "; tracing: true on the queue and the worker (the API alone, no SDK)" : ""),
+      (o.tracing === "api" ? "; tracing: true on the queue and the worker (the API alone, no SDK)" : "") +
+      (o.blockMs !== undefined ? `; Worker { blockMs: ${o.blockMs} }` : ""),
     async prepare() {
       if (wire === 6) await installModuleBrand(target);
       if (o.busOff) {
@@ -90,6 +93,7 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: EchoOptions = 
         concurrency: opts.concurrency,
         keepCompleted: 0,
         ...traced,
+        ...(o.blockMs !== undefined ? { blockMs: o.blockMs } : {}),
       });
       worker.on("completed", () => opts.onCompleted());
       worker.on("failed", (_job, err) => opts.onFailed(err));

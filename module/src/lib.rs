@@ -147,12 +147,16 @@ valkey_module! {
 mod tests {
     use super::*;
     use crate::guard::Class;
-    use crate::protocol::{install, JOB_CORE_FORMS};
+    use crate::protocol::{bclaim, install, JOB_CORE_FORMS};
     use crate::shape::Form;
 
-    /// The job-core forms, then `EMQ.INSTALL`'s: the order of [`COMMANDS`] but `EMQ.VERSION`.
+    /// The job-core forms, then `EMQ.BCLAIM`'s and `EMQ.INSTALL`'s: the order of [`COMMANDS`]
+    /// but `EMQ.VERSION`.
     fn forms() -> Vec<Form> {
-        JOB_CORE_FORMS.into_iter().chain([install::FORM]).collect()
+        JOB_CORE_FORMS
+            .into_iter()
+            .chain([bclaim::FORM, install::FORM])
+            .collect()
     }
 
     #[test]
@@ -208,10 +212,11 @@ mod tests {
     #[test]
     fn flags_follow_the_class() {
         for (command, form) in COMMANDS.iter().zip(forms()) {
-            let want = match form.class {
-                Class::Admission => c"write deny-oom",
-                Class::Drain => c"write",
-                Class::Read => c"readonly fast",
+            let want = match (form.class, form.verb) {
+                (Class::Drain, "BCLAIM") => c"write blocking",
+                (Class::Admission, _) => c"write deny-oom",
+                (Class::Drain, _) => c"write",
+                (Class::Read, _) => c"readonly fast",
             };
             assert_eq!(command.flags, want, "{}", form.verb);
         }

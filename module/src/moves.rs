@@ -1,11 +1,12 @@
-//! The writes several verbs share: into `pending`, into `done`/`dead` with retention, the wake.
+//! The writes several verbs share: into `pending`, into `done`/`dead` with retention, the wake
+//! (and the signal to the clients waiting for a job).
 //!
 //! Every write goes through an open [`Key`] (each replicated as its plain command). The caller
 //! has passed the write guard.
 
 use crate::direct::{Db, Key};
 use crate::errors::Refusal;
-use crate::keyspace::{Queue, WAKE};
+use crate::keyspace::{Queue, PENDING, WAKE};
 
 /// The most ids one call's retention removes.
 pub const RETENTION_BATCH: i64 = 10;
@@ -91,11 +92,13 @@ pub fn retain(db: &Db, queue: &Queue, set: &mut Key, keep: i64) -> Result<(), Re
 
 /// Wake: `SPUBLISH emq:{q}:wake <ready>` — `ready` (> 0) being how many ids the call put into
 /// `pending` — on the queue's shard channel, replicated like the script's `SPUBLISH`. One
-/// message per call.
+/// message per call. And `pending` is signalled ready: the clients waiting in `EMQ.BCLAIM` try
+/// their claim again after this command.
 pub fn wake(db: &Db, queue: &Queue, ready: i64) {
     debug_assert!(ready > 0, "a wake names at least one ready id");
     let text = ready.to_string();
     db.spublish(&queue.key(WAKE), text.as_bytes());
+    db.signal_ready(&queue.key(PENDING));
 }
 
 /// Wake `0`: an id entered `schedule` (due later, no id ready now); a worker's promoter, asleep

@@ -52,6 +52,8 @@ export interface ModuleVersion {
   brand: string;
   module: string;
   verbs: string[];
+  /** The verbs beside the job core (`BCLAIM`); none from a module before 0.4.0. */
+  extensions: string[];
   /** What the module does beyond its verbs (`timers`: it promotes and reaps by itself); none before 0.4.0. */
   features: string[];
 }
@@ -62,11 +64,13 @@ export function parseModuleVersion(reply: RespReply): ModuleVersion | null {
   for (let i = 0; i + 1 < reply.length; i += 2) fields.set(String(reply[i]), reply[i + 1]!);
   const verbs = fields.get("verbs");
   if (!Array.isArray(verbs)) return null;
+  const extensions = fields.get("extensions");
   const features = fields.get("features");
   return {
     brand: String(fields.get("wire")),
     module: String(fields.get("module")),
     verbs: verbs.map(String),
+    extensions: Array.isArray(extensions) ? extensions.map(String) : [],
     features: Array.isArray(features) ? features.map(String) : [],
   };
 }

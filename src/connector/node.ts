@@ -6,7 +6,7 @@
 import { Command, Redis } from "iovalkey";
 import type { Arg } from "../engine/index.js";
 import { AuthError, ConnectionError, type EchoMQError, VersionFenceError } from "../errors.js";
-import { JOB_CORE_VERBS } from "../scripts/index.js";
+import { VERB_SPECS } from "../verbs/index.js";
 import { FencingConnector } from "./fencing-connector.js";
 import { type CheckedOptions, type ConnectOptions, describeCause, withTimeout } from "./options.js";
 import { openAbortable, ShardSubscriber } from "./shard-subscriber.js";
@@ -134,8 +134,7 @@ export async function openNode(checked: CheckedOptions, options: ConnectOptions)
   client.on("error", () => {}); // errors reach callers through their commands
   // Register the module's commands before any pipeline exists: an auto-pipeline copies the
   // client's built-ins when it is created, so a command added later would be missing from it.
-  for (const verb of [...JOB_CORE_VERBS, "VERSION", "INSTALL"])
-    client.addBuiltinCommand(`emq.${verb.toLowerCase()}`);
+  for (const verb of VERB_SPECS.keys()) client.addBuiltinCommand(`emq.${verb.toLowerCase()}`);
   const transport = new NodeTransport(client, connector, checked, options);
   try {
     await withTimeout(client.connect(), timeoutMs, () => lastError(connector));

@@ -46,6 +46,10 @@ export interface VerbSpec {
   summary: string;
   /** One of the job-core verbs (`EMQ.VERSION` lists them). */
   core: boolean;
+  /** Listed by `EMQ.VERSION` under `extensions`: a capability beside the job core (`BCLAIM`). */
+  extension?: boolean;
+  /** The command may wait inside the server (module command flag `blocking`). */
+  blocking?: boolean;
   /** The module's verb family (`module/src/verbs/<family>.rs`). */
   family: string;
   /** The Lua twin `src/scripts/<script>.lua`; null for a native-only command. */

@@ -7,6 +7,7 @@ import { MAX_TIMER_MS } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { MAX_INTEGER } from "../jobs/common.js";
 import { type CheckedTracing, checkTracing, type TracingOption } from "../observe/tracing-option.js";
+import { WATCHDOG_GRACE_MS } from "./watcher.js";
 
 /** Where errors go that no `error` listener hears. */
 export interface WorkerLogger {
@@ -40,6 +41,14 @@ export interface WorkerOptions {
   hostTimers?: boolean;
   /** An idle worker re-checks the queue at most this often without a wake message (ms). Default 2000. */
   idleCheckMs?: number;
+  /**
+   * Wire 6, on a module that offers the blocking claim (`EMQ.BCLAIM`, module 0.4.0+), for a queue
+   * without lanes: one idle slot waits inside the server for the next job, on a connection of the
+   * worker's own, and the safety tick is off — an idle worker sends one claim per `blockMs`. How
+   * long one wait lasts before it is sent again (ms); a watchdog drops a wait unanswered 5 s past
+   * it. 0 keeps the wake channel's safety tick instead, as on wire 4. Default 10000.
+   */
+  blockMs?: number;
   /**
    * Where errors go when nobody listens for `error`. Default: `console.warn`, one line per
    * distinct error per minute (with a count of the repeats).
@@ -101,6 +110,7 @@ export function resolveOptions(options: WorkerOptions): ResolvedOptions {
     reapEveryMs: integer("reapEveryMs", options.reapEveryMs, 5000, 1, MAX_TIMER_MS),
     idleCheckMs: integer("idleCheckMs", options.idleCheckMs, 2000, 1, MAX_TIMER_MS),
     hostTimers,
+    blockMs: integer("blockMs", options.blockMs, 10_000, 0, MAX_TIMER_MS - WATCHDOG_GRACE_MS),
     logger,
     tracing: checkTracing(options.tracing),
   };

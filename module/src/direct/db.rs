@@ -1,5 +1,5 @@
-//! One verb's access to the keyspace, [`Db`]: it opens each key the verb touches once, and
-//! publishes the wake.
+//! One verb's access to the keyspace, [`Db`]: it opens each key the verb touches once,
+//! publishes the wake and signals the clients waiting on a key.
 
 use std::ffi::c_int;
 use std::marker::PhantomData;
@@ -59,6 +59,13 @@ impl<'a> Db<'a> {
     /// `DEL <key>` (any type) → whether it existed.
     pub fn del(&self, key: &[u8]) -> Result<bool, Refusal> {
         self.open(key).delete()
+    }
+
+    /// Signals `key` ready: clients waiting on it ([`super::wait_on`]) are woken after this
+    /// command, when the key exists then.
+    pub fn signal_ready(&self, key: &[u8]) {
+        let name = self.scope.string(key);
+        ffi::signal_key_as_ready(self.scope.ctx, name.ptr);
     }
 
     /// `SPUBLISH <channel> <message>` as the command runs it: delivered to this node's

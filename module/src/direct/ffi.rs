@@ -382,6 +382,47 @@ pub(super) fn publish_shard(ctx: *mut RCtx, channel: *mut RString, message: *mut
     unsafe { raw::RedisModule_PublishMessageShard.unwrap()(ctx, channel, message) };
 }
 
+/// A command callback as the server calls it (a handler, or a blocked client's reply or
+/// timeout callback: the blocked command's arguments).
+pub(super) type Callback = extern "C" fn(*mut RCtx, *mut *mut RString, c_int) -> c_int;
+
+/// `RedisModule_BlockClientOnKeys`: the calling client waits on `keys` until a callback answers
+/// it — `ready` each time one of them is signalled ready (it answers and returns OK, or returns
+/// ERR to keep waiting), `timed_out` after `timeout_ms` (> 0). No private data. Only where the
+/// client may wait (not inside `MULTI`, a script or a reply callback: the server would answer
+/// an error itself).
+pub(super) fn block_on_keys(
+    ctx: *mut RCtx,
+    (ready, timed_out): (Callback, Callback),
+    timeout_ms: i64,
+    keys: &[*mut RString],
+) {
+    let ready: raw::RedisModuleCmdFunc = Some(ready);
+    let timed_out: raw::RedisModuleCmdFunc = Some(timed_out);
+    // SAFETY: the command's live context; live key strings, which the server copies (it keeps
+    // its own references); callbacks with the signature it calls; no private data to free. The
+    // handle is the server's to free (a client blocked on keys is never unblocked by the module).
+    unsafe {
+        raw::RedisModule_BlockClientOnKeys.unwrap()(
+            ctx,
+            ready,
+            timed_out,
+            None,
+            timeout_ms as c_longlong,
+            keys.as_ptr().cast_mut(),
+            keys.len() as c_int,
+            ptr::null_mut(),
+        )
+    };
+}
+
+/// `RedisModule_SignalKeyAsReady`: the clients waiting on `key` get their reply callback after
+/// the running command (when the key exists then).
+pub(super) fn signal_key_as_ready(ctx: *mut RCtx, key: *mut RString) {
+    // SAFETY: a live context and key name; the server takes its own reference.
+    unsafe { raw::RedisModule_SignalKeyAsReady.unwrap()(ctx, key) };
+}
+
 /// Whether the calling client's user may access `key` with `flags` (`REDISMODULE_CMD_KEY_*`);
 /// a denial is logged in `ACL LOG` (reason `key`). `true` when the context has no user.
 pub(super) fn caller_may(ctx: *mut RCtx, key: *mut RString, flags: u32) -> bool {

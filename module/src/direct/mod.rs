@@ -11,6 +11,8 @@
 //! * `key` — an open key's reads and writes ([`Key`]);
 //! * `stream` — an open key's stream writes, the event bus's `XADD` and `XTRIM`;
 //! * `reply` — a verb's answer sent to the client;
+//! * `block` — a command whose client waits on a key ([`wait_on`]), woken by
+//!   [`Db::signal_ready`];
 //! * `register` — the commands created from their table ([`register`]), each with its key specs.
 //!
 //! A verb opens one [`Db`] over its own arguments and opens each key it touches once: keys it
@@ -38,6 +40,7 @@
 //! tests here.
 
 mod acl;
+mod block;
 mod db;
 mod ffi;
 mod key;
@@ -50,6 +53,7 @@ mod strings;
 use valkey_module::Context;
 
 pub use acl::{get_as_caller, get_as_module};
+pub use block::{may_wait, wait_on, Retry, Wait};
 pub use db::Db;
 pub use key::{Key, Kind, When, Zadd};
 pub use register::{handler, register, Command, Handler, KeyArg, Run, Verb};

@@ -47,6 +47,11 @@ impl<'a> Args<'a> {
         self.strings.is_empty()
     }
 
+    /// Argument `i` as the server's string object (a waiting command's key).
+    pub(super) fn string(&self, i: usize) -> *mut RString {
+        self.strings[i]
+    }
+
     /// The bytes of argument `i`; they live as long as the command runs.
     pub fn bytes(&self, i: usize) -> &'a [u8] {
         ffi::string_bytes(self.strings[i])

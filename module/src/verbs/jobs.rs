@@ -1,4 +1,5 @@
-//! Admission and leasing: `EMQ.ENQUEUE`, `EMQ.ADD`, `EMQ.CLAIM`.
+//! Admission and leasing: `EMQ.ENQUEUE`, `EMQ.ADD`, `EMQ.CLAIM` (and the claim `EMQ.BCLAIM`
+//! runs, [`lease_head`]).
 //!
 //! Each verb reads like its section of the protocol: shape → layout → fence → values →
 //! gates → write guard → writes. A refusal at any step writes nothing.
@@ -16,7 +17,7 @@ use crate::moves;
 use crate::open::{argv, open};
 use crate::protocol::{add, claim, enqueue};
 use crate::shape::Form;
-use crate::values::Grammar;
+use crate::values::{Grammar, Number};
 
 /// `EMQ.ENQUEUE 2 <row> <pending> <id> <payload>` → `1`, or `0` for a duplicate id.
 pub fn enqueue(ctx: &Context, args: Args) -> Reply {
@@ -105,17 +106,45 @@ pub fn add(ctx: &Context, args: Args) -> Reply {
 /// `[<id>, <payload>, <attempts>, <deadline>]`. Orphans ahead of the head are dropped and counted
 /// (at most [`MAX_ORPHANS`] per call).
 pub fn claim(ctx: &Context, args: Args) -> Reply {
-    use claim::{ACTIVE, FORM, LEASE_MS, PENDING};
+    Ok(lease_head(ctx, args, &CLAIM)?.0.unwrap_or_else(empty))
+}
+
+/// How a verb claims: its form (`EMQ.CLAIM`'s keys and lease first), its lease value, and the
+/// timeout read after it, if any (`EMQ.BCLAIM`'s).
+pub struct Claimer {
+    pub form: &'static Form,
+    pub lease: Number,
+    pub timeout: Option<Number>,
+}
+
+/// `EMQ.CLAIM`'s claimer.
+const CLAIM: Claimer = Claimer {
+    form: &claim::FORM,
+    lease: claim::LEASE_MS,
+    timeout: None,
+};
+
+/// The claim of `EMQ.CLAIM` and `EMQ.BCLAIM`, shape to writes, as `how`'s verb: the claimed
+/// job's reply, or `None` (nothing to claim: an empty or paused queue), with the timeout read
+/// after the lease (0 without one).
+pub fn lease_head(
+    ctx: &Context,
+    args: Args,
+    how: &Claimer,
+) -> Result<(Option<ValkeyValue>, i64), Refusal> {
+    use claim::{ACTIVE, PENDING};
+    let form = how.form;
     let argv = argv(args);
-    let (call, queue) = open(ctx, &FORM, &argv)?;
-    let guard = guard::writable(ctx, FORM.class);
+    let (call, queue) = open(ctx, form, &argv)?;
+    let guard = guard::writable(ctx, form.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (pending, active) = (PENDING.of(&call), ACTIVE.of(&call));
 
-    let lease = LEASE_MS.read(&call)?;
+    let lease = how.lease.read(&call)?;
+    let timeout = how.timeout.map_or(Ok(0), |value| value.read(&call))?;
     let (paused, maxlen) = flags(&db, &queue)?;
     if paused {
-        return Ok(empty());
+        return Ok((None, timeout));
     }
 
     let [mut pending, mut active] = gates::sorted_sets(&db, [pending, active])?;
@@ -125,7 +154,7 @@ pub fn claim(ctx: &Context, args: Args) -> Reply {
             guard?;
             drop_orphans(&db, &queue, &mut pending, &orphans)?;
         }
-        return Ok(empty());
+        return Ok((None, timeout));
     };
     // The membership gate (head already active) is decided by ZADD NX, the first write; a
     // refusal before it asks ZSCORE first, so the order of refusals is the protocol's.
@@ -133,20 +162,20 @@ pub fn claim(ctx: &Context, args: Args) -> Reply {
         gates::by_membership(
             &active,
             &id,
-            errors::head_already_active(FORM.verb),
+            errors::head_already_active(form.verb),
             refusal,
         )
     };
-    let (attempts, payload) = row_fields(&row).map_err(unless_active)?;
+    let (attempts, payload) = row_fields(&row, form).map_err(unless_active)?;
     let attempts = attempts + 1;
 
     guard.map_err(unless_active)?;
     let deadline = clock::now_ms() + lease;
     if active.zadd_when(When::New, deadline, &id)? == Zadd::Skipped {
-        return Err(errors::head_already_active(FORM.verb));
+        return Err(errors::head_already_active(form.verb));
     }
     drop_orphans(&db, &queue, &mut pending, &orphans)?;
-    write_check(&FORM, pending.zrem(&id)?)?;
+    write_check(form, pending.zrem(&id)?)?;
     let attempts_text = attempts.to_string();
     let lease_fields: [(&[u8], &[u8]); 3] = [
         (b"state", b"active"),
@@ -157,12 +186,13 @@ pub fn claim(ctx: &Context, args: Args) -> Reply {
     let mut bus = Bus::with(&db, &queue, maxlen.as_deref());
     bus.job(b"active", &id, attempts_text.as_bytes(), None)?;
 
-    Ok(ValkeyValue::Array(vec![
+    let reply = ValkeyValue::Array(vec![
         ValkeyValue::StringBuffer(id),
         payload.map_or(ValkeyValue::Null, ValkeyValue::StringBuffer),
         ValkeyValue::Integer(attempts),
         ValkeyValue::Integer(deadline),
-    ]))
+    ]);
+    Ok((Some(reply), timeout))
 }
 
 /// The most orphans one claim drops.
@@ -254,14 +284,13 @@ fn head(pending: &Key) -> Result<Option<Vec<u8>>, Refusal> {
     Ok(pending.first(1)?.into_iter().next())
 }
 
-/// The open row's `attempts` (absent counts as 0) and `payload` (absent is `None`).
-fn row_fields(row: &Key) -> Result<(i64, Option<Vec<u8>>), Refusal> {
+/// The open row's `attempts` (absent counts as 0) and `payload` (absent is `None`); a refusal
+/// names `form`'s verb.
+fn row_fields(row: &Key, form: &Form) -> Result<(i64, Option<Vec<u8>>), Refusal> {
     let [attempts, payload] = row.hash_get([b"attempts", b"payload"])?;
     let attempts = match attempts {
         None => 0,
-        Some(text) => {
-            parse_attempts(&text).ok_or_else(|| errors::bad_attempts(claim::FORM.verb))?
-        }
+        Some(text) => parse_attempts(&text).ok_or_else(|| errors::bad_attempts(form.verb))?,
     };
     Ok((attempts, payload))
 }

@@ -3,6 +3,7 @@
 //! guard → writes — and takes its form, keys and values from [`crate::protocol`].
 
 pub mod admin;
+pub mod block;
 pub mod install;
 pub mod jobs;
 pub mod lease;

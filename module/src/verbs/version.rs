@@ -4,7 +4,7 @@ use valkey_module::{Context, ValkeyValue};
 
 use crate::direct::Args;
 use crate::errors::{self, Reply, BRAND};
-use crate::protocol::JOB_CORE;
+use crate::protocol::{EXTENSIONS, JOB_CORE};
 
 /// The module's semantic version (major 0).
 pub const MODULE_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -24,7 +24,8 @@ pub fn features() -> &'static [&'static str] {
 }
 
 /// `EMQ.VERSION` → `["wire", "echomq:6.0.0", "module", "<semver>", "verbs", [<token>…],
-/// "features", [<feature>…]]`.
+/// "extensions", [<token>…], "features", [<feature>…]]`: the job-core verbs, the verbs beside
+/// them (`BCLAIM`), then what the module does beyond its verbs.
 pub fn version(_ctx: &Context, args: Args) -> Reply {
     if args.len() != 1 {
         return Err(errors::arity("emq.version"));
@@ -42,6 +43,8 @@ pub fn reply() -> ValkeyValue {
         text(MODULE_VERSION),
         text("verbs"),
         ValkeyValue::Array(JOB_CORE.iter().map(|verb| text(verb)).collect()),
+        text("extensions"),
+        ValkeyValue::Array(EXTENSIONS.iter().map(|verb| text(verb)).collect()),
         text("features"),
         ValkeyValue::Array(features().iter().map(|feature| text(feature)).collect()),
     ])
@@ -68,6 +71,8 @@ mod tests {
             text("0.4.0"),
             text("verbs"),
             verbs,
+            text("extensions"),
+            ValkeyValue::Array(vec![text("BCLAIM")]),
             text("features"),
             ValkeyValue::Array(vec![text("timers")]),
         ];

@@ -1,0 +1,298 @@
+/**
+ * The worker's blocking claim (wire 6, module 0.4.0): an idle worker waits inside the server
+ * (`EMQ.BCLAIM`, one per `blockMs`, no polling claims), a job added while it idles reaches the
+ * handler at once, a burst after idling runs every job, `close()` ends the wait at once and loses
+ * nothing, a node that turns replica ends the wait with a typed, transient `WaitInterruptedError`
+ * and the worker recovers; on a cluster a wait on each shard is woken by an add there and a slot
+ * move ends it with `MOVED`. Wire 4 keeps the wake channel.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { modulePath } from "../tools/module-path.js";
+import {
+  ClaimWatchdogError,
+  type Connection,
+  connect,
+  installModuleBrand,
+  Queue,
+  WaitInterruptedError,
+  Worker,
+  type WorkerOptions,
+} from "../src/index.js";
+import { parseModuleVersion } from "../src/connector/fence.js";
+import { WATCHDOG_GRACE_MS } from "../src/worker/watcher.js";
+import { queueKey, slot } from "../src/protocol.js";
+import { type LocalCluster, startCluster } from "./support/cluster.js";
+import { queuePerShard } from "./support/cluster-helpers.js";
+import { claimKeys, enqueueArgs, refusalOf } from "./support/module.js";
+import { startProxy } from "./support/proxy.js";
+import { connectResp } from "./support/resp.js";
+import { startValkey, type ValkeyServer } from "./support/valkey.js";
+
+/** `cmdstat_<name>` calls, from `INFO commandstats`. */
+async function calls(server: { cli: ValkeyServer["cli"] }): Promise<Record<string, number>> {
+  const text = String(await server.cli("INFO", "commandstats"));
+  const out: Record<string, number> = {};
+  for (const [, name, n] of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out[name!] = Number(n);
+  return out;
+}
+
+function delta(before: Record<string, number>, now: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, n] of Object.entries(now))
+    if (n !== (before[name] ?? 0)) out[name] = n - (before[name] ?? 0);
+  return out;
+}
+
+/** The commands `server` runs over `ms` while `worker` idles (after it settled 400 ms); closes it. */
+async function idleCalls(server: ValkeyServer, worker: Worker, ms: number): Promise<Record<string, number>> {
+  await worker.ready;
+  await sleep(400);
+  const start = await calls(server);
+  await sleep(ms);
+  const idle = delta(start, await calls(server));
+  await worker.close();
+  return idle;
+}
+
+/** Quiet timers: the host's promote and reap loops stay out of the counts. */
+const QUIET: WorkerOptions = { promoteEveryMs: 600_000, reapEveryMs: 600_000, idleCheckMs: 100 };
+
+async function until(check: () => boolean, ms = 5000, what = "condition"): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+describe("EMQ.VERSION's extensions", () => {
+  test("parsed beside the verbs; a module before 0.4.0 offers none", () => {
+    const verbs = ["ENQUEUE", "CLAIM"];
+    const now = ["wire", "echomq:6.0.0", "module", "0.4.0", "verbs", verbs, "extensions", ["BCLAIM"]];
+    assert.deepEqual(parseModuleVersion(now)?.extensions, ["BCLAIM"]);
+    assert.deepEqual(parseModuleVersion(now.slice(0, 6))?.extensions, []);
+  });
+});
+
+describe("a wire-6 worker waits inside the server", () => {
+  let server: ValkeyServer;
+  let conn: Connection;
+  before(async () => {
+    server = await startValkey({ module: modulePath() });
+    await installModuleBrand({ port: server.port });
+    conn = await connect({ port: server.port, wire: 6 });
+  });
+  after(async () => {
+    await conn.close();
+    await server.stop();
+  });
+
+  test("idle: one EMQ.BCLAIM per blockMs, no claim, no safety tick", async () => {
+    const queue = new Queue("idle", conn);
+    const worker = new Worker(queue, async () => {}, { ...QUIET, concurrency: 4, blockMs: 300 });
+    const idle = await idleCalls(server, worker, 1500);
+    assert.equal(idle["emq.claim"] ?? 0, 0, JSON.stringify(idle));
+    assert.ok((idle["emq.bclaim"] ?? 0) >= 3 && (idle["emq.bclaim"] ?? 0) <= 7, JSON.stringify(idle));
+    const others = Object.keys(idle).filter((name) => !["emq.bclaim", "info"].includes(name));
+    assert.deepEqual(others, [], "nothing else is sent");
+  });
+
+  test("a job added while the worker idles reaches its handler at once", async () => {
+    const queue = new Queue("soon", conn);
+    const seen: number[] = [];
+    const worker = new Worker(queue, async () => void seen.push(Date.now()), { ...QUIET, concurrency: 2 });
+    await worker.ready;
+    await sleep(200);
+    for (let i = 0; i < 5; i++) {
+      const added = Date.now();
+      await queue.add(`job ${i}`);
+      await until(() => seen.length === i + 1, 2000, `job ${i}`);
+      assert.ok(seen[i]! - added < 100, `job ${i} waited ${seen[i]! - added} ms`);
+      await sleep(50);
+    }
+    await worker.close();
+  });
+
+  test("idle, then a burst: every job runs, once", async () => {
+    const queue = new Queue("burst", conn);
+    const ran = new Map<string, number>();
+    const worker = new Worker(
+      queue,
+      async (job) => {
+        ran.set(job.id, (ran.get(job.id) ?? 0) + 1);
+        await sleep(1);
+      },
+      { ...QUIET, concurrency: 8 },
+    );
+    await worker.ready;
+    await sleep(300);
+    const ids: string[] = [];
+    for (let i = 0; i < 400; i++) ids.push((await queue.add(`b${i}`)).id);
+    await until(() => ran.size === ids.length, 10_000, "every job");
+    await worker.close();
+    assert.deepEqual(
+      [...ran.values()].filter((n) => n !== 1),
+      [],
+    );
+    assert.equal(await server.cli("ZCARD", queueKey("burst", "done")), 400);
+  });
+
+  test("close() ends the wait at once and loses nothing", async () => {
+    const queue = new Queue("closing", conn);
+    const worker = new Worker(queue, async () => {}, { ...QUIET, blockMs: 30_000 });
+    await worker.ready;
+    await sleep(200);
+    assert.match(String(await server.cli("INFO", "clients")), /blocked_clients:1/);
+    const started = Date.now();
+    await worker.close();
+    assert.ok(Date.now() - started < 1500, `close took ${Date.now() - started} ms`);
+    assert.match(String(await server.cli("INFO", "clients")), /blocked_clients:0/);
+    await queue.add("after");
+    assert.equal(await server.cli("ZCARD", queueKey("closing", "pending")), 1);
+  });
+
+  test("a wire-6 worker with blockMs 0 keeps the safety tick (as on wire 4)", async () => {
+    const queue = new Queue("ticking", conn);
+    const worker = new Worker(queue, async () => {}, { ...QUIET, blockMs: 0, idleCheckMs: 100 });
+    const idle = await idleCalls(server, worker, 600);
+    assert.equal(idle["emq.bclaim"] ?? 0, 0);
+    assert.ok((idle["emq.claim"] ?? 0) >= 3, JSON.stringify(idle));
+  });
+});
+
+describe("nothing hangs the waiting slot", () => {
+  let server: ValkeyServer;
+  before(async () => {
+    server = await startValkey({ module: modulePath() });
+    await installModuleBrand({ port: server.port });
+  });
+  after(() => server.stop());
+
+  test("a wait never answered is dropped by the watchdog and sent again on a new connection", async () => {
+    const proxy = await startProxy({ targetPort: server.port });
+    const conn = await connect({ port: proxy.port, wire: 6 });
+    const direct = await connect({ port: server.port, wire: 6 });
+    const errors: unknown[] = [];
+    const done: string[] = [];
+    // A short lease and a quick reaper: a job the server hands to a wait whose socket is lost
+    // (the proxy forwards the held wait once released) comes back when that lease expires.
+    const worker = new Worker(new Queue("hang", conn), async (job) => void done.push(job.id), {
+      ...QUIET,
+      blockMs: 300,
+      leaseMs: 500,
+      reapEveryMs: 200,
+    });
+    worker.on("error", (err) => errors.push(err));
+    try {
+      await worker.ready;
+      await sleep(200);
+      const producer = new Queue("hang", direct);
+
+      proxy.hold(); // from now the next wait reaches no server: nothing answers it
+      await until(
+        () => errors.some((e) => e instanceof ClaimWatchdogError),
+        300 + WATCHDOG_GRACE_MS + 3000,
+        "the watchdog",
+      );
+      proxy.release();
+      const second = (await producer.add("after the watchdog")).id;
+      await until(() => done.includes(second), 8000, "the job after the watchdog");
+      assert.equal(worker.transientErrors, errors.length, "every error passed with time");
+    } finally {
+      await worker.close();
+      await conn.close();
+      await direct.close();
+      await proxy.close();
+    }
+  });
+});
+
+describe("a wire-6 worker through a failover", () => {
+  test("UNBLOCKED is a typed, transient error: the worker recovers", async () => {
+    const node = await startValkey({ module: modulePath() });
+    const other = await startValkey({ module: modulePath() });
+    await installModuleBrand({ port: node.port });
+    await installModuleBrand({ port: other.port });
+    const conn = await connect({ port: node.port, wire: 6 });
+    const errors: unknown[] = [];
+    try {
+      const queue = new Queue("fo", conn);
+      const done: string[] = [];
+      const worker = new Worker(queue, async (job) => void done.push(job.id), { ...QUIET, blockMs: 5000 });
+      worker.on("error", (err) => errors.push(err));
+      await worker.ready;
+      await sleep(200);
+      await node.cli("REPLICAOF", other.host, String(other.port));
+      await until(() => errors.some((e) => e instanceof WaitInterruptedError), 5000, "UNBLOCKED");
+      const interrupted = errors.find((e) => e instanceof WaitInterruptedError) as WaitInterruptedError;
+      assert.equal(interrupted.reason, "unblocked");
+      assert.equal(interrupted.code, "EMQ_WAIT_INTERRUPTED");
+      await sleep(300);
+      await node.cli("REPLICAOF", "NO", "ONE");
+      const { id } = await queue.add("after the failover");
+      await until(() => done.includes(id), 8000, "the job after the failover");
+      await worker.close();
+      assert.equal(worker.transientErrors, errors.length);
+    } finally {
+      await conn.close();
+      await node.stop();
+      await other.stop();
+    }
+  });
+});
+
+describe("the blocking claim on a cluster", () => {
+  let cluster: LocalCluster;
+  before(async () => {
+    cluster = await startCluster({ primaries: 3, module: modulePath() });
+    assert.equal(await installModuleBrand({ nodes: cluster.seeds }), 1);
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  test("a wait on each shard is woken by an add there; a worker on each shard runs its jobs", async () => {
+    const names = queuePerShard(cluster, "bw-");
+    const primaries = cluster.primaries();
+    await Promise.all(
+      names.map(async (q, i) => {
+        const node = primaries[i]!;
+        const [waiter, adder] = [await connectResp(node.port), await connectResp(node.port)];
+        const wait = waiter.send(["EMQ.BCLAIM", 3, ...claimKeys(q), 30000, 5000]);
+        await sleep(50);
+        assert.equal(await adder.send(enqueueArgs(q, "JOB00000000001")), 1);
+        const reply = await wait;
+        assert.ok(Array.isArray(reply) && String(reply[0]) === "JOB00000000001", `${q}: ${String(reply)}`);
+        await waiter.close();
+        await adder.close();
+      }),
+    );
+    const conn = await connect({ nodes: cluster.seeds, wire: 6 });
+    try {
+      const done: string[] = [];
+      const queues = queuePerShard(cluster, "bwk-").map((q) => new Queue(q, conn));
+      const workers = queues.map((queue) => new Worker(queue, async (job) => void done.push(job.id), QUIET));
+      await Promise.all(workers.map((w) => w.ready));
+      await sleep(200);
+      const ids = await Promise.all(queues.map(async (queue) => (await queue.add("x")).id));
+      await until(() => ids.every((id) => done.includes(id)), 5000, "a job on each shard");
+      await Promise.all(workers.map((w) => w.close()));
+    } finally {
+      await conn.close();
+    }
+  });
+
+  test("a slot moved away ends the wait with MOVED", async () => {
+    const [from, to] = cluster.primaries();
+    const [q] = queuePerShard(cluster, "mv-");
+    const waiter = await connectResp(from!.port);
+    const wait = waiter.send(["EMQ.BCLAIM", 3, ...claimKeys(q!), 30000, 20000]);
+    await sleep(50);
+    await cluster.moveSlot(slot(queueKey(q!, "")), to!);
+    const reply = await wait;
+    assert.match(refusalOf(reply), new RegExp(`^MOVED ${slot(queueKey(q!, ""))} `));
+    await waiter.close();
+  });
+});
