@@ -43,7 +43,7 @@ describe("server timers, one node, no worker", () => {
 
   test("EMQ.VERSION lists the timers feature; INFO echomq shows them running", async () => {
     const reply = (await call(server.port, ["EMQ.VERSION"])) as unknown[];
-    assert.deepEqual(reply.slice(6), ["features", ["timers"]]);
+    assert.deepEqual(reply.slice(8), ["features", ["timers"]]);
     const stats = await timerStats(server);
     assert.equal(stats.enabled, 1);
     assert.equal(stats.running, 1);
@@ -168,7 +168,7 @@ describe("server timers, one node, no worker", () => {
     await server.cli("CONFIG", "SET", "echomq.timers", "no");
     try {
       const reply = (await call(server.port, ["EMQ.VERSION"])) as unknown[];
-      assert.deepEqual(reply.slice(6), ["features", []]);
+      assert.deepEqual(reply.slice(8), ["features", []]);
       const { id } = await new Queue("off", conn).add("x", { delay: 10 });
       await new Promise((r) => setTimeout(r, 150));
       assert.equal(await stateOf(server, "off", id), "scheduled", "switched off: left alone");
