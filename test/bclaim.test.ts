@@ -152,7 +152,19 @@ describe("EMQ.BCLAIM on one node", () => {
     const waiter = await client();
     const other = await client();
     const wait = watch(waiter.send(bclaimArgs("a", 30000, 5000)));
-    const add = ["EMQ.ADD", 3, row("a", ID_1), k("a", "pending"), k("a", "schedule"), ID_1, "d", 0, 400, 0, ""];
+    const add = [
+      "EMQ.ADD",
+      3,
+      row("a", ID_1),
+      k("a", "pending"),
+      k("a", "schedule"),
+      ID_1,
+      "d",
+      0,
+      400,
+      0,
+      "",
+    ];
     assert.equal(await other.send(add), 1);
     await sleep(100);
     assert.equal(wait.settled(), false, "a scheduled job is not ready");
