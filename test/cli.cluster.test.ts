@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type Connection, connect, Queue, type Wire } from "../src/index.js";
+import { type Connection, connect, type Job, Queue, type Wire, Worker } from "../src/index.js";
 import { queueKey, slot } from "../src/protocol.js";
 import { modulePath } from "../tools/module-path.js";
 import { assertBuilt, echomq, echomqJson, follow } from "./support/cli.js";
@@ -100,6 +100,53 @@ for (const wire of [4, 6] as Wire[]) {
       }
       const bad = await echomq(["queues", "--nodes", "127.0.0.1:1"]);
       assert.equal(bad.code, 3);
+    });
+
+    test("pause, resume, retry, remove, clean, metrics and dashboard on the queue's shard", async () => {
+      const q = new Queue("india", conn);
+      const [a, b] = await q.addBulk([{ payload: "fails" }, { payload: "stays" }]);
+      const worker = new Worker(
+        q,
+        (job: Job) => {
+          if (job.text() === "fails") throw new Error("no");
+        },
+        { attempts: 1, idleCheckMs: 50 },
+      );
+      const deadline = Date.now() + 20_000;
+      while ((await q.counts()).dead + (await q.counts()).completed < 2) {
+        assert.ok(Date.now() < deadline, "both jobs settled");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await worker.close();
+      assert.equal((await json<{ state: string }>(["job", "india", a!.id])).state, "dead");
+      await json(["pause", "india"]);
+      assert.equal((await q.counts()).paused, true);
+      await json(["retry", "india", a!.id]);
+      assert.equal((await q.getJob(a!.id))?.state, "pending", "retried, waiting while paused");
+      await json(["resume", "india"]);
+      assert.equal((await q.counts()).paused, false);
+      await json(["remove", "india", a!.id]);
+      assert.equal(await q.getJob(a!.id), null);
+      assert.deepEqual(await json(["clean", "india", "--state", "completed"]), {
+        queue: "india",
+        state: "completed",
+        deleted: 1,
+      });
+      assert.equal(await q.getJob(b!.id), null);
+      await json(["enqueue", "india", "waiting"]);
+      const text = await echomq(["metrics", "--nodes", nodes]);
+      assert.equal(text.code, 0);
+      assert.match(text.stdout, /^echomq_jobs\{queue="india",state="pending"\} 1$/m);
+      const served = follow(["dashboard", "--port", "0", "--json", "--nodes", nodes]);
+      try {
+        await served.until(() => served.lines.length >= 1, "the dashboard's URL");
+        const { url } = JSON.parse(served.lines[0]!) as { url: string };
+        const res = await fetch(new URL("/api/queues", url));
+        const body = (await res.json()) as { queues: { name: string; counts: { pending: number } }[] };
+        assert.equal(body.queues.find((x) => x.name === "india")?.counts.pending, 1);
+      } finally {
+        assert.equal(await served.stop(), 0);
+      }
     });
   });
 }
