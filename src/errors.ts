@@ -281,6 +281,24 @@ export class ClaimWatchdogError extends EchoMQError {
 }
 
 /**
+ * A worker's non-blocking claim got no answer within its bound (`CLAIM_WATCHDOG_MS`): its
+ * connection carries nothing back (half-open after a network fault, or held by a proxy). The slot
+ * abandons that claim and goes on, so neither it nor `close()` can wait on it for ever; a job the
+ * late reply still brings is handed back, and one leased to a reply that never comes goes back to
+ * `pending` when its lease expires (the reaper).
+ */
+export class ClaimUnansweredError extends EchoMQError {
+  readonly ms: number;
+  constructor(queue: string, ms: number) {
+    super(
+      "EMQ_CLAIM_UNANSWERED",
+      `a claim on queue ${JSON.stringify(queue)} got no reply within ${ms} ms: the slot abandoned it`,
+    );
+    this.ms = ms;
+  }
+}
+
+/**
  * Tracing was turned on (`tracing` of a `Queue` or a `Worker`) but `@opentelemetry/api` could not
  * be loaded: it is an optional peer dependency, installed by the application that wants traces.
  * `cause` is the loader's error.

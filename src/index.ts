@@ -79,6 +79,7 @@ export {
   TracingUnavailableError,
   ReapBoundsError,
   WaitInterruptedError,
+  ClaimUnansweredError,
   ClaimWatchdogError,
 } from "./errors.js";
 export {

@@ -14,7 +14,8 @@ import { ConsumerSpans, type Settled } from "./observe/consumer-spans.js";
 import type { Queue } from "./queue.js";
 import { WakeGate } from "./wake.js";
 import { isFatal, rateLimitedConsole, retryAfterError } from "./worker/faults.js";
-import { type Handler, type Job, JobView } from "./worker/job.js";
+import { abandonable } from "./worker/claims.js";
+import { type Handler, type Job, JobView, type Running } from "./worker/job.js";
 import { WorkerLanes } from "./worker/lanes.js";
 import { type ResolvedOptions, resolveOptions, type WorkerOptions } from "./worker/options.js";
 import { encodeResult, errorText, retryDelay } from "./worker/outcome.js";
@@ -36,18 +37,6 @@ export interface WorkerEvents {
   /** This worker lost a job's lease (reaped, maybe claimed elsewhere); its result is dropped. */
   leaseLost: [job: Job, error: unknown];
   error: [error: unknown];
-}
-
-interface Running {
-  readonly job: JobView;
-  /** The physical queue the job lives in (the queue itself unless laned). */
-  readonly lane: string;
-  /** When the lease was last granted or renewed (local clock): the settle retries stop at its end. */
-  leasedAt: number;
-  handedBack: boolean;
-  leaseLost: boolean;
-  /** The handler returned or threw: its complete / fail is on the way and the lease needs no renewal. */
-  settled: boolean;
 }
 
 type Outcome = { ok: true; result: unknown } | { ok: false; error: unknown };
@@ -211,7 +200,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       let claimed: ClaimedJob | null;
       const claimedAt = this.spans ? Date.now() : 0;
       try {
-        const sent = this.claimNext(pick.lane);
+        // Bounded: a claim its connection never answers is abandoned, not waited on for ever.
+        const sent = abandonable(this.claimNext(pick.lane), pick.lane, (late) =>
+          this.handBackLate(pick.lane, late),
+        );
         this.claims.add(sent);
         try {
           claimed = await sent;
@@ -468,6 +460,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     clearInterval(this.heartbeat);
     // A claim still in flight brings one more job. Its slot awaits the reply first, so it has put
     // the job in `running` by the time this await resumes: it is handed back with the others.
+    // Every claim here is bounded (`abandonable`, the watcher's watchdog): this cannot hang.
     await Promise.allSettled([...this.claims]);
     const unfinished = [...this.running].filter((e) => !e.handedBack && !e.leaseLost && !e.settled);
     for (const entry of unfinished) entry.handedBack = true;
@@ -488,6 +481,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     } catch (err) {
       if (!(err instanceof LeaseLostError) && this.fatalError === undefined) this.report(err);
     }
+  }
+
+  /** A job a claim brought after its slot abandoned it: no slot runs it, it goes back to `pending`. */
+  private handBackLate(lane: string, claimed: ClaimedJob): void {
+    requeue(this.conn, lane, claimed.id, claimed.attempts, this.opts.attempts).catch(() => {}); // else the reaper
   }
 
   /**

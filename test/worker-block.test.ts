@@ -11,8 +11,10 @@ import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { modulePath } from "../tools/module-path.js";
 import {
+  ClaimUnansweredError,
   ClaimWatchdogError,
   type Connection,
+  ConnectionLostError,
   connect,
   installModuleBrand,
   Queue,
@@ -21,6 +23,7 @@ import {
   type WorkerOptions,
 } from "../src/index.js";
 import { parseModuleVersion } from "../src/connector/fence.js";
+import { CLAIM_WATCHDOG_MS } from "../src/worker/claims.js";
 import { WATCHDOG_GRACE_MS } from "../src/worker/watcher.js";
 import { queueKey, slot } from "../src/protocol.js";
 import { type LocalCluster, startCluster } from "./support/cluster.js";
@@ -54,6 +57,15 @@ async function idleCalls(server: ValkeyServer, worker: Worker, ms: number): Prom
   const idle = delta(start, await calls(server));
   await worker.close();
   return idle;
+}
+
+/** Waits until the server has `n` blocked clients (a wait is in the server). */
+async function untilBlocked(server: ValkeyServer, n: number, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!new RegExp(`blocked_clients:${n}\\b`).test(String(await server.cli("INFO", "clients")))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} blocked clients`);
+    await sleep(5);
+  }
 }
 
 /** Quiet timers: the host's promote and reap loops stay out of the counts. */
@@ -170,7 +182,7 @@ describe("nothing hangs the waiting slot", () => {
   });
   after(() => server.stop());
 
-  test("a wait never answered is dropped by the watchdog and sent again on a new connection", async () => {
+  test("a wait cut by a reconnect is sent again; one never answered is dropped by the watchdog", async () => {
     const proxy = await startProxy({ targetPort: server.port });
     const conn = await connect({ port: proxy.port, wire: 6 });
     const direct = await connect({ port: server.port, wire: 6 });
@@ -190,6 +202,15 @@ describe("nothing hangs the waiting slot", () => {
       await sleep(200);
       const producer = new Queue("hang", direct);
 
+      proxy.cut(); // every socket, the waiting one too: the wait fails as lost, and is sent again
+      await sleep(300);
+      const first = (await producer.add("after the cut")).id;
+      await until(() => done.includes(first), 5000, "the job after the cut");
+      // The slot runs that job, then claims once on the worker's own connection (empty) before it
+      // waits in the server again. Hold only once it waits there: held earlier, the hold would
+      // catch that claim (and the job's complete) instead of the wait this test is about.
+      await untilBlocked(server, 1);
+
       proxy.hold(); // from now the next wait reaches no server: nothing answers it
       await until(
         () => errors.some((e) => e instanceof ClaimWatchdogError),
@@ -199,11 +220,83 @@ describe("nothing hangs the waiting slot", () => {
       proxy.release();
       const second = (await producer.add("after the watchdog")).id;
       await until(() => done.includes(second), 8000, "the job after the watchdog");
+      assert.ok(
+        errors.some((e) => e instanceof ConnectionLostError),
+        "the cut wait was lost",
+      );
       assert.equal(worker.transientErrors, errors.length, "every error passed with time");
     } finally {
       await worker.close();
       await conn.close();
       await direct.close();
+      await proxy.close();
+    }
+  });
+});
+
+describe("nothing hangs a slot's claim on the worker's connection", () => {
+  let server: ValkeyServer;
+  before(async () => {
+    server = await startValkey({ module: modulePath() });
+    await installModuleBrand({ port: server.port });
+  });
+  after(() => server.stop());
+
+  // `blockMs: 0`: no wait in the server, the slot claims on the worker's connection (safety tick).
+  const TICKING: WorkerOptions = { ...QUIET, blockMs: 0 };
+
+  test("a claim never answered is abandoned; the job its late reply brings is handed back", async () => {
+    const proxy = await startProxy({ targetPort: server.port });
+    const conn = await connect({ port: proxy.port, wire: 6 });
+    const direct = await connect({ port: server.port, wire: 6 });
+    const errors: unknown[] = [];
+    const runs: string[] = [];
+    const worker = new Worker(new Queue("unanswered", conn), async (job) => void runs.push(job.id), TICKING);
+    worker.on("error", (err) => errors.push(err));
+    try {
+      await worker.ready;
+      await sleep(200);
+      proxy.hold(); // the next claim reaches no server: nothing answers it
+      const { id } = await new Queue("unanswered", direct).add("held");
+      await until(
+        () => errors.some((e) => e instanceof ClaimUnansweredError),
+        CLAIM_WATCHDOG_MS + 3000,
+        "the claim's bound",
+      );
+      const start = await calls(server);
+      proxy.release(); // the abandoned claim reaches the server now and leases the job: handed back
+      await until(() => runs.includes(id), 5000, "the job");
+      assert.ok((delta(start, await calls(server))["emq.requeue"] ?? 0) >= 1, "handed back");
+      await sleep(200);
+      assert.deepEqual(runs, [id], "run once");
+      assert.equal(worker.transientErrors, errors.length, "every error passed with time");
+    } finally {
+      await worker.close();
+      await conn.close();
+      await direct.close();
+      await proxy.close();
+    }
+  });
+
+  test("close() while a claim is held waits on it no longer than its bound", async () => {
+    const proxy = await startProxy({ targetPort: server.port });
+    const conn = await connect({ port: proxy.port, wire: 6 });
+    const worker = new Worker(new Queue("closing-held", conn), async () => {}, TICKING);
+    worker.on("error", () => {});
+    try {
+      await worker.ready;
+      await sleep(200);
+      proxy.hold();
+      await sleep(300); // a safety-tick claim is held now
+      const started = Date.now();
+      const ended = await Promise.race([
+        worker.close().then(() => "closed"),
+        sleep(CLAIM_WATCHDOG_MS + 4000).then(() => "still waiting"),
+      ]);
+      assert.equal(ended, "closed", `after ${Date.now() - started} ms`);
+    } finally {
+      proxy.release();
+      await conn.close();
       await proxy.close();
     }
   });

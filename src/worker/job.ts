@@ -35,6 +35,19 @@ export interface Job {
 
 export type Handler = (job: Job) => unknown;
 
+/** A job a worker runs, and what it knows of its lease. */
+export interface Running {
+  readonly job: JobView;
+  /** The physical queue the job lives in (the queue itself unless laned). */
+  readonly lane: string;
+  /** When the lease was last granted or renewed (local clock): the settle retries stop at its end. */
+  leasedAt: number;
+  handedBack: boolean;
+  leaseLost: boolean;
+  /** The handler returned or threw: its complete / fail is on the way and the lease needs no renewal. */
+  settled: boolean;
+}
+
 /** The handler's view of a claimed job; its `signal` is made only when a handler asks for it. */
 export class JobView implements Job {
   private controller: AbortController | undefined;

@@ -6,8 +6,9 @@
  *
  * Nothing can hang a slot here:
  * * the server ends every wait after `blockMs` (nil), and the slot sends the next one;
- * * a watchdog bounds every wait at `blockMs + WATCHDOG_GRACE_MS` (so the server's timeout is
- *   always the shorter): a wait still unanswered then is on a lost socket (half-open after a
+ * * a watchdog bounds every wait, with the `CLIENT ID` read before it on a new socket, at
+ *   `blockMs + WATCHDOG_GRACE_MS` (so the server's timeout is always the shorter): a wait still
+ *   unanswered then is on a lost socket (half-open after a
  *   network fault, or a failover that sent no reset), and the connection is dropped and opened
  *   again (`ClaimWatchdogError`, transient);
  * * a wait cut by a reconnect fails with `ConnectionLostError` and is sent again after the
@@ -79,10 +80,8 @@ export class ClaimWatcher {
     });
     this.waiting = { queue, done: finished };
     try {
-      const conn = await this.connection();
-      await this.learnClientId(conn, queue);
-      if (this.closed || this.generation !== generation) return null;
-      return await this.bounded(queue, claimWaiting(conn, queue, leaseMs, this.blockMs));
+      const conn = await this.connection(); // bounded by the connection's own timeout
+      return await this.bounded(queue, this.waitOn(conn, queue, leaseMs, generation));
     } catch (err) {
       if (this.closed) return null;
       if (this.generation !== generation && !(err instanceof ClaimWatchdogError)) return null;
@@ -136,6 +135,18 @@ export class ClaimWatcher {
     this.conn = conn;
     this.clientId = undefined;
     return conn;
+  }
+
+  /** The socket's id (when not known yet), then the wait: one bound covers both. */
+  private async waitOn(
+    conn: Connection,
+    queue: string,
+    leaseMs: number,
+    generation: number,
+  ): Promise<ClaimedJob | null> {
+    await this.learnClientId(conn, queue);
+    if (this.closed || this.generation !== generation) return null;
+    return claimWaiting(conn, queue, leaseMs, this.blockMs);
   }
 
   /** `CLIENT ID` of the socket that will wait (again after any reconnect). */
