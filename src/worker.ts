@@ -14,7 +14,7 @@ import { ConsumerSpans, type Settled } from "./observe/consumer-spans.js";
 import type { Queue } from "./queue.js";
 import { WakeGate } from "./wake.js";
 import { isFatal, rateLimitedConsole, retryAfterError } from "./worker/faults.js";
-import { abandonable } from "./worker/claims.js";
+import { abandonable, withinBound } from "./worker/claims.js";
 import { type Handler, type Job, JobView, type Running } from "./worker/job.js";
 import { WorkerLanes } from "./worker/lanes.js";
 import { type ResolvedOptions, resolveOptions, type WorkerOptions } from "./worker/options.js";
@@ -464,11 +464,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await Promise.allSettled([...this.claims]);
     const unfinished = [...this.running].filter((e) => !e.handedBack && !e.leaseLost && !e.settled);
     for (const entry of unfinished) entry.handedBack = true;
-    await Promise.all(unfinished.map((entry) => this.handBack(entry)));
+    // Hand-backs and settlements in flight get a reply's bound too: on a half-open socket nothing
+    // answers them, and a job whose reply never came goes back to `pending` when its lease ends.
+    await withinBound(Promise.all(unfinished.map((entry) => this.handBack(entry))));
     // Handlers still running are told to stop; their jobs are already back in the queue, so
     // close() does not wait for them (a handler that ignores its signal cannot hold it up).
     for (const entry of unfinished) entry.job.abort(new Error("worker closed"));
-    await Promise.allSettled([...this.settling]);
+    await withinBound(Promise.allSettled([...this.settling]));
     await this.watcher?.close();
     await this.lanes.stop();
   }

@@ -300,6 +300,52 @@ describe("nothing hangs a slot's claim on the worker's connection", () => {
       await proxy.close();
     }
   });
+  test("close() while a completion is held waits on it no longer than its bound; the job is not lost", async () => {
+    const proxy = await startProxy({ targetPort: server.port });
+    const conn = await connect({ port: proxy.port, wire: 6 });
+    const direct = await connect({ port: server.port, wire: 6 });
+    let release: () => void = () => {};
+    const handlerMayEnd = new Promise<void>((r) => {
+      release = r;
+    });
+    let started = false;
+    const worker = new Worker(
+      new Queue("closing-settle", conn),
+      async () => {
+        started = true;
+        await handlerMayEnd;
+      },
+      { ...TICKING, leaseMs: 3000 },
+    );
+    worker.on("error", () => {});
+    try {
+      await worker.ready;
+      const { id } = await new Queue("closing-settle", direct).add("one");
+      await until(() => started, 5000, "the handler");
+      proxy.hold(); // the completion, the hand-back and every claim from now reach no server
+      release();
+      await sleep(200);
+      const begun = Date.now();
+      const ended = await Promise.race([
+        worker.close().then(() => "closed"),
+        sleep(3 * CLAIM_WATCHDOG_MS + 4000).then(() => "still waiting"),
+      ]);
+      assert.equal(ended, "closed", `after ${Date.now() - begun} ms`);
+      // Nothing answered: the job is still leased on the server, and its lease ends in time.
+      const q = new Queue("closing-settle", direct);
+      const deadline = Date.now() + 20_000;
+      while ((await q.getJob(id))?.state === "active") {
+        assert.ok(Date.now() < deadline, "the lease ends and the node's reaper takes the job back");
+        await sleep(50);
+      }
+      assert.equal((await q.getJob(id))?.state, "pending", "the job is not lost");
+    } finally {
+      proxy.release();
+      await conn.close();
+      await direct.close();
+      await proxy.close();
+    }
+  });
 });
 
 describe("a wire-6 worker through a failover", () => {

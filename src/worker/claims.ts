@@ -43,3 +43,23 @@ export function abandonable(
   );
   return Promise.race([sent, watchdog]).finally(() => clearTimeout(timer));
 }
+
+/**
+ * Waits for `work`, or `ms` at most (then goes on without it): how `close()` bounds the replies
+ * it waits for — hand-backs and settlements in flight — so a socket that never answers cannot
+ * hold it up. What `work` does later is left to run (or to fail) on its own.
+ */
+export async function withinBound(work: Promise<unknown>, ms = CLAIM_WATCHDOG_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([
+    work.then(
+      () => undefined,
+      () => undefined,
+    ),
+    bound,
+  ]);
+  clearTimeout(timer);
+}
