@@ -1,14 +1,12 @@
 /**
- * The runner the on/off measures share (the bus measure, the tracing measure): on the bench's own
+ * The on/off measures' runner (the bus measure, the tracing measure), on `runRounds`: on the bench's own
  * single nodes (no persistence), each round runs every variant once — EchoMQ on wire 4 or 6, or
  * BullMQ — in a child process of its own, in an order rotated by one each round. A run fills
  * `jobs` waiting jobs (batches of 50, 4 in flight) and processes them with one worker at
  * `concurrency`, completed jobs deleted. Each variant's samples are kept for its medians.
  */
-import { modulePath } from "../tools/module-path.js";
-import { live, runChild } from "./fork.js";
-import type { MeasurePlan, MeasureResult } from "./measure.js";
-import { Admin, type BenchServer, startServer } from "./server.js";
+import type { MeasurePlan } from "./measure.js";
+import { runRounds } from "./rounds.js";
 import { round } from "./stats.js";
 import type { SystemId } from "./systems/types.js";
 
@@ -54,78 +52,36 @@ export async function runVariants(
   runs: readonly Variant[],
   failures: string[],
 ): Promise<VariantsResult> {
-  const servers: { plain?: BenchServer; module?: BenchServer } = {};
   const samples = new Map<string, VariantSample[]>();
-  let moduleVersion: string | undefined;
-  try {
-    if (runs.some((v) => v.system !== "echomq-w6")) {
-      servers.plain = await startServer({ aof: false });
-      live.servers.add(servers.plain);
-    }
-    if (runs.some((v) => v.system === "echomq-w6")) {
-      servers.module = await startServer({ aof: false, module: modulePath() });
-      live.servers.add(servers.module);
-      const admin = await new Admin(servers.module.port).open();
-      moduleVersion = String(((await admin.client.call("EMQ.VERSION")) as unknown[])[3]);
-      await admin.close();
-    }
-    for (let r = 1; r <= cfg.rounds && !live.stopping; r++) {
-      const order = runs.map((_, i) => runs[(i + r - 1) % runs.length]!);
-      for (const v of order) {
-        if (live.stopping) break;
-        const server = (v.system === "echomq-w6" ? servers.module : servers.plain)!;
-        const plan: MeasurePlan = {
-          system: v.system,
-          endpoint: { host: server.host, port: server.port },
-          round: r,
-          addSeqJobs: 0,
-          addParallelJobs: 0,
-          addParallelProducers: 0,
-          bulkJobs: 0,
-          bulkBatch: 50,
-          addRepeats: 1,
-          processJobs: cfg.jobs,
-          concurrencies: [cfg.concurrency],
-          processCapMs: null,
-          latency: null,
-          ramp: null,
-          burst: null,
-          phaseTimeoutMs: 180_000,
-          ...v.plan,
-        };
-        try {
-          const res = await runChild<MeasureResult>(plan, 600_000);
-          for (const e of res.errors) failures.push(`${tag}: ${v.name} round ${r}: ${e}`);
-          const p = res.process[0];
-          if (!p || p.completed !== cfg.jobs) {
-            failures.push(`${tag}: ${v.name} round ${r}: processed ${p?.completed ?? 0}/${cfg.jobs}`);
-            continue;
-          }
-          const list = samples.get(v.name) ?? [];
-          list.push({
-            rate: p.rate,
-            add: p.addServerCpuUsPerJob,
-            process: p.serverCpuUsPerJob,
-            producer: p.addClientCpuUsPerJob,
-            worker: p.workerCpuUsPerJob,
-          });
-          samples.set(v.name, list);
-          process.stderr.write(
-            `[${tag}] round ${r}/${cfg.rounds} ${v.name}: server ${p.addServerCpuUsPerJob} + ${p.serverCpuUsPerJob} µs/job, ` +
-              `producer ${p.addClientCpuUsPerJob} µs/job, worker ${p.workerCpuUsPerJob} µs/job, ${round(p.rate / 1000)}k jobs/s\n`,
-          );
-        } catch (err) {
-          if (live.stopping) break;
-          failures.push(`${tag}: ${v.name} round ${r}: ${(err as Error).message}`);
+  const { moduleVersion } = await runRounds(
+    {
+      measure: tag,
+      rounds: cfg.rounds,
+      variants: runs,
+      name: (v) => v.name,
+      plan: (v, bare) => ({ ...bare, processJobs: cfg.jobs, concurrencies: [cfg.concurrency], ...v.plan }),
+      took: (v, r, res) => {
+        const p = res.process[0];
+        if (!p || p.completed !== cfg.jobs) {
+          failures.push(`${tag}: ${v.name} round ${r}: processed ${p?.completed ?? 0}/${cfg.jobs}`);
+          return;
         }
-      }
-    }
-  } finally {
-    for (const server of [servers.plain, servers.module]) {
-      if (!server) continue;
-      await server.stop();
-      live.servers.delete(server);
-    }
-  }
+        const list = samples.get(v.name) ?? [];
+        list.push({
+          rate: p.rate,
+          add: p.addServerCpuUsPerJob,
+          process: p.serverCpuUsPerJob,
+          producer: p.addClientCpuUsPerJob,
+          worker: p.workerCpuUsPerJob,
+        });
+        samples.set(v.name, list);
+        process.stderr.write(
+          `[${tag}] round ${r}/${cfg.rounds} ${v.name}: server ${p.addServerCpuUsPerJob} + ${p.serverCpuUsPerJob} µs/job, ` +
+            `producer ${p.addClientCpuUsPerJob} µs/job, worker ${p.workerCpuUsPerJob} µs/job, ${round(p.rate / 1000)}k jobs/s\n`,
+        );
+      },
+    },
+    failures,
+  );
   return { samples, ...(moduleVersion ? { moduleVersion } : {}) };
 }
