@@ -7,10 +7,10 @@
  * (a bounded `SCAN`) every `discoverMs`, or fixed by the caller.
  */
 import { EventEmitter } from "node:events";
-import { idTime, isValidBrandedId } from "../branded-id.js";
 import type { Connection } from "../connector/connection.js";
 import { queueKey } from "../keyspace.js";
-import { latin1 } from "./views.js";
+import { text } from "../jobs/common.js";
+import { headAgeMs } from "../observe/metrics.js";
 import { listQueues, type QueueListing } from "../operate/discover.js";
 import { type JobCounts, Queue } from "../queue.js";
 
@@ -64,15 +64,15 @@ export function tally(entries: readonly [Buffer | string, readonly (Buffer | str
   let failed = 0;
   for (const [, fields] of entries) {
     for (let i = 0; i + 1 < fields.length; i += 2) {
-      if (latin1(fields[i]!) !== "event") continue;
-      const kind = latin1(fields[i + 1]!);
+      if (text(fields[i]!) !== "event") continue;
+      const kind = text(fields[i + 1]!);
       if (kind === "completed") completed++;
       else if (kind === "failed") failed++;
       break;
     }
   }
   const last = entries.at(-1);
-  return { completed, failed, lastId: last ? latin1(last[0]) : null };
+  return { completed, failed, lastId: last ? text(last[0]) : null };
 }
 
 /** Appends `value` keeping at most `keep` values. */
@@ -225,7 +225,7 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
         Buffer,
         Buffer[],
       ][];
-      track.lastId = last[0] ? latin1(last[0][0]) : "0-0";
+      track.lastId = last[0] ? text(last[0][0]) : "0-0";
       return last.length === 0 ? null : { completed: 0, failed: 0 };
     }
     const entries = (await this.conn.send(
@@ -238,12 +238,9 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
     return { completed: t.completed, failed: t.failed };
   }
 
-  /** Age of the job at the head of one physical queue's `pending`: its id carries its admission time. */
+  /** Age of the job at the head of one physical queue's `pending`. */
   private async oldestPending(physical: string): Promise<number> {
     const key = queueKey(physical, "pending");
-    const head = (await this.conn.send("ZRANGE", [key, 0, 0], key)) as Buffer[];
-    if (head[0] === undefined) return 0;
-    const id = latin1(head[0]);
-    return isValidBrandedId(id) ? Math.max(0, Date.now() - idTime(id)) : 0;
+    return headAgeMs((await this.conn.send("ZRANGE", [key, 0, 0], key)) as Buffer[], Date.now());
   }
 }

@@ -6,6 +6,7 @@
 import { idTime } from "../branded-id.js";
 import type { Connection } from "../connector/connection.js";
 import { parseEntry } from "../events/entry.js";
+import { text } from "../jobs/common.js";
 import { queueKey } from "../keyspace.js";
 import type { JobInfo } from "../queue.js";
 
@@ -24,11 +25,6 @@ export interface TimelineEntry {
   attempt?: number;
   reason?: string;
   delay?: number;
-}
-
-/** A reply element as text (the client answers bytes as a `Buffer`). */
-export function latin1(v: Buffer | string): string {
-  return Buffer.isBuffer(v) ? v.toString("latin1") : v;
 }
 
 /** Bytes as text when they are valid UTF-8 without control characters (tabs and newlines allowed). */
@@ -65,7 +61,7 @@ export async function timeline(conn: Connection, lane: string, id: string): Prom
   ][];
   const out: TimelineEntry[] = [];
   for (const [rawId, fields] of raw) {
-    const eventId = latin1(rawId);
+    const eventId = text(rawId);
     const event = parseEntry(
       eventId,
       fields.map((f) => (Buffer.isBuffer(f) ? f : Buffer.from(f, "latin1"))),

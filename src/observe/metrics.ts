@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import { idTime } from "../branded-id.js";
+import { idTime, isValidBrandedId } from "../branded-id.js";
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { assertValidQueue, queueKey } from "../keyspace.js";
@@ -29,6 +29,16 @@ const STATES = ["pending", "scheduled", "active", "completed", "dead"] as const;
 const BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600];
 
 export const PACKAGE_VERSION = "0.1.0";
+
+/**
+ * The age at `now` (ms) of the job at the head of `pending`, from `ZRANGE <pending> 0 0`: its id
+ * carries its admission time. 0 when nothing is pending, or for an id that is not a branded id
+ * (an orphan: the claim drops it).
+ */
+export function headAgeMs(head: readonly Buffer[], now: number): number {
+  const id = head[0]?.toString("latin1");
+  return id !== undefined && isValidBrandedId(id) ? Math.max(0, now - idTime(id)) : 0;
+}
 
 export class Metrics {
   readonly registry: Registry;
@@ -184,13 +194,7 @@ export class Metrics {
           this.conn.send("TIME", []) as Promise<Buffer[]>,
         ]);
         const serverNow = Number(String(now[0])) * 1000 + Math.floor(Number(String(now[1])) / 1000);
-        const id = head[0]?.toString("latin1");
-        let latency = 0;
-        try {
-          if (id) latency = Math.max(0, (serverNow - idTime(id)) / 1000);
-        } catch {
-          latency = 0; // an id that is not a branded id (an orphan): the claim drops it
-        }
+        const latency = headAgeMs(head, serverNow) / 1000;
         return [name, { counts, latency }] as const;
       }),
     ]);
