@@ -6,20 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { startDashboard } from "../src/dashboard/server.js";
 import { type Connection, type Job, Queue, type Wire, Worker } from "../src/index.js";
 import type { LocalCluster } from "./support/cluster.js";
+import { until } from "./support/until.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
 import { movedCount, queuePerShard, resetStats } from "./support/cluster-helpers.js";
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`);
-    await sleep(50);
-  }
-}
 
 const json = async (url: URL, init?: RequestInit) => {
   const res = await fetch(url, init);
@@ -60,17 +52,25 @@ forEachClusterWire("dashboard on a cluster", (ctx) => {
             { attempts: 1, idleCheckMs: 50 },
           ),
       );
-      await until("every job settled", async () => {
-        const c = await Promise.all(queues.map((q) => q.counts()));
-        return c.every((x, i) => x.completed + x.dead === 10 + i);
-      });
+      await until(
+        "every job settled",
+        async () => {
+          const c = await Promise.all(queues.map((q) => q.counts()));
+          return c.every((x, i) => x.completed + x.dead === 10 + i);
+        },
+        30_000,
+      );
       let snapshot: any;
-      await until("every completion counted from the buses", async () => {
-        snapshot = (await json(api("/api/queues"))).body;
-        return names.every(
-          (n, i) => snapshot.queues.find((q: any) => q.name === n)?.counted.completed === 9 + i,
-        );
-      });
+      await until(
+        "every completion counted from the buses",
+        async () => {
+          snapshot = (await json(api("/api/queues"))).body;
+          return names.every(
+            (n, i) => snapshot.queues.find((q: any) => q.name === n)?.counted.completed === 9 + i,
+          );
+        },
+        30_000,
+      );
       assert.deepEqual(
         snapshot.queues.map((q: any) => q.name),
         [...names, `wide${wire}`].sort(),
@@ -99,6 +99,7 @@ forEachClusterWire("dashboard on a cluster", (ctx) => {
       await until(
         "the retried job completed",
         async () => (await queues[0]!.getJob(id))?.state === "completed",
+        30_000,
       );
       await Promise.all(workers.map((w) => w.close()));
       assert.equal(await movedCount(cluster.primaries()), 0, "no command was redirected");

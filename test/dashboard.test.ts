@@ -6,18 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { startDashboard } from "../src/dashboard/server.js";
 import { type Job, newId, Queue, Worker } from "../src/index.js";
+import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`);
-    await sleep(20);
-  }
-}
 
 async function get(
   base: string,
@@ -55,7 +47,7 @@ forEachWire("dashboard API", (ctx) => {
       },
       { attempts: 1, idleCheckMs: 50 },
     );
-    await until("7 jobs settled", () => settled === 7);
+    await until("7 jobs settled", () => settled === 7, 20_000);
     await worker.close();
     const dash = await startDashboard(conn, { port: 0, sampleMs: 100 });
     try {

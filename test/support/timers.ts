@@ -3,8 +3,8 @@
  * bus entry a timer wrote, and a keyspace seeded in one `MULTI/EXEC` (so a tick sees all of it).
  */
 import assert from "node:assert/strict";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { RespArg } from "./resp.js";
+import { until as untilEvery } from "./until.js";
 import { rawCommands } from "./resp.js";
 import type { ValkeyServer } from "./valkey.js";
 
@@ -45,14 +45,9 @@ export async function timerStats(server: { cli: ValkeyServer["cli"] }): Promise<
   return Object.fromEntries([...names, ...moved].map((n) => [n, field(n)])) as unknown as TimerStats;
 }
 
-/** Polls `check` every 2 ms until it holds; rejects naming `what` after `timeoutMs`. */
-export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(2);
-  }
-}
+/** Polls `check` every 2 ms until it holds; fails naming `what` after `timeoutMs`. */
+export const until = (what: string, check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> =>
+  untilEvery(what, check, timeoutMs, 2);
 
 /** The ms part of the id of the bus entry `event` for job `id` on queue `q` (when it was written). */
 export async function eventAt(server: ValkeyServer, q: string, event: string, id: string): Promise<number> {
