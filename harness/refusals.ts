@@ -12,7 +12,7 @@ import { BRAND, queueKey, rowKey, VERBS, type Verb, VERSION_KEY } from "./verbs.
 /** A call of each verb that would succeed after `setup`, so a refusal is the refusal's doing. */
 const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   ENQUEUE: { values: [J(1), "p"], setup: [] },
-  ADD: { values: [J(1), "p", "0", "0", "0", ""], setup: [] },
+  ADD: { values: [J(1), "p", "0", "0", "0", "", ...NO_EXTRAS], setup: [] },
   CLAIM: { values: ["30000"], setup: [enq(J(1))] },
   EXTEND: { values: [J(1), "1", "60000"], setup: claimed(J(1)) },
   COMPLETE: { values: [J(1), "1", "r", "10"], setup: claimed(J(1)) },
