@@ -3,8 +3,7 @@
 --      trace context of its creation, its group, timeout and flow parent when given, and the
 --      caller's idempotency key when one is given.
 -- Memory:  an admission (no shebang flags): over maxmemory the server refuses it before it runs
--- Form:    EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace>
---          <group> <key> <key_ttl> <timeout> <parent>
+-- Form:    EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace> <group> <key> <key_ttl> <timeout> <parent>
 -- KEYS[1]  emq:{q}:job:<id>   the job row
 -- KEYS[2]  emq:{q}:pending    the ready set (score = priority)
 -- KEYS[3]  emq:{q}:schedule   the delayed set (score = due time ms)

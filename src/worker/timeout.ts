@@ -9,13 +9,19 @@ import type { JobView } from "./job.js";
 export function withinTimeout<T>(run: Promise<T>, job: JobView, timeoutMs: number): Promise<T> {
   if (timeoutMs <= 0) return run;
   let timer: NodeJS.Timeout | undefined;
+  let timedOut: TimeoutError | undefined;
   const limit = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const error = new TimeoutError(job.id, timeoutMs);
-      job.abort(error);
-      reject(error);
+      timedOut = new TimeoutError(job.id, timeoutMs);
+      reject(timedOut);
+      job.abort(timedOut);
     }, timeoutMs);
   });
   run.catch(() => {}); // a handler that fails after its timeout is not an unhandled rejection
-  return Promise.race([run, limit]).finally(() => clearTimeout(timer));
+  // A handler that rejects as its signal aborts (before the race sees the limit) failed by it.
+  return Promise.race([run, limit])
+    .catch((error: unknown) => {
+      throw timedOut ?? error;
+    })
+    .finally(() => clearTimeout(timer));
 }
