@@ -56,6 +56,8 @@ export {
   clean,
   drain,
   expedite,
+  forgetAllKeys,
+  forgetKey,
   obliterate,
   type FinishedState,
   type ObliterateStep,
