@@ -101,6 +101,19 @@ const finishedState = pick(["completed", "dead"], ["pending", "", "x"]);
 const grace = pick(["0", "0", "3600000", BIG], ["-1", "01", "x"]);
 const force = pick(["0", "0", "1"], ["2", "", "x"]);
 const trace = pick(["", "", "", TRACE, `${TRACE};k=v`], BAD_TRACES);
+const children = pick(["1", "1", "2", "3"], ["0", "x", "01"]);
+const onFailure = pick(["fail", "fail", "ignore"], ["", "FAIL", "x"]);
+const parentRef = pick(
+  ["", "", "P\0JOB00000000009", "a b:c@\u00e9\0JOB00000000009"],
+  ["P", "\0JOB1", "P\0XYZ1"],
+);
+const childQueue = pick(["C", "C", "D", "a b:c"], ["", "a{b", "a\0b"]);
+const childId = pick(["JOB00000000005", "JOB00000000006", "JOB00000000007"], ["XYZ1", ""]);
+const outcome = pick(["completed", "completed", "failed"], ["dead", ""]);
+const outboxEntry = pick(
+  ["P\0JOB00000000009\0JOB00000000001\0completed\0ok", "P\0JOB00000000009\0JOB00000000002\0failed\0boom"],
+  ["", "x"],
+);
 const longBytes = fc.constantFrom(Buffer.alloc(199, 0x61), Buffer.alloc(200, 0x62), Buffer.alloc(201, 0x63));
 
 const twist: fc.Arbitrary<Twist> = fc.oneof(
@@ -150,6 +163,12 @@ const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q
   CLEAN: fc.record({ values: fc.tuple(finishedState, grace, limit) }),
   DRAIN: fc.record({ values: fc.tuple(limit) }),
   OBLITERATE: fc.record({ values: fc.tuple(force, limit) }),
+  PARENT: fc.record({
+    id: idChoice(null),
+    values: fc.tuple(bytes, priority, count, children, onFailure, parentRef),
+  }),
+  SETTLE: fc.record({ id: idChoice(null), values: fc.tuple(childQueue, childId, outcome, bytes) }),
+  ACK: fc.record({ values: fc.tuple(outboxEntry) }),
 };
 const WEIGHTS: Record<string, number> = {
   ENQUEUE: 7,
@@ -174,14 +193,27 @@ const WEIGHTS: Record<string, number> = {
   CLEAN: 1,
   DRAIN: 1,
   OBLITERATE: 1,
+  PARENT: 2,
+  SETTLE: 3,
+  ACK: 1,
 };
 
-const FIELDS = ["attempts", "priority", "max_attempts", "state", "payload"];
+const FIELDS = [
+  "attempts",
+  "priority",
+  "max_attempts",
+  "state",
+  "payload",
+  "parent",
+  "children",
+  "on_failure",
+];
 const FIELD_VALUES = [
   ...["x", "0", "1", "2", "-1", "01", "-0", "007", "", BIG, "1000000000000000", `-${BIG}`],
-  ...["active", "dead", "pending", "scheduled", "completed", "weird"],
+  ...["active", "dead", "pending", "scheduled", "completed", "weird", "waiting", "ignore"],
+  "P\0JOB00000000009",
 ];
-const SETS = ["pending", "active", "schedule", "done", "dead"] as const;
+const SETS = ["pending", "active", "schedule", "done", "dead", "waiting", "outbox"] as const;
 
 /** Plain writes on both queues: wrong types, malformed fields, orphans, ids in two sets. */
 const corruption: fc.Arbitrary<SeedArg[]> = fc.oneof(
