@@ -12,8 +12,8 @@
 -- ARGV[3]  <child_id>         the child's id (gated on its JOB prefix)
 -- ARGV[4]  <outcome>          'completed' or 'failed'
 -- ARGV[5]  <value>            the child's result or error: any bytes
--- Field:   child:<child_queue>:<child_id> (completed, or failed under 'ignore'), or
---          failed:<child_queue>:<child_id> (failed), = <value>; either present: duplicate
+-- Field:   child:<child_queue>:<child_id> (completed) or failed:<child_queue>:<child_id> (failed),
+--          = <value>; either present: duplicate. A failed child counts as settled under 'ignore'.
 -- Reply:   'waiting' | 'ready' | 'dead' | 'duplicate' | 'late' | 'gone' (bulk string)
 -- Outbox:  a parent killed by its child that has a parent of its own: ZADD <base>outbox <now>
 --          <parent> NUL <id> NUL failed NUL <its error>
@@ -52,7 +52,7 @@ local f = redis.call('HMGET', row, 'state', 'children', 'priority', 'on_failure'
   'child:' .. child, 'failed:' .. child)
 if f[6] or f[7] then return 'duplicate' end
 local ignore = f[4] == 'ignore'
-local field = (outcome == 'completed' or ignore) and ('child:' .. child) or ('failed:' .. child)
+local field = outcome == 'completed' and ('child:' .. child) or ('failed:' .. child)
 if f[1] ~= 'waiting' then
   redis.call('HSET', row, field, value)
   return 'late'

@@ -145,7 +145,11 @@ pub fn settle(ctx: &Context, args: Args) -> Reply {
         return reply(b"duplicate");
     }
     let counted = outcome == COMPLETED || policy.as_deref() == Some(IGNORE);
-    let field = if counted { &done_field } else { &failed_field };
+    let field = if outcome == COMPLETED {
+        &done_field
+    } else {
+        &failed_field
+    };
 
     guard?;
     if state.as_deref() != Some(&b"waiting"[..]) {
