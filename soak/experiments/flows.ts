@@ -112,6 +112,8 @@ export function flowsOnCluster(
     );
     worker.on("error", (err) => errors.add(brief(err)));
     let child: ChildProcess | undefined;
+    /** Outbox entries left unrelayed at each kill. */
+    const atKill: number[] = [];
     try {
       for (let k = 1; k <= p.kills; k++) {
         const kid = spawnChildren(cluster.seeds, wire, childQueues);
@@ -122,6 +124,9 @@ export function flowsOnCluster(
         if (!reached) throw new Error(`kill ${k}: only ${runs.size} of ${target} parents ran`);
         kid.child.kill("SIGKILL");
         await within("the children's process to exit", kid.exited, 10_000);
+        let left = 0;
+        for (const q of childQueues) left += Number(await conn.send("ZCARD", [`emq:{${q}}:outbox`]));
+        atKill.push(left);
       }
       const last = spawnChildren(cluster.seeds, wire, childQueues);
       child = last.child;
@@ -146,6 +151,7 @@ export function flowsOnCluster(
     out.breaches = early;
     out.notes.push(
       `${p.parents} parents × ${p.children} children over ${childQueues.length} shards; ${p.kills} kill(s) of the relaying process`,
+      `outbox entries left unrelayed at each kill: ${atKill.join(", ")}`,
     );
     if (errors.total > 0) out.notes.push(`parent worker errors: ${errors.text()}`);
     checkTargets(out);
