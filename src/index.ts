@@ -42,6 +42,9 @@ export {
   MAX_INTEGER,
   MAX_LIMIT,
   type AddOptions,
+  DEFAULT_KEY_TTL_MS,
+  type JobExtras,
+  type ParentRef,
   type ClaimedJob,
   type Durability,
   type EnqueueOptions,
@@ -76,6 +79,7 @@ export {
   NativeOnlyVerbError,
   JobNotScheduledError,
   QueueActiveError,
+  TimeoutError,
   TracingUnavailableError,
   ReapBoundsError,
   WaitInterruptedError,
@@ -113,7 +117,7 @@ export {
   type FlowNode,
 } from "./flows/producer.js";
 export { InvalidOutboxEntryError } from "./flows/relay.js";
-export type { ChildFailurePolicy, ChildrenValues, ParentRef } from "./jobs/flows.js";
+export type { ChildFailurePolicy, ChildrenValues } from "./jobs/flows.js";
 export {
   QueueEvents,
   WatchdogError,

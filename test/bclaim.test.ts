@@ -40,7 +40,7 @@ function watch(reply: Promise<RespReply>): { reply: Promise<RespReply>; settled:
 
 /** The claim reply's id, payload and attempts (the deadline is checked apart). */
 function claimed(reply: RespReply): [string, string, number] {
-  assert.ok(Array.isArray(reply) && reply.length === 4, `a claim reply, got ${JSON.stringify(reply)}`);
+  assert.ok(Array.isArray(reply) && reply.length === 5, `a claim reply, got ${JSON.stringify(reply)}`);
   return [String(reply[0]), String(reply[1]), Number(reply[2])];
 }
 
@@ -68,7 +68,7 @@ describe("EMQ.BCLAIM on one node", () => {
 
   test("EMQ.VERSION lists BCLAIM under extensions; the command is flagged blocking", async () => {
     const version = (await server.cli("EMQ.VERSION")) as RespReply[];
-    assert.deepEqual(version.slice(0, 4), ["wire", "echomq:6.0.0", "module", "0.4.0"]);
+    assert.deepEqual(version.slice(0, 4), ["wire", "echomq:6.0.0", "module", "0.5.0"]);
     assert.deepEqual(version.slice(6, 8), ["extensions", ["BCLAIM"]]);
     const [info] = (await server.cli("COMMAND", "INFO", "emq.bclaim")) as RespReply[][];
     const flags = (info?.[2] ?? []) as RespReply[];
@@ -162,6 +162,11 @@ describe("EMQ.BCLAIM on one node", () => {
       "d",
       0,
       400,
+      0,
+      "",
+      "",
+      "",
+      0,
       0,
       "",
     ];

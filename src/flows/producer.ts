@@ -13,7 +13,7 @@ import { newId } from "../branded-id.js";
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { add } from "../jobs/admission.js";
-import { assertJobId, assertOptions, assertPayload, row, type Payload, typeOf } from "../jobs/common.js";
+import { assertJobId, assertOptions, assertPayload, type Payload, typeOf } from "../jobs/common.js";
 import { addParent, type ChildFailurePolicy, type ParentRef, parentValues } from "../jobs/flows.js";
 import { assertValidQueue } from "../keyspace.js";
 
@@ -80,18 +80,14 @@ export class FlowProducer {
   }
 }
 
-/** A leaf: `add` with the parent reference written on its row. */
-async function addChild(
+/** A leaf: `add` with its parent (`ADD`'s `<parent>`: the row's `parent`, in the same write). */
+function addChild(
   conn: Connection,
   job: Checked,
   parent: ParentRef | undefined,
 ): Promise<{ id: string; duplicate: boolean }> {
   const { onChildFailure: _, ...opts } = job.opts;
-  const result = await add(conn, job.queue, job.payload, { ...opts, id: job.id });
-  if (parent && !result.duplicate) {
-    await conn.send("HSET", [row(job.queue, job.id), "parent", `${parent.queue}\0${parent.id}`]);
-  }
-  return result;
+  return add(conn, job.queue, job.payload, { ...opts, id: job.id, ...(parent ? { parent } : {}) });
 }
 
 function check(job: unknown, where: string, parent: ParentRef | undefined, count: { jobs: number }): Checked {

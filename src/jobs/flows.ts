@@ -7,6 +7,7 @@
  */
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
+import { type ParentRef, parentValue } from "./add-options.js";
 import { assertValidQueue } from "../keyspace.js";
 import {
   assertInteger,
@@ -26,12 +27,6 @@ import {
 /** What a dead child does to its parent: `fail` kills the parent, `ignore` counts it as settled. */
 export type ChildFailurePolicy = "fail" | "ignore";
 
-/** A flow parent's reference, as a child's row holds it. */
-export interface ParentRef {
-  queue: string;
-  id: string;
-}
-
 export interface ParentOptions {
   /** Score in `pending` once the children have settled: lower is claimed first. Default 0. */
   priority?: number;
@@ -44,6 +39,8 @@ export interface ParentOptions {
 }
 
 /** `settle`'s reply: what recording the child did to its parent. */
+export type { ParentRef };
+
 export type SettleReply = "waiting" | "ready" | "dead" | "duplicate" | "late" | "gone";
 
 /** The outcome of a child as its outbox entry carries it. */
@@ -60,11 +57,9 @@ export interface OutboxEntry {
 /** A checked parent reference as the protocol carries it: `<queue>` NUL `<id>`. */
 export function parentRefArg(ref: unknown, name = "parent"): string {
   const o = assertOptions(ref, name);
-  if (typeof o.queue !== "string")
-    throw new InvalidArgumentError(`${name}.queue`, `must be a queue name, got ${typeof o.queue}`);
   assertValidQueue(o.queue);
   assertJobId(o.id);
-  return `${o.queue}\0${o.id}`;
+  return parentValue(o as unknown as ParentRef);
 }
 
 export function assertPolicy(policy: unknown, name = "onChildFailure"): ChildFailurePolicy {
