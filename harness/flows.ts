@@ -315,6 +315,22 @@ export const FLOW_CASES: Case[] = [
   { name: "ACK: outbox not a sorted set", actions: [wrongType("outbox"), ack("x")] },
   { name: "ACK: an empty entry", actions: [ack("")] },
 
+  {
+    name: "ADD: a child added with its parent leaves its entry when it completes, and when it dies",
+    actions: [
+      C("ADD", [J(1), "p", "0", "0", "0", "", "", "", "0", "0", P]),
+      C("ADD", [J(2), "p", "0", "0", "1", "", "", "", "0", "0", ref("a b:c@é", J(8))]),
+      claim(),
+      complete(J(1), "0", "r"),
+      claim(),
+      failDead(J(2), "10", "e"),
+      outboxHolds("FAIL", [
+        entryOf(P, J(1), "completed", "r"),
+        entryOf(ref("a b:c@é", J(8)), J(2), "failed", "e"),
+      ]),
+    ],
+  },
+
   /* a whole flow in one slot */
   {
     name: "FLOW: a parent in B, children in A: completion, relay, ack, parent claimed",
