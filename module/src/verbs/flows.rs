@@ -194,3 +194,27 @@ pub fn ack(ctx: &Context, args: Args) -> Reply {
     guard?;
     Ok(ValkeyValue::Integer(outbox.zrem(ENTRY.of(&call))? as i64))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parent_values() {
+        assert!(parented(b""));
+        assert!(parented(b"q\0JOB1"));
+        assert!(parented(b"a b:c@\xc3\xa9\0JOB00000000001"));
+        assert!(parented(&[&[b'x'; 255][..], b"\0JOB1"].concat()));
+        for bad in [
+            &b"q"[..],
+            b"\0JOB1",
+            b"q\0XYZ1",
+            b"q\0JOB1\0",
+            b"a{b\0JOB1",
+            b"a\tb\0JOB1",
+            &[&[b'x'; 256][..], b"\0JOB1"].concat(),
+        ] {
+            assert!(!parented(bad), "{bad:?}");
+        }
+    }
+}
