@@ -233,7 +233,7 @@ for (const wire of [4, 6] as Wire[]) {
         assert.match(text.stdout, /^standalone, 1 primary: /);
         assert.match(
           text.stdout,
-          new RegExp(`wire ${wire}, module ${wire === 6 ? "0\\.4\\.0" : "not loaded"}`),
+          new RegExp(`wire ${wire}, module ${wire === 6 ? "0\\.5\\.0" : "not loaded"}`),
         );
         assert.deepEqual(await json(["resume", "stat"]), { queue: "stat", resumed: true });
         const deadline = Date.now() + 5000;
