@@ -297,6 +297,20 @@ export const FLOW_CASES: Case[] = [
   },
   { name: "REAP: outbox not a sorted set", actions: [wrongType("outbox"), C("REAP", ["100", "5", "10"])] },
 
+  /* REMOVE of a waiting parent */
+  {
+    name: "REMOVE: a waiting parent leaves waiting with its row",
+    actions: [parent(J(1)), parent(J(2)), C("REMOVE", [J(1)])],
+  },
+  {
+    name: "REMOVE: a waiting parent, waiting not a sorted set",
+    actions: [parent(J(1)), wrongType("waiting"), C("REMOVE", [J(1)])],
+  },
+  {
+    name: "REMOVE: a parent's children settle on nothing (gone)",
+    actions: [parent(J(1)), C("REMOVE", [J(1)]), settle(J(1), "C", J(5)), replied("SETTLE", "gone")],
+  },
+
   /* ACK */
   {
     name: "ACK: a relayed entry leaves the outbox; a second ACK answers 0",
