@@ -311,6 +311,29 @@ export const FLOW_CASES: Case[] = [
     actions: [parent(J(1)), C("REMOVE", [J(1)]), settle(J(1), "C", J(5)), replied("SETTLE", "gone")],
   },
 
+  /* OBLITERATE */
+  {
+    name: "OBLITERATE: waiting parents go with the queue, and the outbox with the last call",
+    actions: [
+      parent(J(1)),
+      parent(J(2)),
+      ...child(J(3), P),
+      complete(J(3)),
+      enq(J(4)),
+      C("OBLITERATE", ["0", "2"]),
+      C("OBLITERATE", ["0", "2"]),
+      C("OBLITERATE", ["0", "2"]),
+    ],
+  },
+  {
+    name: "OBLITERATE: waiting not a sorted set",
+    actions: [parent(J(1)), wrongType("waiting"), C("OBLITERATE", ["1", "10"])],
+  },
+  {
+    name: "OBLITERATE: only an outbox left",
+    actions: [...child(J(1), P), complete(J(1), "0"), C("OBLITERATE", ["0", "10"])],
+  },
+
   /* ACK */
   {
     name: "ACK: a relayed entry leaves the outbox; a second ACK answers 0",
