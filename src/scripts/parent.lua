@@ -12,6 +12,7 @@
 -- ARGV[6]  <on_failure>       'fail' (a dead child kills the parent) or 'ignore' (it counts as settled)
 -- ARGV[7]  <parent>           empty, or this parent's own parent: <queue> NUL <id> (nested flows)
 -- Reply:   1 added | 0 duplicate id (nothing written)
+-- Event:   waiting (id, attempt 0) on emq:{q}:events
 -- Errors:  shape, priority, max attempts, children, on failure, parent, JOB prefix, WRONGTYPE
 --          (see docs/protocol.md, "Flows")
 local form = 'EMQ.PARENT 2 <row> <waiting> <id> <payload> <priority> <max_attempts> <children> <on_failure> <parent>'
@@ -29,6 +30,16 @@ local function parented(s)
   if not nul then return false end
   local q, pid = string.sub(s, 1, nul - 1), string.sub(s, nul + 1)
   return queue(q) and string.sub(pid, 1, 3) == 'JOB' and not string.find(pid, '\0', 1, true)
+end
+
+-- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
+-- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+local function bus(base)
+  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
+  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end
 end
 
 local row, waiting = KEYS[1], KEYS[2]
@@ -69,4 +80,5 @@ redis.call('HSET', row, unpack(fields))
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('ZADD', waiting, string.format('%d', now), id)
+bus(string.sub(waiting, 1, -8))('event', 'waiting', 'id', id, 'attempt', '0')
 return 1

@@ -17,6 +17,8 @@
 -- Reply:   'waiting' | 'ready' | 'dead' | 'duplicate' | 'late' | 'gone' (bulk string)
 -- Outbox:  a parent killed by its child that has a parent of its own: ZADD <base>outbox <now>
 --          <parent> NUL <id> NUL failed NUL <its error>
+-- Events:  ready (id, attempt) when the parent became ready; dead (id, attempt, reason: the
+--          error's first 200 bytes) when a failed child killed it; on emq:{q}:events
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the parent became ready
 -- Errors:  shape, JOB prefix, child queue, child id, outcome, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.SETTLE 4 <waiting> <pending> <dead> <base> <id> <child_queue> <child_id> <outcome> <value>'
@@ -35,6 +37,16 @@ local function typed(keys, want)
   return true
 end
 
+-- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
+-- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+local function bus(base)
+  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
+  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end
+end
+
 local waiting, pending, dead, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, cq, cid, outcome, value = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
@@ -49,7 +61,8 @@ local row = base .. 'job:' .. id
 if redis.call('TYPE', row).ok ~= 'hash' then return 'gone' end
 local child = cq .. ':' .. cid
 local f = redis.call('HMGET', row, 'state', 'children', 'priority', 'on_failure', 'parent',
-  'child:' .. child, 'failed:' .. child)
+  'child:' .. child, 'failed:' .. child, 'attempts')
+local attempt = (f[8] and count(f[8])) and f[8] or '0'
 if f[6] or f[7] then return 'duplicate' end
 local ignore = f[4] == 'ignore'
 local field = outcome == 'completed' and ('child:' .. child) or ('failed:' .. child)
@@ -69,6 +82,7 @@ if outcome == 'completed' or ignore then
   redis.call('HSET', row, field, value, 'children', '0', 'state', 'pending')
   redis.call('ZREM', waiting, id)
   redis.call('ZADD', pending, score, id)
+  bus(base)('event', 'ready', 'id', id, 'attempt', attempt)
   redis.pcall('SPUBLISH', base .. 'wake', '1')
   return 'ready'
 end
@@ -79,6 +93,7 @@ local err = 'child ' .. child .. ' failed: ' .. value
 redis.call('HSET', row, field, value, 'state', 'dead', 'error', err)
 redis.call('ZREM', waiting, id)
 redis.call('ZADD', dead, now, id)
+bus(base)('event', 'dead', 'id', id, 'attempt', attempt, 'reason', string.sub(err, 1, 200))
 if f[5] and f[5] ~= '' then
   redis.call('ZADD', outbox, now, f[5] .. '\0' .. id .. '\0failed\0' .. err)
 end

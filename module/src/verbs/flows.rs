@@ -6,6 +6,7 @@
 
 use valkey_module::{Context, ValkeyValue};
 
+use crate::bus::{short, Bus};
 use crate::clock;
 use crate::direct::{Args, Db, Kind};
 use crate::errors::{self, Reply};
@@ -40,7 +41,7 @@ pub fn parent(ctx: &Context, args: Args) -> Reply {
         CHILDREN, FORM, ID, MAX_ATTEMPTS, ON_FAILURE, PARENT, PAYLOAD, PRIORITY, ROW, WAITING,
     };
     let argv = argv(args);
-    let (call, _queue) = open(ctx, &FORM, &argv)?;
+    let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (row, waiting) = (ROW.of(&call), WAITING.of(&call));
@@ -93,6 +94,7 @@ pub fn parent(ctx: &Context, args: Args) -> Reply {
         row.hset(&more)?;
     }
     moves::add(&mut waiting, clock::now_ms(), id)?;
+    Bus::open(&db, &queue).job(b"waiting", id, b"0", None)?;
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -131,8 +133,8 @@ pub fn settle(ctx: &Context, args: Args) -> Reply {
         [b"child:", &child[..]].concat(),
         [b"failed:", &child[..]].concat(),
     );
-    let [state, children, priority, policy, parent, done_before, failed_before] =
-        row.hash_get([
+    let [state, children, priority, policy, parent, done_before, failed_before, attempts] = row
+        .hash_get([
             &b"state"[..],
             b"children",
             b"priority",
@@ -140,6 +142,7 @@ pub fn settle(ctx: &Context, args: Args) -> Reply {
             b"parent",
             &done_field,
             &failed_field,
+            b"attempts",
         ])?;
     if done_before.is_some() || failed_before.is_some() {
         return reply(b"duplicate");
@@ -150,6 +153,11 @@ pub fn settle(ctx: &Context, args: Args) -> Reply {
     } else {
         &failed_field
     };
+    let attempt = attempts
+        .as_deref()
+        .and_then(|t| Grammar::Count.parse(t))
+        .unwrap_or(0)
+        .to_string();
 
     guard?;
     if state.as_deref() != Some(&b"waiting"[..]) {
@@ -171,6 +179,7 @@ pub fn settle(ctx: &Context, args: Args) -> Reply {
         row.hset(&[(field, value), (b"children", b"0"), (b"state", b"pending")])?;
         moves::remove(&mut waiting, id)?;
         moves::add(&mut pending, score, id)?;
+        Bus::open(&db, &queue).job(b"ready", id, attempt.as_bytes(), None)?;
         moves::wake(&db, &queue, 1);
         return reply(b"ready");
     }
@@ -179,6 +188,8 @@ pub fn settle(ctx: &Context, args: Args) -> Reply {
     row.hset(&[(field, value), (b"state", b"dead"), (b"error", &error)])?;
     moves::remove(&mut waiting, id)?;
     moves::add(&mut dead, now, id)?;
+    let reason = Some((&b"reason"[..], short(&error)));
+    Bus::open(&db, &queue).job(b"dead", id, attempt.as_bytes(), reason)?;
     outbox::post(&mut outbox, now, parent.as_deref(), (id, FAILED, &error))?;
     reply(b"dead")
 }
