@@ -7,6 +7,7 @@
  * side's outbox and parent row (both sides are compared byte for byte as every case is).
  */
 import { C, type Case, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
+import { entry, kinds } from "./bus.js";
 import type { RawValue } from "./dump.js";
 import type { Action, LastStep } from "./steps.js";
 
@@ -332,6 +333,39 @@ export const FLOW_CASES: Case[] = [
   {
     name: "OBLITERATE: only an outbox left",
     actions: [...child(J(1), P), complete(J(1), "0"), C("OBLITERATE", ["0", "10"])],
+  },
+
+  /* the bus */
+  {
+    name: "BUS: a flow's parent: waiting, then ready, then active",
+    actions: [
+      parent(J(1), "1"),
+      settle(J(1), "C", J(5)),
+      claim(),
+      kinds("CLAIM", ["waiting", "ready", "active"]),
+      entry("CLAIM", 1, ["event", "ready", "id", J(1), "attempt", "0"]),
+    ],
+  },
+  {
+    name: "BUS: a parent killed by its child: dead with the reason",
+    actions: [
+      parent(J(1), "2"),
+      settle(J(1), "C", J(5), "failed", "x".repeat(300)),
+      entry("SETTLE", -1, [
+        "event",
+        "dead",
+        "id",
+        J(1),
+        "attempt",
+        "0",
+        "reason",
+        `child C:${J(5)} failed: ${"x".repeat(300)}`.slice(0, 200),
+      ]),
+    ],
+  },
+  {
+    name: "BUS: the bus off (events_maxlen 0): no entries",
+    actions: [seed(["HSET", key("meta"), "events_maxlen", "0"]), parent(J(1), "1"), settle(J(1), "C", J(5))],
   },
 
   /* ACK */
