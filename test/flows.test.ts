@@ -83,7 +83,13 @@ forEachWire("flows", (ctx) => {
     });
     assert.equal(node.children.length, 5);
     const reports = new Queue("reports", ctx().conn);
-    assert.equal((await reports.getJob(node.id))?.state, "waiting");
+    const waiting = await reports.getJob(node.id);
+    assert.equal(waiting?.state, "waiting");
+    assert.equal(waiting?.childrenLeft, 5);
+    assert.deepEqual(
+      (await reports.getJobs("waiting")).map((j) => j.id),
+      [node.id],
+    );
     let seenAtParent: Record<string, string> | null = null;
     const runs = await withWorkers(
       ctx,
