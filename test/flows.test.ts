@@ -354,3 +354,25 @@ forEachWire("flows", (ctx) => {
     assert.deepEqual(await ctx().server.cli("KEYS", "emq:*"), []);
   });
 });
+
+test("parseEntry: the first four NULs split an entry; anything else is not an entry", async () => {
+  const { parseEntry } = await import("../src/jobs/flows.js");
+  const entry = (s: string) => Buffer.from(s, "utf8");
+  assert.deepEqual(parseEntry(entry("a b:c@é\0JOB1\0JOB2\0completed\0x\0y")), {
+    parent: { queue: "a b:c@é", id: "JOB1" },
+    childId: "JOB2",
+    outcome: "completed",
+    value: entry("x\0y"),
+  });
+  assert.equal(parseEntry(entry("q\0JOB1\0JOB2\0failed\0"))?.value.length, 0);
+  for (const bad of [
+    "q\0JOB1\0JOB2\0completed",
+    "q\0JOB1\0JOB2\0done\0v",
+    "\0JOB1\0JOB2\0failed\0v",
+    "a{b\0JOB1\0JOB2\0failed\0v",
+    "q\0X1\0JOB2\0failed\0v",
+    "q\0JOB1\0X2\0failed\0v",
+  ]) {
+    assert.equal(parseEntry(entry(bad)), null, JSON.stringify(bad));
+  }
+});

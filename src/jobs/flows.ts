@@ -8,7 +8,7 @@
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { type ParentRef, parentValue } from "./add-options.js";
-import { assertValidQueue } from "../keyspace.js";
+import { assertValidQueue, isValidQueue } from "../keyspace.js";
 import {
   assertInteger,
   assertJobId,
@@ -142,7 +142,7 @@ export function parseEntry(entry: Buffer): OutboxEntry | null {
   const childId = part(b + 1, c);
   const outcome = part(c + 1, d);
   if (outcome !== "completed" && outcome !== "failed") return null;
-  if (!parent.queue || !parent.id.startsWith("JOB") || !childId.startsWith("JOB")) return null;
+  if (!isValidQueue(parent.queue) || !parent.id.startsWith("JOB") || !childId.startsWith("JOB")) return null;
   // A name that is not valid UTF-8 would not survive the round trip through a string.
   if (!Buffer.from(parent.queue, "utf8").equals(entry.subarray(0, a))) return null;
   return { parent, childId, outcome, value: entry.subarray(d + 1) };
