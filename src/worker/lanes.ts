@@ -90,6 +90,7 @@ export class WorkerLanes {
     await Promise.all(added.map((lane) => this.subscribe(lane)));
     if (this.stopped) return;
     for (const lane of added) {
+      if (this.stopped) return;
       const relay = new Relay(this.conn, lane, DEFAULT_RELAY, { error: (err) => this.events.fault(err) });
       this.relays.set(lane, relay);
       relay.start();
