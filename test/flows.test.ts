@@ -288,6 +288,18 @@ forEachWire("flows", (ctx) => {
     });
   });
 
+  test("a leaf child takes add's options: group, timeoutMs, key", async () => {
+    const node = await new FlowProducer(ctx().conn).add({
+      queue: "opts-p",
+      payload: "p",
+      children: [{ queue: "opts-c", payload: "c", opts: { group: "g1", timeoutMs: 5000, key: "order-1" } }],
+    });
+    const child = await new Queue("opts-c", ctx().conn).getJob(node.children[0]!.id);
+    assert.equal(child?.group, "g1");
+    assert.equal(child?.timeoutMs, 5000);
+    assert.deepEqual(child?.parent, { queue: "opts-p", id: node.id });
+  });
+
   test("a partial add (the parent only) is completed by adding the same flow again", async () => {
     const { conn } = ctx();
     const [pid, a, b] = [newId(), newId(), newId()];
@@ -346,6 +358,24 @@ forEachWire("flows", (ctx) => {
     await assert.rejects(
       flows.add({ queue: "ok", payload: "p", opts: { delay: 5 }, children: [{ queue: "c", payload: "c" }] }),
       (err: unknown) => err instanceof InvalidArgumentError && err.argument === "flow.opts.delay",
+    );
+    await assert.rejects(
+      flows.add({
+        queue: "ok",
+        payload: "p",
+        opts: { timeoutMs: 5 },
+        children: [{ queue: "c", payload: "c" }],
+      }),
+      /invalid flow\.opts\.timeoutMs: is not an option of a job with children/,
+    );
+    await assert.rejects(
+      flows.add({
+        queue: "ok",
+        payload: "p",
+        children: [{ queue: "c", payload: "c", opts: { parent: { queue: "x", id: newId() } } as never }],
+      }),
+      (err: unknown) =>
+        err instanceof InvalidArgumentError && err.argument === "flow.children[0].opts.parent",
     );
     await assert.rejects(
       flows.add({ queue: "ok", payload: "p", children: [{ queue: "c", payload: 5 as unknown as string }] }),

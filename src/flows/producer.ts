@@ -12,23 +12,33 @@
 import { newId } from "../branded-id.js";
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
-import { add } from "../jobs/admission.js";
+import { type AddOptions, add } from "../jobs/admission.js";
 import { assertJobId, assertOptions, assertPayload, type Payload, typeOf } from "../jobs/common.js";
 import { addParent, type ChildFailurePolicy, type ParentRef, parentValues } from "../jobs/flows.js";
 import { assertValidQueue } from "../keyspace.js";
 
-export interface FlowJobOptions {
+/**
+ * A flow job's options: a leaf child takes `add`'s (its `parent` is the flow's); a job with
+ * children takes `id`, `priority`, `maxAttempts` and `onChildFailure` only (any other is refused).
+ */
+export interface FlowJobOptions extends Omit<AddOptions, "parent" | "durability"> {
   /** Your own branded id: adding the same flow again then adds only what is missing. */
   id?: string;
-  /** Score in `pending` (lower is claimed first). Default 0. */
-  priority?: number;
-  /** A leaf child only: milliseconds before it is due. Default 0. */
-  delay?: number;
-  /** Attempts before the job is dead; it wins over a worker's value. Default 0 = the worker decides. */
-  maxAttempts?: number;
-  /** A parent only: what a dead child does to it. `fail` (default): the parent dies, naming the child; `ignore`: it counts as settled. */
+  /** A job with children: what a dead child does to it. `fail` (default): the job dies, naming the child; `ignore`: it counts as settled. */
   onChildFailure?: ChildFailurePolicy;
 }
+
+/** The options a job with children does not take (its row is written by `PARENT`). */
+const LEAF_ONLY = [
+  "delay",
+  "trace",
+  "group",
+  "key",
+  "keyTtlMs",
+  "timeoutMs",
+  "parent",
+  "durability",
+] as const;
 
 export interface FlowJob {
   queue: string;
@@ -109,10 +119,14 @@ function check(job: unknown, where: string, parent: ParentRef | undefined, count
   if (children.length === 0) {
     if (opts.onChildFailure !== undefined)
       throw new InvalidArgumentError(`${where}opts.onChildFailure`, "is for a job with children");
+    if ((opts as Record<string, unknown>).parent !== undefined)
+      throw new InvalidArgumentError(`${where}opts.parent`, "is the flow's: leave it out");
     return { queue: o.queue, id, payload: o.payload, parentValues: null, opts, children: [] };
   }
-  if (opts.delay !== undefined && opts.delay !== 0)
-    throw new InvalidArgumentError(`${where}opts.delay`, "a job with children runs when they have settled");
+  for (const name of LEAF_ONLY) {
+    if ((opts as Record<string, unknown>)[name] !== undefined)
+      throw new InvalidArgumentError(`${where}opts.${name}`, "is not an option of a job with children");
+  }
   const values = parentValues(children.length, { ...opts, parent }, `${where}opts.`);
   const checked = children.map((child, i) => check(child, `${where}children[${i}].`, me, count));
   return { queue: o.queue, id, payload: o.payload, parentValues: values, opts, children: checked };
