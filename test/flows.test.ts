@@ -288,11 +288,19 @@ forEachWire("flows", (ctx) => {
     });
   });
 
-  test("a leaf child takes add's options: group, timeoutMs, key", async () => {
+  test("a leaf child takes add's options (group, timeoutMs), not an idempotency key", async () => {
+    await assert.rejects(
+      new FlowProducer(ctx().conn).add({
+        queue: "opts-p",
+        payload: "p",
+        children: [{ queue: "opts-c", payload: "c", opts: { key: "order-1" } }],
+      }),
+      /invalid flow\.children\[0\]\.opts\.key: is not an option of a flow's job/,
+    );
     const node = await new FlowProducer(ctx().conn).add({
       queue: "opts-p",
       payload: "p",
-      children: [{ queue: "opts-c", payload: "c", opts: { group: "g1", timeoutMs: 5000, key: "order-1" } }],
+      children: [{ queue: "opts-c", payload: "c", opts: { group: "g1", timeoutMs: 5000 } }],
     });
     const child = await new Queue("opts-c", ctx().conn).getJob(node.children[0]!.id);
     assert.equal(child?.group, "g1");

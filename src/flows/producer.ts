@@ -18,8 +18,9 @@ import { addParent, type ChildFailurePolicy, type ParentRef, parentValues } from
 import { assertValidQueue } from "../keyspace.js";
 
 /**
- * A flow job's options: a leaf child takes `add`'s (its `parent` is the flow's); a job with
- * children takes `id`, `priority`, `maxAttempts` and `onChildFailure` only (any other is refused).
+ * A flow job's options: a leaf child takes `add`'s but an idempotency key (a flow's idempotency
+ * is its ids) and `parent` (the flow's); a job with children takes `id`, `priority`,
+ * `maxAttempts` and `onChildFailure` only (any other is refused).
  */
 export interface FlowJobOptions extends Omit<AddOptions, "parent" | "durability"> {
   /** Your own branded id: adding the same flow again then adds only what is missing. */
@@ -121,6 +122,15 @@ function check(job: unknown, where: string, parent: ParentRef | undefined, count
       throw new InvalidArgumentError(`${where}opts.onChildFailure`, "is for a job with children");
     if ((opts as Record<string, unknown>).parent !== undefined)
       throw new InvalidArgumentError(`${where}opts.parent`, "is the flow's: leave it out");
+    // A key held by another job would answer that job's id: not this parent's child, and the
+    // parent would wait for it forever. A flow's idempotency is its ids (`opts.id`).
+    for (const name of ["key", "keyTtlMs"] as const) {
+      if (opts[name] !== undefined)
+        throw new InvalidArgumentError(
+          `${where}opts.${name}`,
+          "is not an option of a flow's job: give ids (opts.id) instead",
+        );
+    }
     return { queue: o.queue, id, payload: o.payload, parentValues: null, opts, children: [] };
   }
   for (const name of LEAF_ONLY) {
