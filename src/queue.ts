@@ -60,6 +60,8 @@ export interface JobCounts {
   active: number;
   completed: number;
   dead: number;
+  /** Flow parents waiting for their children. */
+  waiting: number;
   paused: boolean;
 }
 
@@ -97,7 +99,7 @@ export interface QueueOptions {
   tracing?: TracingOption;
 }
 
-const STATES = ["pending", "schedule", "active", "done", "dead"] as const;
+const STATES = ["pending", "schedule", "active", "done", "dead", "waiting"] as const;
 
 export class Queue {
   /** The queue's default durability (`QueueOptions.durability`), if any. */
@@ -240,12 +242,13 @@ export class Queue {
       active: 0,
       completed: 0,
       dead: 0,
+      waiting: 0,
       paused: each.every((c) => c.paused),
       partlyPaused: each.some((c) => c.paused),
       lanes: {},
     };
     each.forEach((c, i) => {
-      for (const state of ["pending", "scheduled", "active", "completed", "dead"] as const)
+      for (const state of ["pending", "scheduled", "active", "completed", "dead", "waiting"] as const)
         sum[state] += c[state];
       sum.lanes[lanes[i]!] = c;
     });
@@ -388,7 +391,7 @@ export class Queue {
   }
 
   private async countsOf(queue: string): Promise<JobCounts> {
-    const [pending, scheduled, active, completed, dead, paused] = await Promise.all([
+    const [pending, scheduled, active, completed, dead, waiting, paused] = await Promise.all([
       ...STATES.map((s) => this.connection.send("ZCARD", [queueKey(queue, s)])),
       this.connection.send("HGET", [queueKey(queue, "meta"), "paused"]),
     ]);
@@ -398,6 +401,7 @@ export class Queue {
       active: Number(active),
       completed: Number(completed),
       dead: Number(dead),
+      waiting: Number(waiting),
       paused: paused != null && String(paused) === "1",
     };
   }

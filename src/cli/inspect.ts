@@ -15,7 +15,7 @@ import { type Command, QUEUE } from "./command.js";
 import { NotFoundError } from "./errors.js";
 import { jobJson, jobsTable, jobText, table } from "./format.js";
 
-const STATES = ["pending", "scheduled", "active", "completed", "dead"] as const;
+const STATES = ["pending", "scheduled", "active", "completed", "dead", "waiting"] as const;
 
 /** Every queue the server holds (a bounded SCAN of every primary) with its counts. */
 async function queueRows(conn: Connection) {

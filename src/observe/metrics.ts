@@ -25,7 +25,7 @@ export interface MetricsOptions {
   version?: string;
 }
 
-const STATES = ["pending", "scheduled", "active", "completed", "dead"] as const;
+const STATES = ["pending", "scheduled", "active", "completed", "dead", "waiting"] as const;
 /** Seconds: 1 ms to 10 min, for handler time and waiting time alike. */
 const BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600];
 
