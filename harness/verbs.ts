@@ -8,8 +8,17 @@ import { isTraceContext } from "../src/observe/trace-context.js";
 import { formOf, JOB_CORE, PROTOCOL, type VerbSpec } from "../src/protocol.js";
 import type { RawDump } from "./dump.js";
 
-export type KeySlot = "row" | "pending" | "active" | "schedule" | "done" | "dead" | "meta" | "base";
-export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit" | "trace";
+export type KeySlot =
+  | "row"
+  | "pending"
+  | "active"
+  | "schedule"
+  | "done"
+  | "dead"
+  | "meta"
+  | "base"
+  | "repeats";
+export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit" | "trace" | "label";
 export type TimeSet = "active" | "schedule" | "done" | "dead";
 export const TIME_SETS: readonly TimeSet[] = ["active", "schedule", "done", "dead"];
 
@@ -95,6 +104,8 @@ export function accepts(grammar: Grammar, text: string): boolean {
       return accepts("positive", text) && Number(text) <= 10_000;
     case "trace":
       return isTraceContext(text);
+    case "label":
+      return isLabel(Buffer.from(text, "latin1"));
   }
 }
 
@@ -105,6 +116,11 @@ export const RULES: Record<Grammar, string> = Object.fromEntries(
 /** A value grammar's refusal text. */
 export function valueError(verb: string, name: string, grammar: Grammar): string {
   return `ERR EMQ.${verb} ${name} must be ${RULES[grammar]}`;
+}
+
+/** The `label` grammar: 1 to 255 bytes, none of them a control byte (0x00–0x1F, 0x7F). */
+export function isLabel(bytes: Buffer): boolean {
+  return bytes.length > 0 && bytes.length <= 255 && !bytes.some((b) => b < 0x20 || b === 0x7f);
 }
 
 /* ------------------------------------------------------------------ keys and layout */

@@ -34,6 +34,8 @@ pub enum Grammar {
 pub enum TextGrammar {
     /// Empty, or a W3C `traceparent` (optionally `;tracestate`) of at most [`MAX_TRACE`] bytes.
     Trace,
+    /// 1 to [`MAX_LABEL`] bytes, none of them a control byte (0x00–0x1F, 0x7F).
+    Label,
 }
 
 // `Grammar::rule` and `TextGrammar::rule`, each grammar's rule text, made from the protocol data
@@ -102,8 +104,17 @@ impl TextGrammar {
     pub fn accepts(self, text: &[u8]) -> bool {
         match self {
             TextGrammar::Trace => text.is_empty() || trace(text),
+            TextGrammar::Label => label(text),
         }
     }
+}
+
+/// The longest label (a schedule's name), in bytes.
+pub const MAX_LABEL: usize = 255;
+
+/// 1 to [`MAX_LABEL`] bytes, none of them a control byte.
+fn label(text: &[u8]) -> bool {
+    (1..=MAX_LABEL).contains(&text.len()) && !text.iter().any(|&b| b < 0x20 || b == 0x7f)
 }
 
 /// `<version>-<trace-id>-<parent-id>-<flags>` (2, 32, 16, 2 lower-case hex digits; version not
@@ -295,6 +306,20 @@ mod tests {
             g.rule(),
             "empty or a W3C traceparent, optionally ;tracestate, of at most 512 bytes"
         );
+    }
+
+    #[test]
+    fn label_grammar() {
+        let g = TextGrammar::Label;
+        let longest = "x".repeat(MAX_LABEL);
+        for good in ["a", "nightly report", "ü:{}", longest.as_str()] {
+            assert!(g.accepts(good.as_bytes()), "{good}");
+        }
+        let too_long = "x".repeat(MAX_LABEL + 1);
+        for bad in ["", "a\tb", "a\0b", "a\x7fb", "\n", too_long.as_str()] {
+            assert!(!g.accepts(bad.as_bytes()), "{bad:?}");
+        }
+        assert_eq!(g.rule(), "1 to 255 bytes, no control characters");
     }
 
     /// The rule texts as the protocol's grammar table writes them.

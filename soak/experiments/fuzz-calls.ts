@@ -54,6 +54,7 @@ export type KeyType =
   | "dead"
   | "meta"
   | "base"
+  | "repeats"
   | "version";
 export type ValueKind =
   | "id"
@@ -65,7 +66,8 @@ export type ValueKind =
   | "token"
   | "priority"
   | "limit"
-  | "trace";
+  | "trace"
+  | "label";
 
 export interface Form {
   verb: string;
@@ -132,6 +134,8 @@ function validValue(rng: Rng, kind: ValueKind, job: SeedJob | undefined, payload
       return String(rng.pick([1, 10, 1000, 10_000]));
     case "trace":
       return rng.pick(["", "", TRACE, `${TRACE};k=v`]);
+    case "label":
+      return rng.pick(["a", "nightly", "x".repeat(255)]);
   }
 }
 
@@ -155,6 +159,7 @@ const BAD_VALUES: Record<Exclude<ValueKind, "id" | "bytes">, readonly string[]> 
     `${TRACE};`,
     `${TRACE};${"x".repeat(457)}`,
   ],
+  label: ["", "a\tb", "\0", "a\x7f", "x".repeat(256)],
 };
 
 const BAD_NUMKEYS = [

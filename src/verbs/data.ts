@@ -16,9 +16,13 @@ export type KeySlot =
   | "dead"
   | "meta"
   | "base"
+  | "repeats"
   | "version";
-/** Value grammars: numbers (decimal text), and `trace` (text: a W3C trace context or empty). */
-export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit" | "trace";
+/**
+ * Value grammars: numbers (decimal text), `trace` (text: a W3C trace context or empty) and `label`
+ * (text: 1–255 bytes, no control byte).
+ */
+export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit" | "trace" | "label";
 /** Admission: refused over `maxmemory`; drain: runs over it; read: reads only. */
 export type VerbClass = "admission" | "drain" | "read";
 export type TimeSet = "active" | "schedule" | "done" | "dead";
