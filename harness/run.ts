@@ -13,6 +13,7 @@ import { OPERATE_CASES } from "./operate.js";
 import type { Executors, Fault } from "./executors.js";
 import { runModel } from "./model.js";
 import { REFUSAL_CASES } from "./refusals.js";
+import { REPEAT_CASES } from "./repeat.js";
 import { Tally } from "./report.js";
 import { clusterStage, singleStage } from "./stage.js";
 import { CaseRun } from "./steps.js";
@@ -47,7 +48,14 @@ export interface HarnessResult {
   ok: boolean;
 }
 
-export const ALL_CASES: Case[] = [...CASES, ...BUS_CASES, ...OPERATE_CASES, ...DRAIN_CASES, ...REFUSAL_CASES];
+export const ALL_CASES: Case[] = [
+  ...CASES,
+  ...BUS_CASES,
+  ...OPERATE_CASES,
+  ...DRAIN_CASES,
+  ...REPEAT_CASES,
+  ...REFUSAL_CASES,
+];
 
 export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
   const started = performance.now();
