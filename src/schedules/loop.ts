@@ -60,31 +60,45 @@ export class ScheduleLoop {
     const head = await soonest(this.conn, this.queue, BATCH);
     if (head.length === 0) return REREAD_MS;
     const now = await this.serverNow();
-    let handled = 0;
+    let moved = false;
+    let due = false;
     for (const [name, next] of head) {
-      if (next > now) return Math.min(REREAD_MS, next - now + AFTER_MS);
-      await this.bringUp(name, now);
-      handled++;
+      if (next > now) break;
+      due = true;
+      try {
+        if (await this.bringUp(name, now)) moved = true;
+      } catch (err) {
+        if (!this.stopped) this.events.error(err); // one bad record holds up no other schedule
+      }
     }
-    return handled === BATCH ? 0 : REREAD_MS;
+    // A schedule moved on: read again at once (to the new head). Due entries that did not move
+    // (a record this host cannot read, an entry without a record) are looked at again later.
+    if (moved) return 0;
+    return due ? REREAD_MS : Math.min(REREAD_MS, head[0]![1] - now + AFTER_MS);
   }
 
-  /** The `FIRE` calls that bring schedule `name` up to `now`, stopping at the first miss. */
-  private async bringUp(name: string, now: number): Promise<void> {
+  /**
+   * The `FIRE` calls that bring schedule `name` up to `now`, stopping at the first miss; false
+   * when there was nothing to bring up (no record, or one not due).
+   */
+  private async bringUp(name: string, now: number): Promise<boolean> {
     const record = await readRecord(this.conn, this.queue, name);
-    if (record === null) return; // removed meanwhile
+    if (record === null) return false;
     let instants = this.instants.get(record.spec);
     if (!instants) {
       instants = new Instants(parseSpec(record.spec));
       if (this.instants.size > 1000) this.instants.clear();
       this.instants.set(record.spec, instants);
     }
-    for (const call of plan(instants, record.next, now)) {
+    const calls = plan(instants, record.next, now);
+    if (calls.length === 0) return false; // the record is ahead of its entry (it moves on a FIRE)
+    for (const call of calls) {
       const id = instantId(this.queue, name, call.instant || call.expected);
       const outcome = await fireInstant(this.conn, this.queue, name, id, call);
-      if (outcome === "miss") return;
+      if (outcome === "miss") return true; // another loop moved it on
       if (outcome === "added" || outcome === "added-ended") this.events.fired?.(name, id, call.instant);
     }
+    return true;
   }
 
   private async loop(): Promise<void> {
