@@ -1,0 +1,53 @@
+/**
+ * Exactly one job per instant however many workers run, with no leader: 3 processes × 2 workers
+ * each run a schedule every 200 ms for 10 s, on both wires. Every instant from the first to the
+ * last has exactly one job (no duplicate, no gap).
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Queue } from "../src/index.js";
+import { instantId } from "../src/schedules/options.js";
+import { startScheduleChildren } from "./support/schedule-children.js";
+import { forEachWire } from "./support/wires.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The step (k, for the instant first + k·everyMs) of each id; -1 for an id of no instant. */
+export function stepsOf(
+  queue: string,
+  name: string,
+  ids: readonly string[],
+  first: number,
+  everyMs: number,
+): number[] {
+  const byId = new Map<string, number>();
+  for (let k = 0; k < 10_000; k++) byId.set(instantId(queue, name, first + k * everyMs), k);
+  return ids.map((id) => byId.get(id) ?? -1).sort((a, b) => a - b);
+}
+
+forEachWire("schedules across processes", (ctx) => {
+  test("3 processes × 2 workers, every 200 ms for 10 s: one job per instant", {
+    timeout: 90_000,
+  }, async () => {
+    const { server, wire, conn } = ctx();
+    const children = await startScheduleChildren(3, { port: server.port }, wire, ["fleet"]);
+    try {
+      const q = new Queue("fleet", conn);
+      const { next } = await q.schedule("beat", { everyMs: 200, payload: "b" });
+      await sleep(10_000);
+      await q.unschedule("beat");
+      await sleep(500); // FIRE calls in flight land; their jobs run
+      const ids = children.jobs.get("fleet")!;
+      const steps = stepsOf("fleet", "beat", ids, next, 200);
+      assert.ok(ids.length >= 45, `about 50 instants in 10 s, got ${ids.length}`);
+      assert.equal(new Set(ids).size, ids.length, "no job ran twice");
+      assert.deepEqual(
+        steps,
+        steps.map((_, k) => k),
+        "every instant from the first, once",
+      );
+    } finally {
+      await children.stop();
+    }
+  });
+});
