@@ -72,7 +72,10 @@ test("cron in Europe/Berlin across fall back: 02:30 occurs twice and fires once,
 
 test("cron in America/New_York: the same local time moves in UTC across DST; UTC is the default zone", () => {
   const ny = instants({ cron: "0 9 * * *", tz: "America/New_York" });
-  assert.deepEqual(series(ny, at("2026-03-07T20:00:00Z"), 2), ["2026-03-08T13:00:00.000Z", "2026-03-09T13:00:00.000Z"]);
+  assert.deepEqual(series(ny, at("2026-03-07T20:00:00Z"), 2), [
+    "2026-03-08T13:00:00.000Z",
+    "2026-03-09T13:00:00.000Z",
+  ]);
   assert.deepEqual(series(ny, at("2026-03-06T20:00:00Z"), 1), ["2026-03-07T14:00:00.000Z"]);
   const utc = instants({ cron: "0 9 * * *" });
   assert.equal(iso(utc.after(at("2026-03-08T00:00:00Z"))), "2026-03-08T09:00:00.000Z");
@@ -165,9 +168,18 @@ test("spec checks: each bad option is named, both cron and everyMs refused", () 
 });
 
 test("spec text: one order, read back to the same spec", () => {
-  const { spec } = checkSchedule({ payload: "", missed: "catch-up", tz: "Europe/Berlin", cron: "0 9 * * 1-5", limit: 3 });
+  const { spec } = checkSchedule({
+    payload: "",
+    missed: "catch-up",
+    tz: "Europe/Berlin",
+    cron: "0 9 * * 1-5",
+    limit: 3,
+  });
   const text = specText(spec);
-  assert.equal(text, '{"cron":"0 9 * * 1-5","tz":"Europe/Berlin","limit":3,"missed":"catch-up","graceMs":5000}');
+  assert.equal(
+    text,
+    '{"cron":"0 9 * * 1-5","tz":"Europe/Berlin","limit":3,"missed":"catch-up","graceMs":5000}',
+  );
   assert.deepEqual(parseSpec(text), spec);
 });
 

@@ -6,24 +6,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Queue } from "../src/index.js";
-import { instantId } from "../src/schedules/options.js";
-import { startScheduleChildren } from "./support/schedule-children.js";
+import { startScheduleChildren, stepsOf } from "./support/schedule-children.js";
 import { forEachWire } from "./support/wires.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The step (k, for the instant first + k·everyMs) of each id; -1 for an id of no instant. */
-export function stepsOf(
-  queue: string,
-  name: string,
-  ids: readonly string[],
-  first: number,
-  everyMs: number,
-): number[] {
-  const byId = new Map<string, number>();
-  for (let k = 0; k < 10_000; k++) byId.set(instantId(queue, name, first + k * everyMs), k);
-  return ids.map((id) => byId.get(id) ?? -1).sort((a, b) => a - b);
-}
 
 forEachWire("schedules across processes", (ctx) => {
   test("3 processes × 2 workers, every 200 ms for 10 s: one job per instant", {

@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { instantId } from "../../src/schedules/options.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const CHILD = fileURLToPath(new URL("../fixtures/schedule-process.ts", import.meta.url));
@@ -78,4 +79,17 @@ export async function startScheduleChildren(
       );
     },
   };
+}
+
+/** The step (k, for the instant first + k·everyMs) of each id; -1 for an id of no instant. */
+export function stepsOf(
+  queue: string,
+  name: string,
+  ids: readonly string[],
+  first: number,
+  everyMs: number,
+): number[] {
+  const byId = new Map<string, number>();
+  for (let k = 0; k < 10_000; k++) byId.set(instantId(queue, name, first + k * everyMs), k);
+  return ids.map((id) => byId.get(id) ?? -1).sort((a, b) => a - b);
 }
