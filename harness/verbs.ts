@@ -18,7 +18,17 @@ export type KeySlot =
   | "meta"
   | "base"
   | "repeats";
-export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit" | "trace" | "label";
+export type Grammar =
+  | "ms"
+  | "delay"
+  | "count"
+  | "positive"
+  | "priority"
+  | "limit"
+  | "trace"
+  | "label"
+  | "parent"
+  | "name";
 export type TimeSet = "active" | "schedule" | "done" | "dead";
 export const TIME_SETS: readonly TimeSet[] = ["active", "schedule", "done", "dead"];
 
@@ -105,8 +115,24 @@ export function accepts(grammar: Grammar, text: string): boolean {
     case "trace":
       return isTraceContext(text);
     case "label":
-      return isLabel(Buffer.from(text, "latin1"));
+      return text.length <= 255 && !CONTROL.test(text);
+    case "parent":
+      return text === "" || isParent(text);
+    case "name":
+      return isName(Buffer.from(text, "latin1"));
   }
+}
+
+/** A control byte (C0 or DEL), in a latin1 view of the bytes. */
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** `<queue>` NUL `<id>`: a queue name by the queue-name rule, an id with the JOB prefix (bytes as latin1). */
+function isParent(text: string): boolean {
+  const at = text.indexOf("\u0000");
+  if (at < 1 || at > 255) return false;
+  const queue = text.slice(0, at);
+  const id = text.slice(at + 1);
+  return !/[{}]/.test(queue) && !CONTROL.test(queue) && id.startsWith("JOB") && !CONTROL.test(id);
 }
 
 export const RULES: Record<Grammar, string> = Object.fromEntries(
@@ -118,8 +144,8 @@ export function valueError(verb: string, name: string, grammar: Grammar): string
   return `ERR EMQ.${verb} ${name} must be ${RULES[grammar]}`;
 }
 
-/** The `label` grammar: 1 to 255 bytes, none of them a control byte (0x00–0x1F, 0x7F). */
-export function isLabel(bytes: Buffer): boolean {
+/** The `name` grammar: 1 to 255 bytes, none of them a control byte (0x00–0x1F, 0x7F). */
+export function isName(bytes: Buffer): boolean {
   return bytes.length > 0 && bytes.length <= 255 && !bytes.some((b) => b < 0x20 || b === 0x7f);
 }
 

@@ -24,6 +24,7 @@ export {
   type EnqueueOptions,
   type EnqueueResult,
 } from "./jobs/admission.js";
+export { DEFAULT_KEY_TTL_MS, type JobExtras, type ParentRef } from "./jobs/add-options.js";
 export { checkDurability, type Durability } from "./jobs/durability.js";
 export {
   complete,
@@ -55,6 +56,8 @@ export {
   clean,
   drain,
   expedite,
+  forgetAllKeys,
+  forgetKey,
   obliterate,
   type FinishedState,
   type ObliterateStep,

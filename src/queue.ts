@@ -23,6 +23,7 @@ import {
   type EventsOptions,
   assertFinishedState,
   expedite,
+  forgetKey,
   type FinishedState,
   pause,
   recordLanes,
@@ -79,7 +80,10 @@ export interface LanedCounts extends JobCounts {
 }
 
 export interface QueueAddOptions extends AddOptions {
-  /** A laned queue: jobs with the same key go to the same lane (their order is kept). */
+  /**
+   * A laned queue: jobs with the same key go to the same lane (their order is kept). Default: the
+   * idempotency `key` when one is given (a key is held per lane), else round-robin.
+   */
   laneKey?: string;
 }
 
@@ -140,7 +144,7 @@ export class Queue {
    * `durability` (default: the queue's); on a laned queue `laneKey` picks the lane.
    */
   async add(payload: Payload, opts: QueueAddOptions = {}): Promise<EnqueueResult> {
-    const lane = this.laneFor(opts?.laneKey);
+    const lane = this.laneFor(opts?.laneKey ?? opts?.key);
     await this.record();
     const o = this.withDurability(opts);
     if (!this.spans) return add(this.connection, lane, payload, o);
@@ -160,7 +164,7 @@ export class Queue {
     if (!Array.isArray(jobs)) throw new InvalidArgumentError("jobs", "must be an array");
     const groups = new Map<string, number[]>();
     jobs.forEach((job, i) => {
-      const lane = this.laneFor(job?.opts?.laneKey);
+      const lane = this.laneFor(job?.opts?.laneKey ?? job?.opts?.key);
       groups.set(lane, [...(groups.get(lane) ?? []), i]);
     });
     await this.record();
@@ -312,6 +316,17 @@ export class Queue {
    * their workers' settlements then fail). Pauses the queue first so no claim starts meanwhile.
    * Returns how many jobs were deleted.
    */
+  /**
+   * Releases an idempotency key before its `keyTtlMs`: the next add with it adds a new job. True
+   * when the key was held (on a laned queue: by any lane).
+   */
+  async forgetKey(idemKey: string): Promise<boolean> {
+    const released = await Promise.all(
+      (await this.lanesInUse()).map((lane) => forgetKey(this.connection, lane, idemKey)),
+    );
+    return released.includes(true);
+  }
+
   async obliterate(opts: { force?: boolean } = {}): Promise<number> {
     const force = opts?.force ?? false;
     return obliterateLanes(this.connection, this.name, await this.lanesInUse(), force);

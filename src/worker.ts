@@ -9,6 +9,7 @@
 import { EventEmitter } from "node:events";
 import type { Connection } from "./connector/connection.js";
 import { InvalidArgumentError, LeaseLostError, ServerError } from "./errors.js";
+import { withinTimeout } from "./worker/timeout.js";
 import { type ClaimedJob, claimVerb, complete, extend, fail, isPaused, requeue } from "./jobs.js";
 import { ConsumerSpans, type Settled } from "./observe/consumer-spans.js";
 import type { Queue } from "./queue.js";
@@ -351,7 +352,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.emit("active", job);
     let outcome: Outcome;
     try {
-      outcome = { ok: true, result: await (spans ? spans.run(() => this.handler(job)) : this.handler(job)) };
+      const run = spans ? spans.run(() => this.handler(job)) : this.handler(job);
+      outcome = { ok: true, result: await withinTimeout(Promise.resolve(run), job, claimed.timeoutMs) };
     } catch (error) {
       outcome = { ok: false, error };
     }

@@ -67,7 +67,9 @@ export type ValueKind =
   | "priority"
   | "limit"
   | "trace"
-  | "label";
+  | "label"
+  | "parent"
+  | "name";
 
 export interface Form {
   verb: string;
@@ -135,6 +137,10 @@ function validValue(rng: Rng, kind: ValueKind, job: SeedJob | undefined, payload
     case "trace":
       return rng.pick(["", "", TRACE, `${TRACE};k=v`]);
     case "label":
+      return rng.pick(["", "a", "order-7", "x".repeat(255)]);
+    case "parent":
+      return rng.pick(["", "", "parents\0JOB00000000001"]);
+    case "name":
       return rng.pick(["a", "nightly", "x".repeat(255)]);
   }
 }
@@ -159,7 +165,9 @@ const BAD_VALUES: Record<Exclude<ValueKind, "id" | "bytes">, readonly string[]> 
     `${TRACE};`,
     `${TRACE};${"x".repeat(457)}`,
   ],
-  label: ["", "a\tb", "\0", "a\x7f", "x".repeat(256)],
+  label: ["a\tb", "\0", "a\x7f", "x".repeat(256)],
+  parent: ["x", "q\0XYZ1", "a{b\0JOB1", "\0JOB1"],
+  name: ["", "a\tb", "\0", "a\x7f", "x".repeat(256)],
 };
 
 const BAD_NUMKEYS = [

@@ -8,8 +8,8 @@ import { parseModuleVersion } from "../connector/fence.js";
 import type { RespReply } from "../connector/resp.js";
 import { ServerError, WAIT_ENDED, WaitInterruptedError } from "../errors.js";
 import { assertValidQueue } from "../keyspace.js";
-import type { ClaimedJob } from "./admission.js";
-import { assertInteger, assertLeaseMs, key, MAX_INTEGER, run, text } from "./common.js";
+import { type ClaimedJob, type ClaimReply, claimedJob } from "./admission.js";
+import { assertInteger, assertLeaseMs, key, MAX_INTEGER, run } from "./common.js";
 
 /** The verb token a module lists under `extensions` when it offers the blocking claim. */
 export const BLOCKING_CLAIM = "BCLAIM";
@@ -52,7 +52,6 @@ export async function claimWaiting(
     }
     throw err;
   }
-  if (!Array.isArray(reply) || reply.length === 0) return null;
-  const [id, payload, attempts, deadline] = reply as [Buffer, Buffer, number, number];
-  return { id: text(id), payload, attempts, deadline };
+  if (!Array.isArray(reply)) return null;
+  return claimedJob(reply as ClaimReply | []);
 }

@@ -6,7 +6,8 @@
 -- KEYS[2]  emq:{q}:active     the leased set (score = deadline ms)
 -- KEYS[3]  emq:{q}:           the queue's base; the row is <base>job:<id>, the flags <base>meta
 -- ARGV[1]  <lease_ms>         positive integer milliseconds
--- Reply:   {} nothing to claim | { id, payload, attempts, deadline }  (attempts = the lease token)
+-- Reply:   {} nothing to claim | { id, payload, attempts, deadline, timeout }  (attempts = the
+--          lease token; timeout = the row's timeout ms, 0 when none)
 -- Orphans: a head without the JOB prefix, or whose row is not a hash, is removed from pending and
 --          the next head looked at, at most 100 per call; they are counted in <base>meta
 --          orphans (HINCRBY, or HSET when the field is not a count). 100 dropped and the next
@@ -58,7 +59,7 @@ while true do
   if #head == 0 then break end
   local key = base .. 'job:' .. head[1]
   if string.sub(head[1], 1, 3) == 'JOB' then
-    local got = redis.pcall('HMGET', key, 'attempts', 'payload')
+    local got = redis.pcall('HMGET', key, 'attempts', 'payload', 'timeout')
     if not got.err and (got[1] or redis.call('TYPE', key).ok == 'hash') then
       id, row, fields = head[1], key, got
       break
@@ -106,4 +107,7 @@ drop()
 redis.call('ZREM', pending, id)
 redis.call('HSET', row, 'state', 'active', 'attempts', string.format('%d', attempts))
 bus(base)('event', 'active', 'id', id, 'attempt', string.format('%d', attempts))
-return { id, fields[2], attempts, deadline }
+-- The handler's time limit: the row's timeout when it is a count of ms, else 0 (none).
+local timeout = fields[3]
+if not (timeout and count(timeout)) then timeout = '0' end
+return { id, fields[2], attempts, deadline, tonumber(timeout) }
