@@ -111,6 +111,14 @@ const parentRef = pick(
   ["", "", "", "", "P\u0000JOB00000000009", "a b\u0000JOBx"],
   ["P", "\u0000JOB1", "P\u0000job1"],
 );
+// Schedules: two names; instants long past (a job is due at once on both sides: an instant ahead
+// would put a server-clock delay on the bus, which differs by a few ms between the two sides).
+const schedName = pick(["s1", "s1", "s2"], ["", "a\tb"]);
+const spec = fc.constantFrom('{"everyMs":1000}', '{"cron":"* * * * *"}', "");
+const instant = pick(["1000", "2000", "3000"], ["0", "-1", "x"]);
+const fireAt = pick(["0", "1000", "2000", "3000"], ["-1", "01"]);
+const fireNext = pick(["0", "2000", "3000", "4000"], ["x"]);
+const endAt = pick(["0", "0", "2500"], ["-1"]);
 const longBytes = fc.constantFrom(Buffer.alloc(199, 0x61), Buffer.alloc(200, 0x62), Buffer.alloc(201, 0x63));
 
 const twist: fc.Arbitrary<Twist> = fc.oneof(
@@ -164,6 +172,11 @@ const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q
   DRAIN: fc.record({ values: fc.tuple(limit) }),
   OBLITERATE: fc.record({ values: fc.tuple(force, limit) }),
   FORGET: fc.record({ values: fc.tuple(idemKey) }),
+  SCHEDULE: fc.record({
+    values: fc.tuple(schedName, spec, instant, count, endAt, bytes, priority, count, timeout),
+  }),
+  UNSCHEDULE: fc.record({ values: fc.tuple(schedName) }),
+  FIRE: fc.record({ id: idChoice(null), values: fc.tuple(schedName, instant, fireAt, fireNext) }),
 };
 const WEIGHTS: Record<string, number> = {
   ENQUEUE: 7,
@@ -189,6 +202,9 @@ const WEIGHTS: Record<string, number> = {
   DRAIN: 1,
   OBLITERATE: 1,
   FORGET: 1,
+  SCHEDULE: 2,
+  UNSCHEDULE: 1,
+  FIRE: 3,
 };
 
 const FIELDS = ["attempts", "priority", "max_attempts", "state", "payload"];
