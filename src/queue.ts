@@ -52,6 +52,7 @@ import {
   type ScheduleResult,
   schedule,
   unschedule,
+  unscheduleAll,
 } from "./schedules/api.js";
 import type { ScheduleOptions } from "./schedules/options.js";
 import { ProducerSpans } from "./observe/tracing.js";
@@ -314,7 +315,7 @@ export class Queue {
    * stream, on every lane, 1,000 jobs per call (`OBLITERATE`). While a job is active it refuses
    * with `QueueActiveError` and writes nothing, unless `force` (running jobs are deleted too:
    * their workers' settlements then fail). Pauses the queue first so no claim starts meanwhile.
-   * Returns how many jobs were deleted.
+   * Its schedules are removed too. Returns how many jobs were deleted.
    */
   /**
    * Releases an idempotency key before its `keyTtlMs`: the next add with it adds a new job. True
@@ -329,7 +330,9 @@ export class Queue {
 
   async obliterate(opts: { force?: boolean } = {}): Promise<number> {
     const force = opts?.force ?? false;
-    return obliterateLanes(this.connection, this.name, await this.lanesInUse(), force);
+    const deleted = await obliterateLanes(this.connection, this.name, await this.lanesInUse(), force);
+    if (this.lanes === 1) await unscheduleAll(this.connection, this.name); // its schedules go too
+    return deleted;
   }
 
   /**

@@ -98,6 +98,17 @@ forEachWire("schedules", (ctx) => {
     );
   });
 
+  test("obliterate removes the queue's schedules with its jobs", async () => {
+    const { conn, server } = ctx();
+    const q = new Queue("sched-gone", conn);
+    await q.schedule("a", { everyMs: 60_000, payload: "x" });
+    await q.schedule("b", { cron: "0 3 * * *", payload: "y" });
+    await q.add("job");
+    assert.equal(await q.obliterate(), 1);
+    assert.deepEqual(await q.schedules(), []);
+    assert.deepEqual(await dumpQueue(server, "sched-gone"), {});
+  });
+
   test("bad specs: a typed error naming the option, nothing written", async () => {
     const { conn, server } = ctx();
     const q = new Queue("sched-bad", conn);

@@ -64,6 +64,15 @@ export function unschedule(conn: Connection, queue: string, name: unknown): Prom
   return unscheduleRecord(conn, queue, assertScheduleName(name));
 }
 
+/** Removes every schedule of `queue` (`UNSCHEDULE` each); returns how many. */
+export async function unscheduleAll(conn: Connection, queue: string): Promise<number> {
+  let removed = 0;
+  for (const [name] of await soonest(conn, queue, 0)) {
+    if (await unscheduleRecord(conn, queue, name)) removed++;
+  }
+  return removed;
+}
+
 /** Every schedule of `queue`, the soonest first. */
 export async function listSchedules(conn: Connection, queue: string): Promise<ScheduleInfo[]> {
   const out: ScheduleInfo[] = [];
