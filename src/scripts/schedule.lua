@@ -15,6 +15,8 @@
 -- ARGV[8]  <max_attempts>     non-negative integer (0 = the worker decides)
 -- ARGV[9]  <timeout>          non-negative integer ms (0 = none)
 -- Reply:   1 created | 2 replaced (next reset, fired kept) | 0 unchanged (nothing written)
+-- Wake:    SPUBLISH emq:{q}:wake 0 when created or replaced (a due time changed: the workers'
+--          schedule loops read repeats again)
 -- Errors:  shape, name, next, limit, end at, priority, max attempts, timeout, WRONGTYPE
 local form = 'EMQ.SCHEDULE 2 <repeats> <base> <name> <spec> <next> <limit> <end_at> <payload> <priority> <max_attempts> <timeout>'
 if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.SCHEDULE wrong number of keys: ' .. form) end
@@ -65,4 +67,5 @@ if not existed then
 end
 redis.call('HSET', record, unpack(described))
 redis.call('ZADD', repeats, nxt, name)
+redis.pcall('SPUBLISH', base .. 'wake', '0')
 return existed and 2 or 1

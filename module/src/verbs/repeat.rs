@@ -83,6 +83,7 @@ pub fn schedule(ctx: &Context, args: Args) -> Reply {
     }
     record.hset(&rest)?;
     moves::add(&mut repeats, NEXT.read(&call)?, name)?;
+    moves::wake_scheduled(&db, &queue);
     Ok(ValkeyValue::Integer(if existed { 2 } else { 1 }))
 }
 
