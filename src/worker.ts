@@ -121,6 +121,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           this.waitTakesOne = false;
           if (others > 0) this.gate.wake(others);
         },
+        dueChanged: () => this.schedules?.poke(),
         resubscribed: () => {
           this.lanes.set.wokeAll();
           this.gate.wakeAll();

@@ -1,9 +1,10 @@
 /**
  * The schedule loop every worker runs for its queue: read the soonest entries of `repeats`, sleep
- * until the first falls due (at most `REREAD_MS`, so a schedule added meanwhile is seen within
- * it), then bring every due schedule up to now with `FIRE` calls (`plan`). Any number of loops
- * may run at once, in any number of processes: each `FIRE` is a compare-and-set on the record's
- * next instant, so one of them adds an instant's job and the others miss. No leader.
+ * until the first falls due (at most `REREAD_MS`; a wake `0` on the queue's channel — a schedule
+ * added or replaced — cuts it short), then bring every due schedule up to now with `FIRE` calls
+ * (`plan`). Any number of loops may run at once, in any number of processes: each `FIRE` is a
+ * compare-and-set on the record's next instant, so one of them adds an instant's job and the
+ * others miss. No leader.
  */
 import type { Connection } from "../connector/connection.js";
 import { fireInstant, readRecord, soonest } from "../jobs/repeat.js";
@@ -11,8 +12,13 @@ import { queueKey } from "../keyspace.js";
 import { Instants, plan } from "./instants.js";
 import { instantId, parseSpec } from "./options.js";
 
-/** The longest sleep between two reads of `repeats` (ms): how soon a new schedule is seen. */
+/**
+ * The longest sleep between two reads of `repeats` (ms): how soon a schedule is seen whose wake
+ * message was missed (a new schedule's `SCHEDULE` publishes wake `0`).
+ */
 export const REREAD_MS = 1000;
+/** How soon after a wake `0` the loop reads `repeats` again (ms). */
+const POKE_MS = 10;
 /** Due entries handled per round; a full round is followed at once by another. */
 const BATCH = 10;
 /** How long after an instant the loop wakes (ms), so the server's clock has passed it. */
@@ -30,6 +36,7 @@ export class ScheduleLoop {
   private stopped = false;
   private running: Promise<void> | undefined;
   private sleeping: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+  private poking: NodeJS.Timeout | undefined;
   private clock: { offset: number; at: number } | undefined;
   /** Parsed specs by record text, so a round does not parse a cron pattern again. */
   private readonly instants = new Map<string, Instants>();
@@ -44,46 +51,55 @@ export class ScheduleLoop {
     this.running ??= this.loop();
   }
 
-  /** Wakes the loop now (a schedule was added by this process). */
+  /**
+   * A due time changed (wake `0`: a schedule added or replaced, or a delayed job): the loop, asleep
+   * until the instant it knew, reads `repeats` again within `POKE_MS` — a burst of delayed adds
+   * costs one read, not one per add.
+   */
   poke(): void {
-    this.sleeping?.resolve();
+    if (this.poking || !this.sleeping) return;
+    const sleep = this.sleeping;
+    this.poking = setTimeout(() => {
+      this.poking = undefined;
+      sleep.resolve();
+    }, POKE_MS);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.poke();
+    clearTimeout(this.poking);
+    this.sleeping?.resolve();
     await this.running;
   }
 
   /** One round: fires what is due; says how long to sleep before the next. */
   async once(): Promise<number> {
     const head = await soonest(this.conn, this.queue, BATCH);
-    if (head.length === 0) return REREAD_MS;
     const now = await this.serverNow();
-    let moved = false;
-    let due = false;
+    let sleep = REREAD_MS;
     for (const [name, next] of head) {
-      if (next > now) break;
-      due = true;
+      if (next > now) {
+        sleep = Math.min(sleep, next - now + AFTER_MS);
+        break;
+      }
       try {
-        if (await this.bringUp(name, now)) moved = true;
+        sleep = Math.min(sleep, await this.bringUp(name, now));
       } catch (err) {
         if (!this.stopped) this.events.error(err); // one bad record holds up no other schedule
       }
     }
-    // A schedule moved on: read again at once (to the new head). Due entries that did not move
-    // (a record this host cannot read, an entry without a record) are looked at again later.
-    if (moved) return 0;
-    return due ? REREAD_MS : Math.min(REREAD_MS, head[0]![1] - now + AFTER_MS);
+    return sleep;
   }
 
   /**
-   * The `FIRE` calls that bring schedule `name` up to `now`, stopping at the first miss; false
-   * when there was nothing to bring up (no record, or one not due).
+   * The `FIRE` calls that bring schedule `name` up to `now`, stopping at the first miss. Returns
+   * how long the loop may sleep for this schedule: `0` when it moved on (read again at once, to
+   * its new next instant), the time to its record's next instant when the record is ahead of the
+   * entry just read (another loop moved it meanwhile), `REREAD_MS` when there is no record.
    */
-  private async bringUp(name: string, now: number): Promise<boolean> {
+  private async bringUp(name: string, now: number): Promise<number> {
     const record = await readRecord(this.conn, this.queue, name);
-    if (record === null) return false;
+    if (record === null) return REREAD_MS;
     let instants = this.instants.get(record.spec);
     if (!instants) {
       instants = new Instants(parseSpec(record.spec));
@@ -91,14 +107,14 @@ export class ScheduleLoop {
       this.instants.set(record.spec, instants);
     }
     const calls = plan(instants, record.next, now);
-    if (calls.length === 0) return false; // the record is ahead of its entry (it moves on a FIRE)
+    if (calls.length === 0) return Math.max(record.next - now + AFTER_MS, 0);
     for (const call of calls) {
       const id = instantId(this.queue, name, call.instant || call.expected);
       const outcome = await fireInstant(this.conn, this.queue, name, id, call);
-      if (outcome === "miss") return true; // another loop moved it on
+      if (outcome === "miss") return 0; // another loop moved it on
       if (outcome === "added" || outcome === "added-ended") this.events.fired?.(name, id, call.instant);
     }
-    return true;
+    return 0;
   }
 
   private async loop(): Promise<void> {

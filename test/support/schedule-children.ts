@@ -12,6 +12,8 @@ const CHILD = fileURLToPath(new URL("../fixtures/schedule-process.ts", import.me
 export interface ScheduleChildren {
   /** Job ids run, by queue, in the order reported (from every child). */
   jobs: Map<string, string[]>;
+  /** When each job's handler started (ms, the machine's clock), by id. */
+  startedAt: Map<string, number>;
   /** Sends SIGTERM to every child and waits for them to exit (they close their workers first). */
   stop(): Promise<void>;
 }
@@ -24,6 +26,7 @@ export async function startScheduleChildren(
   queues: readonly string[],
 ): Promise<ScheduleChildren> {
   const jobs = new Map<string, string[]>(queues.map((q) => [q, []]));
+  const startedAt = new Map<string, number>();
   const children: ChildProcess[] = [];
   const ready: Promise<void>[] = [];
   for (let i = 0; i < n; i++) {
@@ -48,8 +51,11 @@ export async function startScheduleChildren(
           rest = lines.pop() ?? "";
           for (const line of lines) {
             if (line === "ready") resolve();
-            const [kind, queue, id] = line.split(" ");
-            if (kind === "job" && queue && id) jobs.get(queue)?.push(id);
+            const [kind, queue, id, at] = line.split(" ");
+            if (kind === "job" && queue && id) {
+              jobs.get(queue)?.push(id);
+              startedAt.set(id, Number(at));
+            }
           }
         });
         child.once("exit", (code, signal) =>
@@ -66,6 +72,7 @@ export async function startScheduleChildren(
   }
   return {
     jobs,
+    startedAt,
     stop: async () => {
       await Promise.all(
         children.map(
@@ -92,4 +99,12 @@ export function stepsOf(
   const byId = new Map<string, number>();
   for (let k = 0; k < 10_000; k++) byId.set(instantId(queue, name, first + k * everyMs), k);
   return ids.map((id) => byId.get(id) ?? -1).sort((a, b) => a - b);
+}
+
+/** Percentiles (p50, p95, max) of `values`, rounded to ms. */
+export function spread(values: readonly number[]): { p50: number; p95: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) =>
+    Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN);
+  return { p50: at(0.5), p95: at(0.95), max: Math.round(sorted.at(-1) ?? Number.NaN) };
 }
