@@ -123,6 +123,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         },
         dueChanged: () => this.schedules?.poke(),
         resubscribed: () => {
+          this.schedules?.poke();
           this.lanes.set.wokeAll();
           this.gate.wakeAll();
         },

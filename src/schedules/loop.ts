@@ -1,8 +1,8 @@
 /**
  * The schedule loop every worker runs for its queue: read the soonest entries of `repeats`, sleep
- * until the first falls due (at most `REREAD_MS`; a wake `0` on the queue's channel — a schedule
- * added or replaced — cuts it short), then bring every due schedule up to now with `FIRE` calls
- * (`plan`). Any number of loops may run at once, in any number of processes: each `FIRE` is a
+ * until the first falls due (a wake `0` on the queue's channel — a schedule added or replaced —
+ * cuts the sleep short; `REREAD_MS` bounds it), then bring every due schedule up to now with
+ * `FIRE` calls (`plan`). Any number of loops may run at once, in any number of processes: each `FIRE` is a
  * compare-and-set on the record's next instant, so one of them adds an instant's job and the
  * others miss. No leader.
  */
@@ -13,10 +13,12 @@ import { Instants, plan } from "./instants.js";
 import { instantId, parseSpec } from "./options.js";
 
 /**
- * The longest sleep between two reads of `repeats` (ms): how soon a schedule is seen whose wake
- * message was missed (a new schedule's `SCHEDULE` publishes wake `0`).
+ * The longest sleep between two reads of `repeats` (ms). A new or replaced schedule is seen at
+ * once (`SCHEDULE` publishes wake `0`, and a worker that subscribes again pokes the loop too), so
+ * this only bounds how late a schedule can be seen whose wake message was lost; it is long so
+ * that an idle worker of a queue without schedules costs one read per half minute.
  */
-export const REREAD_MS = 1000;
+export const REREAD_MS = 30_000;
 /** How soon after a wake `0` the loop reads `repeats` again (ms). */
 const POKE_MS = 10;
 /** Due entries handled per round; a full round is followed at once by another. */
