@@ -68,7 +68,7 @@ mod tests {
             text("wire"),
             text("echomq:6.0.0"),
             text("module"),
-            text("0.4.0"),
+            text("0.5.0"),
             text("verbs"),
             verbs,
             text("extensions"),
