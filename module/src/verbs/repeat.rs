@@ -74,14 +74,12 @@ pub fn schedule(ctx: &Context, args: Args) -> Reply {
     }
 
     guard?;
-    let pairs: Vec<(&[u8], &[u8])> = DESCRIBED.into_iter().zip(given).collect();
-    record.hset(&pairs[..4])?;
-    let mut rest = pairs[4..].to_vec();
-    rest.push((b"next", NEXT.of(&call)));
+    let mut pairs: Vec<(&[u8], &[u8])> = DESCRIBED.into_iter().zip(given).collect();
+    pairs.push((b"next", NEXT.of(&call)));
     if !existed {
-        rest.push((b"fired", b"0"));
+        pairs.push((b"fired", b"0"));
     }
-    record.hset(&rest)?;
+    record.hset(&pairs)?;
     moves::add(&mut repeats, NEXT.read(&call)?, name)?;
     moves::wake_scheduled(&db, &queue);
     Ok(ValkeyValue::Integer(if existed { 2 } else { 1 }))
