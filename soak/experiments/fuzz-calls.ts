@@ -137,11 +137,11 @@ function validValue(rng: Rng, kind: ValueKind, job: SeedJob | undefined, payload
     case "trace":
       return rng.pick(["", "", TRACE, `${TRACE};k=v`]);
     case "label":
-      return rng.pick(["", "a", "order-7", "x".repeat(255)]);
+      return rng.pick(["", "", "g1", "order 42: é", "l".repeat(255)]);
     case "parent":
-      return rng.pick(["", "", "parents\0JOB00000000001"]);
+      return rng.pick(["", "", `parent q\u0000${newId()}`]);
     case "name":
-      return rng.pick(["a", "nightly", "x".repeat(255)]);
+      return rng.pick(["a", "nightly", "n".repeat(255)]);
   }
 }
 
@@ -165,9 +165,9 @@ const BAD_VALUES: Record<Exclude<ValueKind, "id" | "bytes">, readonly string[]> 
     `${TRACE};`,
     `${TRACE};${"x".repeat(457)}`,
   ],
-  label: ["a\tb", "\0", "a\x7f", "x".repeat(256)],
-  parent: ["x", "q\0XYZ1", "a{b\0JOB1", "\0JOB1"],
-  name: ["", "a\tb", "\0", "a\x7f", "x".repeat(256)],
+  label: ["\u0000", "a\tb", "x\u007f", "l".repeat(256)],
+  parent: ["x", "\u0000JOB00000000001", "q\u0000job00000000001", "{q}\u0000JOB00000000001", "q\u0000JOB1\n"],
+  name: ["", "\u0000", "a\tb", "x\u007f", "n".repeat(256)],
 };
 
 const BAD_NUMKEYS = [

@@ -47,13 +47,14 @@ pub fn expedite(ctx: &Context, args: Args) -> Reply {
 /// `EMQ.FORGET 2 <pending> <base> <key>` → `1` when the idempotency key's record was deleted,
 /// `0` when the key was not held.
 pub fn forget(ctx: &Context, args: Args) -> Reply {
-    use forget::{FORM, KEY};
+    use forget::{FORM, KEY, PENDING};
     let argv = argv(args);
     let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let key = KEY.read(&call)?;
 
+    gates::sorted_sets(&db, [PENDING.of(&call)])?;
     let mut record = db.open(&queue.key(&[b"key:", key].concat()));
     if record.string()?.is_none() {
         return Ok(ValkeyValue::Integer(0));
