@@ -2,9 +2,9 @@
  * The schedule loop every worker runs for its queue: read the soonest entries of `repeats`, sleep
  * until the first falls due (a wake `0` on the queue's channel — a schedule added or replaced —
  * cuts the sleep short; `REREAD_MS` bounds it), then bring every due schedule up to now with
- * `FIRE` calls (`plan`). Any number of loops may run at once, in any number of processes: each `FIRE` is a
- * compare-and-set on the record's next instant, so one of them adds an instant's job and the
- * others miss. No leader.
+ * `FIRE` calls (`plan`). Any number of loops may run at once, in any number of processes: each
+ * `FIRE` is a compare-and-set on the record's next instant, so one of them adds an instant's job
+ * and the others miss. No leader.
  */
 import type { Connection } from "../connector/connection.js";
 import { fireInstant, readRecord, soonest } from "../jobs/repeat.js";
