@@ -45,6 +45,7 @@ export const MEASURES = [
   "tracing",
   "lateness",
   "idle",
+  "flows",
 ] as const;
 export type Measure = (typeof MEASURES)[number];
 

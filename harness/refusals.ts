@@ -38,6 +38,12 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   DRAIN: { values: ["100"], setup: [enq(J(1))] },
   OBLITERATE: { values: ["0", "100"], setup: [enq(J(1))] },
   FORGET: { values: ["k"], setup: [C("ADD", [J(1), "p", "0", "0", "0", "", "", "k", "0", "0", ""])] },
+  PARENT: { values: [J(1), "p", "0", "0", "2", "fail", ""], setup: [] },
+  SETTLE: {
+    values: [J(1), "C", J(2), "completed", "r"],
+    setup: [C("PARENT", [J(1), "p", "0", "0", "2", "fail", ""])],
+  },
+  ACK: { values: ["e"], setup: [] },
   SCHEDULE: { values: ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"], setup: [] },
   UNSCHEDULE: { values: ["n"], setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"])] },
   FIRE: {

@@ -16,6 +16,8 @@ export type KeySlot =
   | "done"
   | "dead"
   | "meta"
+  | "waiting"
+  | "outbox"
   | "base"
   | "repeats";
 export type Grammar =
@@ -29,8 +31,8 @@ export type Grammar =
   | "label"
   | "parent"
   | "name";
-export type TimeSet = "active" | "schedule" | "done" | "dead";
-export const TIME_SETS: readonly TimeSet[] = ["active", "schedule", "done", "dead"];
+export type TimeSet = "active" | "schedule" | "done" | "dead" | "waiting" | "outbox";
+export const TIME_SETS: readonly TimeSet[] = ["active", "schedule", "done", "dead", "waiting", "outbox"];
 
 export interface ValueSlot {
   /** The slot's placeholder, as the form writes it. */

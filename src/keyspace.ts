@@ -17,6 +17,8 @@ export type QueueKeyType =
   | "dead"
   | "meta"
   | "events"
+  | "waiting"
+  | "outbox"
   | "repeats"
   | "";
 

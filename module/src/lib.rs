@@ -13,6 +13,7 @@ pub mod guard;
 pub mod keyspace;
 pub mod moves;
 pub mod open;
+pub mod outbox;
 pub mod protocol;
 pub mod shape;
 pub mod store;

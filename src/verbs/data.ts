@@ -15,6 +15,8 @@ export type KeySlot =
   | "done"
   | "dead"
   | "meta"
+  | "waiting"
+  | "outbox"
   | "base"
   | "repeats"
   | "version";
@@ -36,7 +38,7 @@ export type Grammar =
   | "name";
 /** Admission: refused over `maxmemory`; drain: runs over it; read: reads only. */
 export type VerbClass = "admission" | "drain" | "read";
-export type TimeSet = "active" | "schedule" | "done" | "dead";
+export type TimeSet = "active" | "schedule" | "done" | "dead" | "waiting" | "outbox";
 
 export interface KeySpec {
   slot: KeySlot;

@@ -12,9 +12,10 @@ use crate::direct::{Args, Db, Key, When, Zadd};
 use crate::errors::{Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
-use crate::keyspace::Queue;
+use crate::keyspace::{Queue, OUTBOX};
 use crate::moves;
 use crate::open::{argv, open};
+use crate::outbox::{self, COMPLETED, FAILED};
 use crate::protocol::{complete, extend, fail, requeue, reschedule};
 use crate::shape::Form;
 
@@ -86,21 +87,23 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
     let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (active, done) = (ACTIVE.of(&call), DONE.of(&call));
+    let (active, done, outbox) = (ACTIVE.of(&call), DONE.of(&call), queue.key(OUTBOX));
     let (id, result) = (ID.of(&call), RESULT.of(&call));
 
     TOKEN.read(&call)?;
     let keep = KEEP.read(&call)?;
     let lease_token = (TOKEN.of(&call), Fields::Lease);
     let Leased {
-        sets: [mut active, mut done],
+        sets: [mut active, mut done, mut outbox],
         mut row,
         ..
-    } = leased(&db, &FORM, &queue, [active, done], id, lease_token)?;
+    } = leased(&db, &FORM, &queue, [active, done, &outbox], id, lease_token)?;
+    let [parent] = row.hash_get([b"parent"])?;
 
     leave_active(&FORM, guard, &mut active, id)?;
     Bus::open(&db, &queue).job(b"completed", id, TOKEN.of(&call), None)?;
     let now = clock::now_ms();
+    outbox::post(&mut outbox, now, parent.as_deref(), (id, COMPLETED, result))?;
     let completed = (&b"completed"[..], &b"result"[..], result);
     moves::finish(&mut row, &mut done, id, completed, keep, now)?;
     drop(row);
@@ -126,10 +129,11 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
     let backoff = BACKOFF.read(&call)?;
     let max_attempts = MAX_ATTEMPTS.read(&call)?;
     let keep = KEEP.read(&call)?;
-    let sets = [active, pending, schedule, dead];
+    let outbox = queue.key(OUTBOX);
+    let sets = [active, pending, schedule, dead, &outbox];
     let lease_token = (TOKEN.of(&call), Fields::All);
     let Leased {
-        sets: [mut active, mut pending, mut schedule, mut dead],
+        sets: [mut active, mut pending, mut schedule, mut dead, mut outbox],
         mut row,
         fields,
     } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
@@ -141,6 +145,8 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
     let now = clock::now_ms();
     let state: &[u8] = if fields.exhausted(max_attempts) {
         bus.job(b"dead", id, token, Some((b"reason", reason)))?;
+        let [parent] = row.hash_get([b"parent"])?;
+        outbox::post(&mut outbox, now, parent.as_deref(), (id, FAILED, error))?;
         let error = (&b"dead"[..], &b"error"[..], error);
         moves::finish(&mut row, &mut dead, id, error, keep, now)?;
         drop(row);

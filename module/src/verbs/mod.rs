@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod block;
+pub mod flows;
 pub mod install;
 pub mod jobs;
 pub mod lease;

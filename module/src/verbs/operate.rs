@@ -13,7 +13,7 @@ use crate::direct::{Args, Db, Key};
 use crate::errors::{self, Refusal, Reply};
 use crate::gates::{self, Fields};
 use crate::guard;
-use crate::keyspace::{Queue, EVENTS};
+use crate::keyspace::{Queue, EVENTS, OUTBOX, WAITING};
 use crate::moves;
 use crate::open::{argv, open};
 use crate::protocol::{clean, drain, expedite, forget, obliterate};
@@ -151,7 +151,11 @@ pub fn obliterate(ctx: &Context, args: Args) -> Reply {
         _ => return Err(errors::force_flag(FORM.verb)),
     };
     let limit = LIMIT.read(&call)? as usize;
-    let keys = [PENDING, ACTIVE, SCHEDULE, DONE, DEAD].map(|key| key.of(&call));
+    let [pending, active, schedule, done, dead] =
+        [PENDING, ACTIVE, SCHEDULE, DONE, DEAD].map(|key| key.of(&call));
+    // A flow's parents wait in `<base>waiting`: derived from the base, a sixth set to empty.
+    let waiting = queue.key(WAITING);
+    let keys = [pending, active, schedule, done, dead, &waiting[..]];
     let mut sets = gates::sorted_sets(&db, keys)?;
     if !force && sets[1].card()? > 0 {
         return Err(errors::queue_active(FORM.verb));
@@ -159,7 +163,7 @@ pub fn obliterate(ctx: &Context, args: Args) -> Reply {
 
     let mut held = 0;
     let mut room = limit;
-    let mut picks: [Vec<Vec<u8>>; 5] = Default::default();
+    let mut picks: [Vec<Vec<u8>>; 6] = Default::default();
     for (set, pick) in sets.iter().zip(picks.iter_mut()) {
         held += set.card()?;
         if room > 0 {
@@ -169,8 +173,11 @@ pub fn obliterate(ctx: &Context, args: Args) -> Reply {
     }
     let deleted = picks.iter().map(Vec::len).sum::<usize>() as i64;
     let left = held - deleted;
-    let (meta, events) = (queue.meta(), queue.key(EVENTS));
-    let gone = left == 0 && !db.read(&meta).exists() && !db.read(&events).exists();
+    let (meta, events, outbox) = (queue.meta(), queue.key(EVENTS), queue.key(OUTBOX));
+    let gone = left == 0
+        && [&meta, &events, &outbox]
+            .iter()
+            .all(|key| !db.read(key).exists());
     if deleted == 0 && gone {
         return Ok(obliterated(0, 0));
     }
@@ -182,6 +189,7 @@ pub fn obliterate(ctx: &Context, args: Args) -> Reply {
     if left == 0 {
         db.del(&meta)?;
         db.del(&events)?;
+        db.del(&outbox)?;
     }
     Ok(obliterated(deleted, left))
 }
