@@ -6,6 +6,7 @@
  *   metrics.observe(worker);                         // counters and histograms of that worker
  *   http.createServer(metrics.handler()).listen(9464); // or mount metrics.handler() at /metrics
  */
+import { wakeClientName } from "../worker/client-name.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { idTime, isValidBrandedId } from "../branded-id.js";
@@ -200,7 +201,9 @@ export class Metrics {
     ]);
     const clients = list === null ? "" : String(list);
     return rest.map(([name, s]) => {
-      const workers = clients.split("\n").filter((line) => line.includes(` name=emq-wake-${name} `)).length;
+      const workers = clients
+        .split("\n")
+        .filter((line) => line.includes(` name=${wakeClientName(name)} `)).length;
       return [name, { ...s, workers }] as const;
     });
   }

@@ -5,6 +5,7 @@
  * relay per lane (always: the node does not relay), and the registry read again now and then so
  * lanes recorded later join. A queue without lanes is one lane: the queue itself.
  */
+import { laneClientName, wakeClientName } from "./client-name.js";
 import type { Connection, Subscription } from "../connector/connection.js";
 import { DEFAULT_RELAY, Relay } from "../flows/relay.js";
 import { recordLanes } from "../jobs.js";
@@ -123,12 +124,12 @@ export class WorkerLanes {
   /**
    * `SSUBSCRIBE emq:{lane}:wake` on a fenced socket of its own (on a cluster, on the primary that
    * owns the lane's slot, following it when it moves). The queue's first lane's socket is named
-   * `emq-wake-<queue>`, so a worker counts once per queue in `CLIENT LIST`.
+   * `emq-wake-<queue>` (`wakeClientName`), so a worker counts once per queue in `CLIENT LIST`.
    */
   private async subscribe(lane: string): Promise<void> {
     const first = this.subscriptions.size === 0 && lane === this.set.all()[0];
     const subscription = await this.conn.subscribeShard(queueKey(lane, "wake"), {
-      name: first ? `emq-wake-${this.queue}` : `emq-lane-${lane}`,
+      name: first ? wakeClientName(this.queue) : laneClientName(lane),
       onMessage: (message) => {
         const ready = wakeCount(message);
         if (ready === 0) {
