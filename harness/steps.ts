@@ -273,6 +273,7 @@ export class CaseRun {
   ): Promise<string[]> {
     const values = call.values.map((v) => Buffer.from(v));
     const offsets = offsetsOf(verb, values);
+    const given = new Set(call.values.map((v) => Buffer.from(v).toString("latin1")));
     const [rawS, rawN, published] = await Promise.all([
       this.dump(this.script),
       this.dump(this.native),
@@ -285,6 +286,7 @@ export class CaseRun {
       prev: this.state.script,
       window: windows.script,
       offsets,
+      given,
     });
     const n = normalize(rawN, {
       queues: this.names(this.native),
@@ -292,6 +294,7 @@ export class CaseRun {
       prev: this.state.native,
       window: windows.native,
       offsets,
+      given,
       epoch: { runId: this.ex.scratch.runId, leasedRows: leased },
     });
     const problems = [...s.issues.map((i) => `script: ${i}`), ...n.issues.map((i) => `native: ${i}`)];

@@ -19,6 +19,8 @@ import { serverRunsTimers } from "./housekeeping.js";
 export interface LaneEvents {
   /** `n` jobs became ready on `lane`. */
   wake(lane: string, n: number): void;
+  /** A due time changed on `lane` (wake `0`: a delayed job, a schedule added or replaced). */
+  dueChanged?(lane: string): void;
   /** Subscribed again: wakes may have been missed on every lane. */
   resubscribed(): void;
   stalled(requeued: string[], dead: string[]): void;
@@ -130,8 +132,10 @@ export class WorkerLanes {
       name: first ? wakeClientName(this.queue) : laneClientName(lane),
       onMessage: (message) => {
         const ready = wakeCount(message);
-        if (ready === 0) this.timers.get(lane)?.scheduleChanged();
-        else this.events.wake(lane, ready);
+        if (ready === 0) {
+          this.timers.get(lane)?.scheduleChanged();
+          this.events.dueChanged?.(lane);
+        } else this.events.wake(lane, ready);
       },
       onResubscribed: () => this.events.resubscribed(),
       onFatal: (err) => this.events.fault(err),

@@ -9,6 +9,7 @@ pub mod install;
 pub mod jobs;
 pub mod lease;
 pub mod operate;
+pub mod repeat;
 pub mod report;
 pub mod timers;
 pub mod version;
