@@ -8,6 +8,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { modulePath } from "../tools/module-path.js";
 import { installModuleBrand } from "../src/index.js";
+import { VERB_SPECS } from "../src/protocol.js";
+import { NO_SERVER_TIMERS } from "./support/wires.js";
 import { type RespReply, rawCommands } from "./support/resp.js";
 import {
   assertRefusedUnchanged,
@@ -37,7 +39,8 @@ describe("write guard", () => {
   let primary: ValkeyServer;
   let replica: ValkeyServer;
   before(async () => {
-    primary = await startValkey({ module: modulePath() });
+    // The module's own timers off: a tick could promote what a test reschedules before its PROMOTE.
+    primary = await startValkey({ module: modulePath(), moduleArgs: NO_SERVER_TIMERS });
     replica = await startValkey({
       module: modulePath(),
       replicaOf: { host: "127.0.0.1", port: primary.port },
@@ -72,7 +75,15 @@ describe("write guard", () => {
   });
 
   test("registration: the admissions (and EMQ.INSTALL) are write deny-oom, the drains and controls write only", async () => {
-    const admissions = ["emq.install", "emq.enqueue", "emq.add", "emq.retry"];
+    // The admissions: the verbs the protocol data classes so (the specification names ENQUEUE, ADD
+    // and RETRY), and EMQ.INSTALL.
+    const admissions = [
+      "emq.install",
+      ...[...VERB_SPECS.values()]
+        .filter((v) => v.class === "admission")
+        .map((v) => `emq.${v.verb.toLowerCase()}`),
+    ];
+    for (const name of ["emq.enqueue", "emq.add", "emq.retry"]) assert.ok(admissions.includes(name), name);
     for (const verb of ["INSTALL", ...JOB_CORE]) {
       const name = `emq.${verb.toLowerCase()}`;
       const [info] = (await primary.cli("COMMAND", "INFO", name)) as RespReply[][];
