@@ -8,6 +8,7 @@ pub mod clock;
 pub mod direct;
 pub mod errors;
 pub mod fence;
+pub mod flow;
 pub mod gates;
 pub mod guard;
 pub mod keyspace;

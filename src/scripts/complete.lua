@@ -11,6 +11,7 @@
 -- ARGV[4]  <keep>             non-negative integer: done keeps at most this many ids (0 = delete the row)
 -- Reply:   1
 -- Event:   completed (id, attempt) on emq:{q}:events
+-- Flow:    the job's group slot is released (below)
 -- Retention: while done holds more than keep, the oldest are removed with their rows, at most 10 per call.
 -- Errors:  shape, lease token, keep, JOB prefix, WRONGTYPE, job not found, job is not active,
 --          stale lease token (see docs/protocol.md)
@@ -48,6 +49,38 @@ local function bus(base)
   end
 end
 
+-- Flow control (docs/protocol.md, "Flow control"): <left> ids left active, of the groups <gs>.
+-- Each group's active count in <base>groups drops by one (HDEL from 1) and its lowest parked id
+-- (<base>group:<g>) goes back to pending; wake <moved>, or wake 1 when none moved and the queue
+-- has a concurrency limit (a slot opened). Never fails the call.
+local function release(base, gs, left)
+  local moved = 0
+  for _, g in ipairs(gs) do
+    local n = redis.pcall('HGET', base .. 'groups', g)
+    if type(n) == 'string' and count(n) and tonumber(n) > 1 then
+      redis.call('HSET', base .. 'groups', g, string.format('%d', tonumber(n) - 1))
+    elseif type(n) ~= 'table' then
+      redis.call('HDEL', base .. 'groups', g)
+    end
+    local parked = base .. 'group:' .. g
+    local first = redis.pcall('ZRANGE', parked, 0, 0, 'WITHSCORES')
+    if not first.err and #first > 0 then
+      local back = redis.pcall('ZADD', base .. 'pending', first[2], first[1])
+      if type(back) == 'number' then
+        redis.call('ZREM', parked, first[1])
+        if redis.call('EXISTS', parked) == 0 then redis.pcall('ZREM', base .. 'parked', g) end
+        moved = moved + 1
+      end
+    end
+  end
+  if moved > 0 then
+    redis.pcall('SPUBLISH', base .. 'wake', string.format('%d', moved))
+  elseif left > 0 then
+    local c = redis.pcall('HGET', base .. 'limits', 'concurrency')
+    if type(c) == 'string' and count(c) and c ~= '0' then redis.pcall('SPUBLISH', base .. 'wake', '1') end
+  end
+end
+
 local active, done, base = KEYS[1], KEYS[2], KEYS[3]
 local id, token, result, keep = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 if not positive(token) then return refuse('lease token must be a positive integer') end
@@ -64,7 +97,7 @@ local function gated(text)
   return refuse(text)
 end
 local row = base .. 'job:' .. id
-local fields = redis.pcall('HMGET', row, 'state', 'attempts')
+local fields = redis.pcall('HMGET', row, 'state', 'attempts', 'group')
 if fields.err or (fields[1] ~= 'active' and redis.call('TYPE', row).ok ~= 'hash') then
   return gated('job not found')
 end
@@ -78,6 +111,7 @@ end
 local left = redis.pcall('ZREM', active, id)
 if type(left) == 'table' then return left end
 if left == 0 then return refuse('job is not active') end
+release(base, (fields[3] and fields[3] ~= '') and { fields[3] } or {}, 1)
 bus(base)('event', 'completed', 'id', id, 'attempt', token)
 if keep == '0' then
   redis.call('DEL', row)

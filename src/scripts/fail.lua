@@ -60,6 +60,38 @@ local function bus(base)
   end
 end
 
+-- Flow control (docs/protocol.md, "Flow control"): <left> ids left active, of the groups <gs>.
+-- Each group's active count in <base>groups drops by one (HDEL from 1) and its lowest parked id
+-- (<base>group:<g>) goes back to pending; wake <moved>, or wake 1 when none moved and the queue
+-- has a concurrency limit (a slot opened). Never fails the call.
+local function release(base, gs, left)
+  local moved = 0
+  for _, g in ipairs(gs) do
+    local n = redis.pcall('HGET', base .. 'groups', g)
+    if type(n) == 'string' and count(n) and tonumber(n) > 1 then
+      redis.call('HSET', base .. 'groups', g, string.format('%d', tonumber(n) - 1))
+    elseif type(n) ~= 'table' then
+      redis.call('HDEL', base .. 'groups', g)
+    end
+    local parked = base .. 'group:' .. g
+    local first = redis.pcall('ZRANGE', parked, 0, 0, 'WITHSCORES')
+    if not first.err and #first > 0 then
+      local back = redis.pcall('ZADD', base .. 'pending', first[2], first[1])
+      if type(back) == 'number' then
+        redis.call('ZREM', parked, first[1])
+        if redis.call('EXISTS', parked) == 0 then redis.pcall('ZREM', base .. 'parked', g) end
+        moved = moved + 1
+      end
+    end
+  end
+  if moved > 0 then
+    redis.pcall('SPUBLISH', base .. 'wake', string.format('%d', moved))
+  elseif left > 0 then
+    local c = redis.pcall('HGET', base .. 'limits', 'concurrency')
+    if type(c) == 'string' and count(c) and c ~= '0' then redis.pcall('SPUBLISH', base .. 'wake', '1') end
+  end
+end
+
 local active, pending, schedule, dead, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, token, err, backoff, max, keep = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 if not positive(token) then return refuse('lease token must be a positive integer') end
@@ -81,7 +113,9 @@ local own = redis.call('HGET', row, 'max_attempts')
 if own and positive(own) then max = own end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local group = redis.call('HGET', row, 'group')
 redis.call('ZREM', active, id)
+release(base, (group and group ~= '') and { group } or {}, 1)
 local emit, reason = bus(base), string.sub(err, 1, 200)
 emit('event', 'failed', 'id', id, 'attempt', token, 'reason', reason)
 if tonumber(token) >= tonumber(max) then

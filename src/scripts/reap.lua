@@ -53,6 +53,38 @@ local function bus(base, now)
   end
 end
 
+-- Flow control (docs/protocol.md, "Flow control"): <left> ids left active, of the groups <gs>.
+-- Each group's active count in <base>groups drops by one (HDEL from 1) and its lowest parked id
+-- (<base>group:<g>) goes back to pending; wake <moved>, or wake 1 when none moved and the queue
+-- has a concurrency limit (a slot opened). Never fails the call.
+local function release(base, gs, left)
+  local moved = 0
+  for _, g in ipairs(gs) do
+    local n = redis.pcall('HGET', base .. 'groups', g)
+    if type(n) == 'string' and count(n) and tonumber(n) > 1 then
+      redis.call('HSET', base .. 'groups', g, string.format('%d', tonumber(n) - 1))
+    elseif type(n) ~= 'table' then
+      redis.call('HDEL', base .. 'groups', g)
+    end
+    local parked = base .. 'group:' .. g
+    local first = redis.pcall('ZRANGE', parked, 0, 0, 'WITHSCORES')
+    if not first.err and #first > 0 then
+      local back = redis.pcall('ZADD', base .. 'pending', first[2], first[1])
+      if type(back) == 'number' then
+        redis.call('ZREM', parked, first[1])
+        if redis.call('EXISTS', parked) == 0 then redis.pcall('ZREM', base .. 'parked', g) end
+        moved = moved + 1
+      end
+    end
+  end
+  if moved > 0 then
+    redis.pcall('SPUBLISH', base .. 'wake', string.format('%d', moved))
+  elseif left > 0 then
+    local c = redis.pcall('HGET', base .. 'limits', 'concurrency')
+    if type(c) == 'string' and count(c) and c ~= '0' then redis.pcall('SPUBLISH', base .. 'wake', '1') end
+  end
+end
+
 local active, pending, dead, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local limit, max, keep = ARGV[1], ARGV[2], ARGV[3]
 if not positive(limit) or tonumber(limit) > 10000 then return refuse('limit must be an integer from 1 to 10000') end
@@ -67,11 +99,13 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local stamp = string.format('%d', now)
 local expired = redis.call('ZRANGE', active, '-inf', '(' .. stamp, 'BYSCORE', 'LIMIT', 0, limit)
 local emit = bus(base, now)
-local requeued, buried = {}, {}
+local requeued, buried, gs = {}, {}, {}
 for _, id in ipairs(expired) do
   redis.call('ZREM', active, id)
   local row = base .. 'job:' .. id
   if string.sub(id, 1, 3) == 'JOB' and redis.call('TYPE', row).ok == 'hash' then
+    local group = redis.call('HGET', row, 'group')
+    if group and group ~= '' then table.insert(gs, group) end
     local attempts = redis.call('HGET', row, 'attempts')
     attempts = (attempts and count(attempts)) and tonumber(attempts) or 0
     local own = redis.call('HGET', row, 'max_attempts')
@@ -104,5 +138,6 @@ if #buried > 0 and keep ~= '0' then
     end
   end
 end
+release(base, gs, #expired)
 if #requeued > 0 then redis.pcall('SPUBLISH', base .. 'wake', string.format('%d', #requeued)) end
 return { requeued, buried }

@@ -10,6 +10,7 @@ use crate::bus::{short, Bus};
 use crate::clock;
 use crate::direct::{Args, Db, Key, When, Zadd};
 use crate::errors::{Refusal, Reply};
+use crate::flow;
 use crate::gates::{self, Fields, Row};
 use crate::guard;
 use crate::keyspace::Queue;
@@ -95,10 +96,11 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
     let Leased {
         sets: [mut active, mut done],
         mut row,
-        ..
+        fields,
     } = leased(&db, &FORM, &queue, [active, done], id, lease_token)?;
 
     leave_active(&FORM, guard, &mut active, id)?;
+    flow::release(&db, &queue, None, &fields.groups(), 1);
     Bus::open(&db, &queue).job(b"completed", id, TOKEN.of(&call), None)?;
     let now = clock::now_ms();
     let completed = (&b"completed"[..], &b"result"[..], result);
@@ -135,6 +137,7 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
     } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
 
     leave_active(&FORM, guard, &mut active, id)?;
+    flow::release(&db, &queue, Some(&mut pending), &fields.groups(), 1);
     let (token, reason) = (TOKEN.of(&call), short(error));
     let mut bus = Bus::open(&db, &queue);
     bus.job(b"failed", id, token, Some((b"reason", reason)))?;
@@ -179,10 +182,11 @@ pub fn reschedule(ctx: &Context, args: Args) -> Reply {
     let Leased {
         sets: [mut active, mut schedule],
         mut row,
-        ..
+        fields,
     } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
 
     leave_active(&FORM, guard, &mut active, id)?;
+    flow::release(&db, &queue, None, &fields.groups(), 1);
     let due = clock::now_ms() + delay;
     moves::set_state(&mut row, b"scheduled")?;
     moves::add(&mut schedule, due, id)?;
@@ -215,6 +219,7 @@ pub fn requeue(ctx: &Context, args: Args) -> Reply {
     } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
 
     leave_active(&FORM, guard, &mut active, id)?;
+    flow::release(&db, &queue, Some(&mut pending), &fields.groups(), 1);
     let budget = (fields.max_attempts(max_attempts) + 1).to_string();
     let hset: [(&[u8], &[u8]); 2] = [(b"state", b"pending"), (b"max_attempts", budget.as_bytes())];
     row.hset(&hset)?;

@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod block;
+pub mod flow;
 pub mod install;
 pub mod jobs;
 pub mod lease;
