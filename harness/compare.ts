@@ -39,6 +39,8 @@ export interface NormOptions {
   window?: Window | undefined;
   /** The time scores this call may write: set → offset in ms (score = now + offset). */
   offsets?: Partial<Record<TimeSet, number>> | undefined;
+  /** Sets whose new scores are kept literally (a time carried from an earlier step). */
+  carried?: readonly TimeSet[] | undefined;
   /** Native side: `lease_epoch` must be the run_id (then it is masked), on every leased row. */
   epoch?: { runId: string; leasedRows: readonly string[] } | undefined;
 }
@@ -107,7 +109,7 @@ function scoreToken(
   if (o.window && offset !== undefined && inWindow(Number(score), offset, o.window)) {
     return timeToken(o.step, offset);
   }
-  if (o.window === undefined) return `=${score}`;
+  if (o.window === undefined || o.carried?.includes(set)) return `=${score}`;
   const expect = offset === undefined ? "no time score in this set" : `now+${offset}`;
   issues.push(
     `${normKey} ${show(member)}: time score ${score} is not ${expect} for now in [${o.window.lo}, ${o.window.hi}]`,

@@ -37,6 +37,7 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   },
   DRAIN: { values: ["100"], setup: [enq(J(1))] },
   OBLITERATE: { values: ["0", "100"], setup: [enq(J(1))] },
+  LIMIT: { values: ["queue", "", "10", "1000", "5"], setup: [] },
 };
 
 /** The keys of `verb` for a literal queue name (the same bytes on both sides). */

@@ -9,6 +9,7 @@ import type { Case } from "./build.js";
 import { BUS_CASES } from "./bus.js";
 import { CASES } from "./cases.js";
 import { DRAIN_CASES } from "./drains.js";
+import { LIMIT_CASES } from "./limits.js";
 import { OPERATE_CASES } from "./operate.js";
 import type { Executors, Fault } from "./executors.js";
 import { runModel } from "./model.js";
@@ -47,7 +48,7 @@ export interface HarnessResult {
   ok: boolean;
 }
 
-export const ALL_CASES: Case[] = [...CASES, ...BUS_CASES, ...OPERATE_CASES, ...DRAIN_CASES, ...REFUSAL_CASES];
+export const ALL_CASES: Case[] = [...CASES, ...BUS_CASES, ...OPERATE_CASES, ...DRAIN_CASES, ...LIMIT_CASES, ...REFUSAL_CASES];
 
 export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
   const started = performance.now();

@@ -22,6 +22,7 @@ import {
   type KeyRef,
   type Mode,
   offsetsOf,
+  carriedOf,
   queueOf,
   rawKeys,
   resolveKey,
@@ -273,6 +274,7 @@ export class CaseRun {
   ): Promise<string[]> {
     const values = call.values.map((v) => Buffer.from(v));
     const offsets = offsetsOf(verb, values);
+    const carried = carriedOf(verb);
     const [rawS, rawN, published] = await Promise.all([
       this.dump(this.script),
       this.dump(this.native),
@@ -285,6 +287,7 @@ export class CaseRun {
       prev: this.state.script,
       window: windows.script,
       offsets,
+      carried,
     });
     const n = normalize(rawN, {
       queues: this.names(this.native),
@@ -292,6 +295,7 @@ export class CaseRun {
       prev: this.state.native,
       window: windows.native,
       offsets,
+      carried,
       epoch: { runId: this.ex.scratch.runId, leasedRows: leased },
     });
     const problems = [...s.issues.map((i) => `script: ${i}`), ...n.issues.map((i) => `native: ${i}`)];
