@@ -60,9 +60,18 @@ export const LIMIT_CASES: Case[] = [
       C("LIMIT", ["queue", "", "1", "1"]),
     ],
   },
-  { name: "LIMIT: limits not a hash", actions: [seed(["SET", derived("limits"), "x"]), limit("queue", "", "0", "0", "1")] },
-  { name: "LIMIT: pending not a sorted set", actions: [seed(["SET", key("pending"), "x"]), limit("queue", "", "0", "0", "1")] },
-  { name: "LIMIT: parked not a sorted set", actions: [seed(["SET", derived("parked"), "x"]), limit("queue", "", "0", "0", "1")] },
+  {
+    name: "LIMIT: limits not a hash",
+    actions: [seed(["SET", derived("limits"), "x"]), limit("queue", "", "0", "0", "1")],
+  },
+  {
+    name: "LIMIT: pending not a sorted set",
+    actions: [seed(["SET", key("pending"), "x"]), limit("queue", "", "0", "0", "1")],
+  },
+  {
+    name: "LIMIT: parked not a sorted set",
+    actions: [seed(["SET", derived("parked"), "x"]), limit("queue", "", "0", "0", "1")],
+  },
 
   /* CLAIM: the queue's concurrency */
   {
@@ -86,7 +95,15 @@ export const LIMIT_CASES: Case[] = [
   /* CLAIM: the queue's rate window */
   {
     name: "CLAIM: rate 2 per minute: two claims, then the wait until the window opens",
-    actions: [enq(J(1)), enq(J(2)), enq(J(3)), limit("queue", "", "2", "60000", "0"), claimX(), claimX(), claimX()],
+    actions: [
+      enq(J(1)),
+      enq(J(2)),
+      enq(J(3)),
+      limit("queue", "", "2", "60000", "0"),
+      claimX(),
+      claimX(),
+      claimX(),
+    ],
   },
   {
     name: "CLAIM: a rate window that ended starts again",

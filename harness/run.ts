@@ -48,7 +48,14 @@ export interface HarnessResult {
   ok: boolean;
 }
 
-export const ALL_CASES: Case[] = [...CASES, ...BUS_CASES, ...OPERATE_CASES, ...DRAIN_CASES, ...LIMIT_CASES, ...REFUSAL_CASES];
+export const ALL_CASES: Case[] = [
+  ...CASES,
+  ...BUS_CASES,
+  ...OPERATE_CASES,
+  ...DRAIN_CASES,
+  ...LIMIT_CASES,
+  ...REFUSAL_CASES,
+];
 
 export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
   const started = performance.now();

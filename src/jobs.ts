@@ -21,9 +21,21 @@ export {
   isPaused,
   type AddOptions,
   type ClaimedJob,
+  type ClaimLimited,
+  type ClaimOutcome,
   type EnqueueOptions,
   type EnqueueResult,
 } from "./jobs/admission.js";
+export {
+  assertGroup,
+  readLimits,
+  setGroupLimits,
+  setLimits,
+  type GroupLimits,
+  type LimitsInfo,
+  type QueueLimits,
+  type RateLimit,
+} from "./jobs/limits.js";
 export { checkDurability, type Durability } from "./jobs/durability.js";
 export {
   complete,
