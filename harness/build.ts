@@ -76,8 +76,10 @@ export const BAD_TRACES: readonly string[] = [
 /* common steps */
 export const enq = (id: string, payload: string | Buffer = "p", q = "A") =>
   C("ENQUEUE", [id, payload], { q });
+/** `ADD`'s values after `<trace>` when none is set: group, key, key ttl, timeout, parent. */
+export const NO_EXTRAS = ["", "", "0", "0", ""] as const;
 export const addJob = (id: string, priority = "0", delay = "0", max = "0", q = "A", trace = "") =>
-  C("ADD", [id, "p", priority, delay, max, trace], { q });
+  C("ADD", [id, "p", priority, delay, max, trace, ...NO_EXTRAS], { q });
 export const claim = (lease = "30000", o: CallOptions = {}) => C("CLAIM", [lease], o);
 /** An enqueued, then claimed job (lease token "1"). */
 export const claimed = (id: string, lease = "30000"): Action[] => [enq(id), claim(lease)];

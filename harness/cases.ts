@@ -5,7 +5,21 @@
  * (D8). The refusals every verb shares — shape, layout (D3), fence (D4), write guard (D5), a
  * numkeys EVAL refuses (P1) — are generated for all verbs in harness/refusals.ts.
  */
-import { addJob, C, type Case, claim, claimed, enq, J, key, row, seed, TRACE, wait } from "./build.js";
+import {
+  addJob,
+  C,
+  type Case,
+  claim,
+  claimed,
+  enq,
+  J,
+  key,
+  NO_EXTRAS,
+  row,
+  seed,
+  TRACE,
+  wait,
+} from "./build.js";
 import { CLAIM_CASES } from "./claims.js";
 import type { Action } from "./steps.js";
 import { TRACE_CASES } from "./traces.js";
@@ -72,7 +86,10 @@ export const CASES: Case[] = [
     actions: [addJob(J(1), BIG), addJob(J(2), `-${BIG}`), addJob(J(3), "7"), claim(), claim(), claim()],
   },
   { name: "ADD: delayed into schedule (window)", actions: [addJob(J(1), "0", "5000")] },
-  { name: "ADD: delayed, lease-exact", actions: [C("ADD", [J(1), "p", "3", "5000", "2", TRACE], exact)] },
+  {
+    name: "ADD: delayed, lease-exact",
+    actions: [C("ADD", [J(1), "p", "3", "5000", "2", TRACE, ...NO_EXTRAS], exact)],
+  },
   { name: "ADD: max delay", actions: [addJob(J(1), "0", BIG, BIG)] },
   { name: "ADD: max_attempts kept on the row", actions: [addJob(J(1), "-4", "0", "3")] },
   { name: "ADD: duplicate id", actions: [addJob(J(1)), addJob(J(1), "5")] },
@@ -241,9 +258,9 @@ export const CASES: Case[] = [
     // Lease-exact: due times that tie on one side and not on the other would order differently.
     name: "PROMOTE: limit 1, oldest first (lease-exact)",
     actions: [
-      C("ADD", [J(3), "p", "0", "1", "0", ""], exact),
-      C("ADD", [J(2), "p", "0", "1", "0", ""], exact),
-      C("ADD", [J(1), "p", "0", "2", "0", ""], exact),
+      C("ADD", [J(3), "p", "0", "1", "0", "", ...NO_EXTRAS], exact),
+      C("ADD", [J(2), "p", "0", "1", "0", "", ...NO_EXTRAS], exact),
+      C("ADD", [J(1), "p", "0", "2", "0", "", ...NO_EXTRAS], exact),
       wait(5),
       C("PROMOTE", ["1"], exact),
       C("PROMOTE", ["1"], exact),

@@ -5,7 +5,21 @@
  * their own steps, writing nothing, on both sides; every drain and control runs and writes the
  * same on both sides. Each step also checks that the limit held (see `CaseRun.overMaxmemory`).
  */
-import { addJob, C, type Case, callOf, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
+import {
+  addJob,
+  C,
+  type Case,
+  callOf,
+  claim,
+  claimed,
+  enq,
+  J,
+  key,
+  NO_EXTRAS,
+  row,
+  seed,
+  wait,
+} from "./build.js";
 import type { Action } from "./steps.js";
 
 /** `verb` called over `maxmemory`. */
@@ -24,10 +38,13 @@ export const DRAIN_CASES: Case[] = [
     actions: [enq(J(1)), full("ENQUEUE", [J(1), "p"])],
   },
   { name: "full node: ENQUEUE with a bad id is refused OOM first", actions: [full("ENQUEUE", ["XYZ", "p"])] },
-  { name: "full node: ADD delayed is refused", actions: [full("ADD", [J(1), "p", "0", "5000", "0", ""])] },
+  {
+    name: "full node: ADD delayed is refused",
+    actions: [full("ADD", [J(1), "p", "0", "5000", "0", "", ...NO_EXTRAS])],
+  },
   {
     name: "full node: ADD with bad values is refused OOM first",
-    actions: [full("ADD", [J(1), "p", "x", "0", "0", ""])],
+    actions: [full("ADD", [J(1), "p", "x", "0", "0", "", ...NO_EXTRAS])],
   },
   {
     name: "full node: RETRY of a dead job is refused, it stays dead",

@@ -101,6 +101,16 @@ const finishedState = pick(["completed", "dead"], ["pending", "", "x"]);
 const grace = pick(["0", "0", "3600000", BIG], ["-1", "01", "x"]);
 const force = pick(["0", "0", "1"], ["2", "", "x"]);
 const trace = pick(["", "", "", TRACE, `${TRACE};k=v`], BAD_TRACES);
+// ADD's extras: a group, an idempotency key (few names, so keys are held and answered), its ttl
+// (none or an hour: a ttl of a few ms could expire between the two sides), a timeout, a parent.
+const group = pick(["", "", "", "g1", "g2"], ["a\tb", "l".repeat(256)]);
+const idemKey = pick(["", "", "", "", "k1", "k2"], ["\u0000", "x\u007f"]);
+const keyTtl = pick(["0", "3600000"], ["-1", "x"]);
+const timeout = pick(["0", "0", "0", "1", "5000"], ["-1", "01"]);
+const parentRef = pick(
+  ["", "", "", "", "P\u0000JOB00000000009", "a b\u0000JOBx"],
+  ["P", "\u0000JOB1", "P\u0000job1"],
+);
 const longBytes = fc.constantFrom(Buffer.alloc(199, 0x61), Buffer.alloc(200, 0x62), Buffer.alloc(201, 0x63));
 
 const twist: fc.Arbitrary<Twist> = fc.oneof(
@@ -129,7 +139,10 @@ const full = fc.oneof(
 /** Each verb's arguments: the id and token slots stay symbolic until the step runs. */
 const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q" | "full">>> = {
   ENQUEUE: fc.record({ id: idChoice(null), values: fc.tuple(bytes) }),
-  ADD: fc.record({ id: idChoice(null), values: fc.tuple(bytes, priority, delay, count, trace) }),
+  ADD: fc.record({
+    id: idChoice(null),
+    values: fc.tuple(bytes, priority, delay, count, trace, group, idemKey, keyTtl, timeout, parentRef),
+  }),
   CLAIM: fc.record({ values: fc.tuple(lease) }),
   EXTEND: fc.record({ id: idChoice("active"), token, values: fc.tuple(lease) }),
   COMPLETE: fc.record({ id: idChoice("active"), token, values: fc.tuple(bytes, keep) }),

@@ -4,7 +4,7 @@
  * dedicated cases), the write guard (over maxmemory and on a read-only replica: compared; on a
  * writable replica: D5), and the checks of `EMQ.INSTALL`.
  */
-import { C, type Case, callOf, claimed, enq, J, key, keysFor, raw, row, wait } from "./build.js";
+import { C, type Case, callOf, claimed, enq, J, key, keysFor, NO_EXTRAS, raw, row, wait } from "./build.js";
 import type { KeyRef } from "./executors.js";
 import type { Action } from "./steps.js";
 import { BRAND, queueKey, rowKey, VERBS, type Verb, VERSION_KEY } from "./verbs.js";
@@ -12,14 +12,14 @@ import { BRAND, queueKey, rowKey, VERBS, type Verb, VERSION_KEY } from "./verbs.
 /** A call of each verb that would succeed after `setup`, so a refusal is the refusal's doing. */
 const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   ENQUEUE: { values: [J(1), "p"], setup: [] },
-  ADD: { values: [J(1), "p", "0", "0", "0", ""], setup: [] },
+  ADD: { values: [J(1), "p", "0", "0", "0", "", ...NO_EXTRAS], setup: [] },
   CLAIM: { values: ["30000"], setup: [enq(J(1))] },
   EXTEND: { values: [J(1), "1", "60000"], setup: claimed(J(1)) },
   COMPLETE: { values: [J(1), "1", "r", "10"], setup: claimed(J(1)) },
   FAIL: { values: [J(1), "1", "e", "0", "5", "10"], setup: claimed(J(1)) },
   RETRY: { values: [J(1), "1"], setup: [...claimed(J(1)), C("FAIL", [J(1), "1", "e", "0", "1", "10"])] },
   // A due time or a lease of 1 ms, then a wait: the sample finds something to move on both sides.
-  PROMOTE: { values: ["100"], setup: [C("ADD", [J(1), "p", "0", "1", "0", ""]), wait(5)] },
+  PROMOTE: { values: ["100"], setup: [C("ADD", [J(1), "p", "0", "1", "0", "", ...NO_EXTRAS]), wait(5)] },
   REAP: { values: ["100", "5", "10"], setup: [...claimed(J(1), "1"), wait(5)] },
   REMOVE: { values: [J(1)], setup: [enq(J(1))] },
   PAUSE: { values: [], setup: [] },
@@ -30,7 +30,7 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   EVENTS: { values: ["100", "3600000"], setup: [] },
   PROGRESS: { values: [J(1), "1", "50"], setup: claimed(J(1)) },
   LOG: { values: [J(1), "1", "a line"], setup: claimed(J(1)) },
-  EXPEDITE: { values: [J(1)], setup: [C("ADD", [J(1), "p", "0", "60000", "0"])] },
+  EXPEDITE: { values: [J(1)], setup: [C("ADD", [J(1), "p", "0", "60000", "0", "", ...NO_EXTRAS])] },
   CLEAN: {
     values: ["completed", "0", "100"],
     setup: [...claimed(J(1)), C("COMPLETE", [J(1), "1", "r", "10"])],

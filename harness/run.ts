@@ -9,6 +9,7 @@ import type { Case } from "./build.js";
 import { BUS_CASES } from "./bus.js";
 import { CASES } from "./cases.js";
 import { DRAIN_CASES } from "./drains.js";
+import { EXTRAS_CASES } from "./extras.js";
 import { LIMIT_CASES } from "./limits.js";
 import { OPERATE_CASES } from "./operate.js";
 import type { Executors, Fault } from "./executors.js";
@@ -50,6 +51,7 @@ export interface HarnessResult {
 
 export const ALL_CASES: Case[] = [
   ...CASES,
+  ...EXTRAS_CASES,
   ...BUS_CASES,
   ...OPERATE_CASES,
   ...DRAIN_CASES,

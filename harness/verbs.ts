@@ -9,7 +9,16 @@ import { formOf, JOB_CORE, PROTOCOL, type VerbSpec } from "../src/protocol.js";
 import type { RawDump } from "./dump.js";
 
 export type KeySlot = "row" | "pending" | "active" | "schedule" | "done" | "dead" | "meta" | "base";
-export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit" | "trace";
+export type Grammar =
+  | "ms"
+  | "delay"
+  | "count"
+  | "positive"
+  | "priority"
+  | "limit"
+  | "trace"
+  | "label"
+  | "parent";
 export type TimeSet = "active" | "schedule" | "done" | "dead";
 export const TIME_SETS: readonly TimeSet[] = ["active", "schedule", "done", "dead"];
 
@@ -95,7 +104,23 @@ export function accepts(grammar: Grammar, text: string): boolean {
       return accepts("positive", text) && Number(text) <= 10_000;
     case "trace":
       return isTraceContext(text);
+    case "label":
+      return text.length <= 255 && !CONTROL.test(text);
+    case "parent":
+      return text === "" || isParent(text);
   }
+}
+
+/** A control byte (C0 or DEL), in a latin1 view of the bytes. */
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** `<queue>` NUL `<id>`: a queue name by the queue-name rule, an id with the JOB prefix (bytes as latin1). */
+function isParent(text: string): boolean {
+  const at = text.indexOf("\u0000");
+  if (at < 1 || at > 255) return false;
+  const queue = text.slice(0, at);
+  const id = text.slice(at + 1);
+  return !/[{}]/.test(queue) && !CONTROL.test(queue) && id.startsWith("JOB") && !CONTROL.test(id);
 }
 
 export const RULES: Record<Grammar, string> = Object.fromEntries(

@@ -357,3 +357,21 @@ function describe(value: unknown): string {
   if (value instanceof Uint8Array) return `<${value.length} bytes>`;
   return `(${value === null ? "null" : typeof value})`;
 }
+
+/**
+ * A handler ran past its job's `timeoutMs`: the handler's `signal` was aborted with this error
+ * and the attempt failed with it (retried by the backoff like any failure). A handler that
+ * ignores its signal keeps running, but its slot is free and its result is not reported.
+ */
+export class TimeoutError extends EchoMQError {
+  readonly jobId: string;
+  readonly timeoutMs: number;
+  constructor(jobId: string, timeoutMs: number) {
+    super(
+      "EMQ_TIMEOUT",
+      `job ${jobId} ran past its timeout of ${timeoutMs} ms: its handler's signal was aborted`,
+    );
+    this.jobId = jobId;
+    this.timeoutMs = timeoutMs;
+  }
+}

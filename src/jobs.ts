@@ -36,6 +36,7 @@ export {
   type QueueLimits,
   type RateLimit,
 } from "./jobs/limits.js";
+export { DEFAULT_KEY_TTL_MS, type JobExtras, type ParentRef } from "./jobs/add-options.js";
 export { checkDurability, type Durability } from "./jobs/durability.js";
 export {
   complete,

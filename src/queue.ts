@@ -75,7 +75,10 @@ export interface LanedCounts extends JobCounts {
 }
 
 export interface QueueAddOptions extends AddOptions {
-  /** A laned queue: jobs with the same key go to the same lane (their order is kept). */
+  /**
+   * A laned queue: jobs with the same key go to the same lane (their order is kept). Default: the
+   * idempotency `key` when one is given (a key is held per lane), else round-robin.
+   */
   laneKey?: string;
 }
 
@@ -136,7 +139,7 @@ export class Queue {
    * `durability` (default: the queue's); on a laned queue `laneKey` picks the lane.
    */
   async add(payload: Payload, opts: QueueAddOptions = {}): Promise<EnqueueResult> {
-    const lane = this.laneFor(opts?.laneKey);
+    const lane = this.laneFor(opts?.laneKey ?? opts?.key);
     await this.record();
     const o = this.withDurability(opts);
     if (!this.spans) return add(this.connection, lane, payload, o);
@@ -156,7 +159,7 @@ export class Queue {
     if (!Array.isArray(jobs)) throw new InvalidArgumentError("jobs", "must be an array");
     const groups = new Map<string, number[]>();
     jobs.forEach((job, i) => {
-      const lane = this.laneFor(job?.opts?.laneKey);
+      const lane = this.laneFor(job?.opts?.laneKey ?? job?.opts?.key);
       groups.set(lane, [...(groups.get(lane) ?? []), i]);
     });
     await this.record();

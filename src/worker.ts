@@ -19,6 +19,7 @@ import {
   isPaused,
   requeue,
 } from "./jobs.js";
+import { withinTimeout } from "./worker/timeout.js";
 import { ConsumerSpans, type Settled } from "./observe/consumer-spans.js";
 import type { Queue } from "./queue.js";
 import { WakeGate } from "./wake.js";
@@ -368,7 +369,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.emit("active", job);
     let outcome: Outcome;
     try {
-      outcome = { ok: true, result: await (spans ? spans.run(() => this.handler(job)) : this.handler(job)) };
+      const run = spans ? spans.run(() => this.handler(job)) : this.handler(job);
+      outcome = { ok: true, result: await withinTimeout(Promise.resolve(run), job, claimed.timeoutMs) };
     } catch (error) {
       outcome = { ok: false, error };
     }

@@ -40,7 +40,7 @@ function watch(reply: Promise<RespReply>): { reply: Promise<RespReply>; settled:
 
 /** The claim reply's id, payload and attempts (the deadline is checked apart). */
 function claimed(reply: RespReply): [string, string, number] {
-  assert.ok(Array.isArray(reply) && reply.length === 4, `a claim reply, got ${JSON.stringify(reply)}`);
+  assert.ok(Array.isArray(reply) && reply.length === 5, `a claim reply, got ${JSON.stringify(reply)}`);
   return [String(reply[0]), String(reply[1]), Number(reply[2])];
 }
 
@@ -162,6 +162,11 @@ describe("EMQ.BCLAIM on one node", () => {
       "d",
       0,
       400,
+      0,
+      "",
+      "",
+      "",
+      0,
       0,
       "",
     ];

@@ -28,7 +28,7 @@ describe("the harness, CLAIM steps as EMQ.BCLAIM", () => {
       durability: false,
       fault: {
         verb: "CLAIM",
-        reply: (r) => (r.t === "array" && r.v.length === 4 ? { t: "array", v: r.v.slice(0, 3) } : r),
+        reply: (r) => (r.t === "array" && r.v.length === 5 ? { t: "array", v: r.v.slice(0, 4) } : r),
       },
     });
     assert.equal(result.ok, false, result.report);

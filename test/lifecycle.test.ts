@@ -108,12 +108,24 @@ forEachWire("job lifecycle", (ctx) => {
     await cli("SET", jobKey("dup", other), "a string row");
     const snap = await dump("dup");
     assert.equal(
-      await conn.eval(scriptFor("ADD"), keysOf.add("dup", other), [other, "x", "0", "0", "0", ""]),
+      await conn.eval(scriptFor("ADD"), keysOf.add("dup", other), [
+        other,
+        "x",
+        "0",
+        "0",
+        "0",
+        "",
+        "",
+        "",
+        "0",
+        "0",
+        "",
+      ]),
       0,
     );
     assert.deepEqual(await dump("dup"), snap);
     const edge = newId();
-    const values = [edge, "", "-999999999999999", "0", "999999999999999", TRACE_512];
+    const values = [edge, "", "-999999999999999", "0", "999999999999999", TRACE_512, "", "", "0", "0", ""];
     assert.equal(await conn.eval(scriptFor("ADD"), keysOf.add("edge", edge), values), 1);
     assert.deepEqual(await dump("edge"), {
       [jobKey("edge", edge)]: {
@@ -799,7 +811,22 @@ forEachWire("job lifecycle", (ctx) => {
   test("raw replies: integers as integers, states as bulk strings, REAP as two arrays of bulk strings", async () => {
     const { conn } = ctx();
     const id = newId();
-    assert.equal(await conn.eval(scriptFor("ADD"), keysOf.add("rt1", id), [id, "x", "0", "0", "0", ""]), 1);
+    assert.equal(
+      await conn.eval(scriptFor("ADD"), keysOf.add("rt1", id), [
+        id,
+        "x",
+        "0",
+        "0",
+        "0",
+        "",
+        "",
+        "",
+        "0",
+        "0",
+        "",
+      ]),
+      1,
+    );
     const job = (await claim(conn, "rt1", 30_000))!;
     const token = String(job.attempts);
     const deadline = await conn.eval(scriptFor("EXTEND"), keysOf.extend("rt1"), [id, token, "5000"]);

@@ -108,6 +108,11 @@ describe("write guard", () => {
           "9",
           "0",
           "",
+          "",
+          "",
+          "0",
+          "0",
+          "",
         ],
         ["EMQ.RETRY", 3, k("m", "dead"), k("m", "pending"), k("m", ""), ID_A, 1],
       ]) {

@@ -551,8 +551,8 @@ describe("keyspace equality: wire-4 scripts vs the native verbs", () => {
     assert.ok(Array.isArray(exec), `EXEC replied ${String(replies[4])}`);
     const [script, native, time] = exec;
     const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
-    assert.deepEqual(script, [id, "one", 1, now + 30000]);
-    assert.deepEqual(native, [id, "one", 1, now + 30000]);
+    assert.deepEqual(script, [id, "one", 1, now + 30000, 0]);
+    assert.deepEqual(native, [id, "one", 1, now + 30000, 0]);
     assert.equal(Number(await mod.cli("ZSCORE", k("lx1", "active"), id)), now + 30000);
     assert.equal(Number(await mod.cli("ZSCORE", k("lx2", "active"), id)), now + 30000);
     const d = await dumpAll(mod.port);

@@ -25,6 +25,8 @@ import { dumpQueue, forEachWire } from "./support/wires.js";
 /* ------------------------------------------------------------------ server refusals, table-driven */
 
 const TRACE_RULE = PROTOCOL.grammars.trace.rule;
+const LABEL_RULE = "empty or 1-255 bytes without a control character";
+const LABEL_BAD = ["a\tb", "x\u007f", "l".repeat(256)];
 
 interface ValueRule {
   index: number;
@@ -76,16 +78,29 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     {
       verb: "ADD",
       script: scriptFor("ADD"),
-      form: "EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace>",
+      form: "EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace> <group> <key> <key_ttl> <timeout> <parent>",
       setup: async (q) => {
         const id = newId();
-        return { keys: keysOf.add(q, id), values: [id, "payload", "0", "0", "0", TRACE] };
+        return {
+          keys: keysOf.add(q, id),
+          values: [id, "payload", "0", "0", "0", TRACE, "g", "k", "60000", "500", `p\u0000${id}`],
+        };
       },
       values: [
         { index: 2, name: "priority", rule: "an integer", bad: PRIORITY_BAD },
         count(3, "delay", "a non-negative integer of milliseconds"),
         count(4, "max attempts"),
         { index: 5, name: "trace", rule: TRACE_RULE, bad: TRACE_BAD },
+        { index: 6, name: "group", rule: LABEL_RULE, bad: LABEL_BAD },
+        { index: 7, name: "key", rule: LABEL_RULE, bad: LABEL_BAD },
+        count(8, "key ttl", "a non-negative integer of milliseconds"),
+        count(9, "timeout", "a non-negative integer of milliseconds"),
+        {
+          index: 10,
+          name: "parent",
+          rule: "empty or a queue name, a NUL byte and an id with the JOB prefix",
+          bad: ["x", "\u0000JOB1", "q\u0000job1", "{q}\u0000JOB1"],
+        },
       ],
       id: 0,
       row: 0,

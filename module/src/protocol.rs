@@ -57,15 +57,16 @@ mod tests {
     /// consts, dumped with `{:?}` before they were removed), in protocol order, then `INSTALL`;
     /// the verbs added since (`LANES`, `EVENTS`, `PROGRESS`, `LOG`, then the operator's
     /// `EXPEDITE`, `CLEAN`, `DRAIN`, `OBLITERATE`) follow 0.2.0's job core, and `ADD` has taken
-    /// one more value since (`<trace>`, last).
+    /// six more values since (`<trace>`, then its extras `<group> <key> <key_ttl> <timeout>
+    /// <parent>`, last).
     #[test]
     fn forms_equal_the_handwritten_ones() {
         let dump = include_str!("../tests/forms-0.2.0.txt")
             .replace(
                 "<delay> <max_attempts>\", keys:",
-                "<delay> <max_attempts> <trace>\", keys:",
+                "<delay> <max_attempts> <trace> <group> <key> <key_ttl> <timeout> <parent>\", keys:",
             )
-            .replace("values: 5, class: Admission", "values: 6, class: Admission");
+            .replace("values: 5, class: Admission", "values: 11, class: Admission");
         let dump = dump.as_str();
         let before: Vec<&str> = dump.lines().filter(|l| l.starts_with("Form ")).collect();
         let old = before.len() - 1;

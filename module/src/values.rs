@@ -34,6 +34,11 @@ pub enum Grammar {
 pub enum TextGrammar {
     /// Empty, or a W3C `traceparent` (optionally `;tracestate`) of at most [`MAX_TRACE`] bytes.
     Trace,
+    /// Empty, or 1–[`MAX_LABEL`] bytes without a control byte (a group, an idempotency key).
+    Label,
+    /// Empty, or `<queue>` NUL `<id>`: a queue name by the queue-name rule and an id with the
+    /// `JOB` prefix and no control byte (a flow parent).
+    Parent,
 }
 
 // `Grammar::rule` and `TextGrammar::rule`, each grammar's rule text, made from the protocol data
@@ -102,8 +107,27 @@ impl TextGrammar {
     pub fn accepts(self, text: &[u8]) -> bool {
         match self {
             TextGrammar::Trace => text.is_empty() || trace(text),
+            TextGrammar::Label => text.len() <= MAX_LABEL && !text.iter().any(is_control),
+            TextGrammar::Parent => text.is_empty() || parent(text).is_some(),
         }
     }
+}
+
+/// The longest label (a group, an idempotency key), in bytes.
+pub const MAX_LABEL: usize = 255;
+
+/// A C0 control byte or DEL.
+fn is_control(b: &u8) -> bool {
+    *b < 0x20 || *b == 0x7f
+}
+
+/// A flow parent's queue name and id, when `text` is `<queue>` NUL `<id>` in the grammar.
+pub fn parent(text: &[u8]) -> Option<(&[u8], &[u8])> {
+    let at = text.iter().position(|&b| b == 0)?;
+    let (queue, id) = (&text[..at], &text[at + 1..]);
+    let named = crate::keyspace::valid_queue(queue);
+    (named && id.starts_with(crate::keyspace::JOB) && !id.iter().any(is_control))
+        .then_some((queue, id))
 }
 
 /// `<version>-<trace-id>-<parent-id>-<flags>` (2, 32, 16, 2 lower-case hex digits; version not
@@ -173,6 +197,40 @@ mod tests {
 
     fn accepts(grammar: Grammar, text: &[u8]) -> Option<i64> {
         grammar.parse(text)
+    }
+
+    #[test]
+    fn labels() {
+        let label = |t: &[u8]| TextGrammar::Label.accepts(t);
+        assert!(label(b""));
+        assert!(label(b"order-42 {x}:y"));
+        assert!(label("g\u{e9}".as_bytes()));
+        assert!(label(&[b'a'; 255]));
+        assert!(!label(&[b'a'; 256]));
+        for bad in [&b"a\x00b"[..], b"tab\t", b"\x7f", b"nl\n"] {
+            assert!(!label(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn parents() {
+        let ok = |t: &[u8]| TextGrammar::Parent.accepts(t);
+        assert!(ok(b""));
+        assert!(ok(b"orders\x00JOB0000000000a"));
+        assert!(ok(b"a b:c@d\x00JOBx"));
+        assert_eq!(parent(b"q\x00JOB1"), Some((&b"q"[..], &b"JOB1"[..])));
+        for bad in [
+            &b"orders"[..],
+            b"\x00JOB1",
+            b"q\x00job1",
+            b"q\x00JOB1\x00",
+            b"a{b}\x00JOB1",
+            b"q\x00JOB\n",
+        ] {
+            assert!(!ok(bad), "{bad:?}");
+        }
+        let long = [vec![b'q'; 256], b"\x00JOB1".to_vec()].concat();
+        assert!(!ok(&long));
     }
 
     #[test]

@@ -20,6 +20,7 @@ import {
   toArg,
   typeOf,
 } from "./common.js";
+import { checkExtras, type JobExtras, NO_EXTRAS } from "./add-options.js";
 import { awaitDurable, checkDurability, type Durability, type DurabilityWait } from "./durability.js";
 
 export interface EnqueueOptions {
@@ -34,11 +35,14 @@ export interface EnqueueOptions {
 
 export interface EnqueueResult {
   id: string;
-  /** True when a job with this id already existed: nothing was written. */
+  /**
+   * True when nothing was written: a job with this id already existed, or (with `key`) the key
+   * was held, and `id` is then the first job's id.
+   */
   duplicate: boolean;
 }
 
-export interface AddOptions extends EnqueueOptions {
+export interface AddOptions extends EnqueueOptions, JobExtras {
   /** Score in `pending`: lower is claimed first. Default 0. */
   priority?: number;
   /** Milliseconds from now before the job is due (it waits in `schedule`). Default 0. */
@@ -60,6 +64,8 @@ export interface ClaimedJob {
   attempts: number;
   /** Lease deadline, server time in ms. */
   deadline: number;
+  /** The job's handler time limit in ms (its `timeoutMs`), 0 when it has none. */
+  timeoutMs: number;
 }
 
 /**
@@ -78,23 +84,32 @@ export type ClaimOutcome = ClaimedJob | ClaimLimited | null;
 /** The claim verbs' reply, parsed: `[]`/nil → null, an integer → limited, else the job. */
 export function claimOutcome(reply: unknown): ClaimOutcome {
   if (typeof reply === "number") return { limited: true, waitMs: reply };
-  if (!Array.isArray(reply) || reply.length === 0) return null;
-  const [id, payload, attempts, deadline] = reply as [Buffer, Buffer, number, number];
-  return { id: text(id), payload, attempts, deadline };
+  return claimedJob(Array.isArray(reply) ? (reply as ClaimReply | []) : null);
 }
 
 const GENERATED_ID_TRIES = 3;
+
+/**
+ * An add's reply as a result: `1` added, a bulk string the first job's id (its idempotency key
+ * was held), `0` a duplicate id — `null` then when the id was generated (pick another).
+ */
+function admitted(reply: unknown, id: string, ownId: string | undefined): EnqueueResult | null {
+  if (reply === 1) return { id, duplicate: false };
+  if (Buffer.isBuffer(reply) || typeof reply === "string") return { id: text(reply), duplicate: true };
+  if (ownId !== undefined) return { id: ownId, duplicate: true };
+  return null;
+}
 
 /** Runs `once(id)` with the caller's id, or with fresh ids while a generated one collides. */
 async function admit(
   queue: string,
   ownId: string | undefined,
-  once: (id: string) => Promise<boolean>,
+  once: (id: string) => Promise<unknown>,
 ): Promise<EnqueueResult> {
   for (let attempt = 1; ; attempt++) {
     const id = ownId ?? newId();
-    if (await once(id)) return { id, duplicate: false };
-    if (ownId !== undefined) return { id, duplicate: true };
+    const result = admitted(await once(id), id, ownId);
+    if (result !== null) return result;
     if (attempt >= GENERATED_ID_TRIES) {
       throw new EchoMQError(
         "EMQ_ID_COLLISION",
@@ -138,7 +153,10 @@ async function durable(
 interface CheckedAdd {
   ownId: string | undefined;
   payload: string | Buffer;
-  /** priority, delay, max attempts and trace as sent; `null` when all are defaults (0, 0, 0, none). */
+  /**
+   * priority, delay, max attempts, trace and the extras as sent; `null` when all are defaults
+   * (0, 0, 0, none).
+   */
   values: string[] | null;
 }
 
@@ -153,18 +171,21 @@ function checkAdd(payload: unknown, opts: unknown, where = ""): CheckedAdd {
   const delay = assertInteger(`${where}delay`, option(o.delay), 0, MAX_INTEGER, " of milliseconds");
   const maxAttempts = assertInteger(`${where}maxAttempts`, option(o.maxAttempts), 0, MAX_INTEGER);
   const trace = assertTrace(`${where}trace`, o.trace);
-  const plain = priority === 0 && delay === 0 && maxAttempts === 0 && trace === "";
+  const extras = checkExtras(o, where);
+  const plain = priority === 0 && delay === 0 && maxAttempts === 0 && trace === "" && extras === null;
   return {
     ownId: o.id as string | undefined,
     payload: toArg(payload),
-    values: plain ? null : [String(priority), String(delay), String(maxAttempts), trace],
+    values: plain
+      ? null
+      : [String(priority), String(delay), String(maxAttempts), trace, ...(extras ?? NO_EXTRAS)],
   };
 }
 
 /**
  * The transition of one checked `add`. With every option at its default it is `ENQUEUE`, whose
- * writes are exactly `ADD`'s with priority 0, delay 0, no attempt limit and no trace, on a
- * shorter line (two keys and two values instead of three and six).
+ * writes are exactly `ADD`'s with priority 0, delay 0, no attempt limit, no trace and no extras,
+ * on a shorter line (two keys and two values instead of three and eleven).
  */
 function addCall(queue: string, id: string, job: CheckedAdd): VerbCall {
   if (job.values === null) {
@@ -181,7 +202,7 @@ function addCall(queue: string, id: string, job: CheckedAdd): VerbCall {
 function sendAdd(conn: Connection, queue: string, job: CheckedAdd): Promise<EnqueueResult> {
   return admit(queue, job.ownId, async (id) => {
     const { verb, keys, values } = addCall(queue, id, job);
-    return (await run(conn, verb, keys, values)) === 1;
+    return run(conn, verb, keys, values);
   });
 }
 
@@ -228,8 +249,8 @@ export async function addBulk(
   const results = replies.map((reply, i): EnqueueResult | Promise<EnqueueResult> => {
     const job = checked[i] as CheckedAdd;
     if (reply instanceof Error) throw reply;
-    if (reply === 1) return { id: ids[i] as string, duplicate: false };
-    if (job.ownId !== undefined) return { id: job.ownId, duplicate: true };
+    const result = admitted(reply, ids[i] as string, job.ownId);
+    if (result !== null) return result;
     return sendAdd(conn, queue, job); // a generated id collided: the single path picks a new one
   });
   const added = await Promise.all(results);
@@ -272,4 +293,14 @@ export async function claim(conn: Connection, queue: string, leaseMs: number): P
 export async function claimVerb(conn: Connection, queue: string, leaseMs: number): Promise<ClaimOutcome> {
   const keys = [key(queue, "pending"), key(queue, "active"), key(queue, "")];
   return claimOutcome(await run(conn, "CLAIM", keys, [leaseMs]));
+}
+
+/** A claim's reply: `[<id>, <payload>, <attempts>, <deadline>, <timeout>]`. */
+export type ClaimReply = [Buffer, Buffer, number, number, number];
+
+/** A claim's (or blocking claim's) reply as a job, `null` when nothing was claimed. */
+export function claimedJob(reply: ClaimReply | [] | null): ClaimedJob | null {
+  if (reply === null || reply.length === 0) return null;
+  const [id, payload, attempts, deadline, timeoutMs] = reply;
+  return { id: text(id), payload, attempts, deadline, timeoutMs };
 }

@@ -23,6 +23,12 @@ export interface JobInfo {
   logs: string[];
   /** The trace context of the job's creation (`AddOptions.trace`), when it carries one. */
   trace?: string;
+  /** The job's group (`AddOptions.group`), when it has one. */
+  group?: string;
+  /** The handler's time limit in ms (`AddOptions.timeoutMs`), when it has one. */
+  timeoutMs?: number;
+  /** The flow parent this job is a child of, when it is one. */
+  parent?: { queue: string; id: string };
 }
 
 /** A row's fields (`HGETALL` as field → bytes) as a `JobInfo`; `null` for an empty row. */
@@ -44,6 +50,13 @@ export function jobInfo(id: string, lane: string, reply: Record<string, Buffer>)
   if (row.has("error")) info.error = text("error")!;
   if (row.has("progress")) info.progress = row.get("progress")!;
   if (row.has("trace")) info.trace = text("trace")!;
+  if (row.has("group")) info.group = text("group")!;
+  if (row.has("timeout")) info.timeoutMs = Number(text("timeout"));
+  const parent = text("parent");
+  if (parent !== undefined) {
+    const at = parent.indexOf("\u0000");
+    info.parent = { queue: parent.slice(0, at), id: parent.slice(at + 1) };
+  }
   return info;
 }
 

@@ -8,7 +8,8 @@
 -- KEYS[3]  emq:{q}:           the queue's base; the row is <base>job:<id>, the flags <base>meta,
 --                             flow control <base>limits, rate, groups, group:<g>, parked, schedule
 -- ARGV[1]  <lease_ms>         positive integer milliseconds
--- Reply:   {} nothing to claim | { id, payload, attempts, deadline }  (attempts = the lease token)
+-- Reply:   {} nothing to claim | { id, payload, attempts, deadline, timeout }  (attempts = the
+--          lease token; timeout = the row's timeout ms, 0 when none)
 --          | <wait ms> (an integer): limited, nothing claimed — 0: the queue's concurrency is
 --          full (wait for a job to leave active); n > 0: the rate window opens in n ms, or (1)
 --          100 heads were skipped and more wait behind them.
@@ -130,7 +131,7 @@ while true do
   local key = base .. 'job:' .. head[1]
   local got, verdict, n, held
   if string.sub(head[1], 1, 3) == 'JOB' then
-    got = redis.pcall('HMGET', key, 'attempts', 'payload', 'group', 'priority')
+    got = redis.pcall('HMGET', key, 'attempts', 'payload', 'group', 'priority', 'timeout')
     if got.err or not (got[1] or redis.call('TYPE', key).ok == 'hash') then got = nil end
   end
   if got and got[3] and got[3] ~= '' then
@@ -219,4 +220,7 @@ if group then redis.call('HSET', groups, group, string.format('%d', gcount + 1))
 if qmax > 0 and qms > 0 then counts('start', 'count', qcount) end
 if gwindow then counts('start:' .. group, 'count:' .. group, gwindow[1]) end
 bus(base)('event', 'active', 'id', id, 'attempt', string.format('%d', attempts))
-return { id, fields[2], attempts, deadline }
+-- The handler's time limit: the row's timeout when it is a count of ms, else 0 (none).
+local timeout = fields[5]
+if not (timeout and count(timeout)) then timeout = '0' end
+return { id, fields[2], attempts, deadline, tonumber(timeout) }

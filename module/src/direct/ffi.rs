@@ -268,6 +268,19 @@ pub(super) fn delete_key(key: *mut RKey) {
     unsafe { raw::RedisModule_DeleteKey.unwrap()(key) };
 }
 
+/// `SET` of a key open for writing (absent or a string): its value becomes `value`, any expiry
+/// removed (as a plain `SET` does).
+pub(super) fn string_set(key: *mut RKey, value: *mut RString) -> bool {
+    // SAFETY: a key open for writing and a live string object (the API copies or retains it).
+    unsafe { raw::RedisModule_StringSet.unwrap()(key, value) == raw::REDISMODULE_OK as c_int }
+}
+
+/// The absolute expiry, Unix time in ms, of a key open for writing that exists.
+pub(super) fn set_abs_expire(key: *mut RKey, at_ms: i64) -> bool {
+    // SAFETY: a key open for writing that holds a value.
+    unsafe { raw::RedisModule_SetAbsExpire.unwrap()(key, at_ms) == raw::REDISMODULE_OK as c_int }
+}
+
 /// A stream entry id: `<ms>-<seq>`.
 pub(super) type StreamId = (u64, u64);
 

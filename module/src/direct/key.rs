@@ -234,10 +234,10 @@ impl Key<'_> {
         Ok(true)
     }
 
-    /// `HSET <key> <field> <value> …` (always a change, as `HSET` counts it); 1 to 6 pairs (the
+    /// `HSET <key> <field> <value> …` (always a change, as `HSET` counts it); 1 to 9 pairs (the
     /// most: a new row of `ADD` with every field).
     pub fn hset(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<(), Refusal> {
-        const MAX_PAIRS: usize = 6;
+        const MAX_PAIRS: usize = 9;
         assert!(
             (1..=MAX_PAIRS).contains(&pairs.len()),
             "HSET of 1 to {MAX_PAIRS} pairs"
@@ -304,6 +304,39 @@ impl Key<'_> {
         }
         db.replicate(c"HDEL", &[&self.name, &field], true);
         Ok(true)
+    }
+
+    /// `GET`: the value of a string key, `None` when absent, else `WRONGTYPE`.
+    pub fn string(&self) -> Result<Option<Vec<u8>>, Refusal> {
+        match self.kind() {
+            Kind::None => Ok(None),
+            Kind::String => Ok(Some(ffi::string_value(self.ptr).to_vec())),
+            _ => Err(errors::wrongtype()),
+        }
+    }
+
+    /// `SET <key> <value>`, with `PXAT <at_ms>` when an expiry is given; replicated as that plain
+    /// command (the absolute form, as the server propagates a script's `SET … PX`).
+    pub fn set(&mut self, value: &[u8], expire_at_ms: Option<i64>) -> Result<(), Refusal> {
+        self.writing()?;
+        if !matches!(self.kind(), Kind::String | Kind::None) {
+            return Err(errors::wrongtype());
+        }
+        let db = self.db;
+        let value = db.string(value);
+        assert!(ffi::string_set(self.ptr, value.ptr), "SET of a string key");
+        db.signal(&self.name);
+        db.notify(raw::REDISMODULE_NOTIFY_STRING, c"set", &self.name);
+        match expire_at_ms {
+            None => db.replicate(c"SET", &[&self.name, &value], true),
+            Some(at) => {
+                assert!(ffi::set_abs_expire(self.ptr, at), "PXAT of a string key");
+                db.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"expire", &self.name);
+                let (pxat, at) = (db.string(b"PXAT"), db.string(at.to_string().as_bytes()));
+                db.replicate(c"SET", &[&self.name, &value, &pxat, &at], true);
+            }
+        }
+        Ok(())
     }
 
     /// `DEL <key>` (any type) → whether it existed.

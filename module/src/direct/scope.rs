@@ -14,9 +14,9 @@ const MAX_ARGS: usize = 16;
 /// The most keys a verb holds open at once.
 const MAX_OPEN: usize = 16;
 
-/// The most arguments one replicated command carries (`XADD <key> MAXLEN = <n> <id>` and five
-/// field-value pairs).
-pub(super) const MAX_REPLICATED: usize = 16;
+/// The most arguments one replicated command carries (`HSET <row>` and the nine field-value
+/// pairs of an `ADD` with every field).
+pub(super) const MAX_REPLICATED: usize = 19;
 
 /// A command's arguments as the server passes them (the command name first).
 #[derive(Clone, Copy)]

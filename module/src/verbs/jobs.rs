@@ -51,9 +51,13 @@ pub fn enqueue(ctx: &Context, args: Args) -> Reply {
 }
 
 /// `EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts>
-/// <trace>` → `1`, or `0` for a duplicate id.
+/// <trace> <group> <key> <key_ttl> <timeout> <parent>` → `1`, `0` for a duplicate id, or the
+/// first job's id when the idempotency key is held.
 pub fn add(ctx: &Context, args: Args) -> Reply {
-    use add::{DELAY, FORM, ID, MAX_ATTEMPTS, PAYLOAD, PENDING, PRIORITY, ROW, SCHEDULE, TRACE};
+    use add::{
+        DELAY, FORM, GROUP, ID, KEY, KEY_TTL, MAX_ATTEMPTS, PARENT, PAYLOAD, PENDING, PRIORITY,
+        ROW, SCHEDULE, TIMEOUT, TRACE,
+    };
     let argv = argv(args);
     let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
@@ -65,8 +69,17 @@ pub fn add(ctx: &Context, args: Args) -> Reply {
     let delay = DELAY.read(&call)?;
     let max_attempts = MAX_ATTEMPTS.read(&call)?;
     let trace = TRACE.read(&call)?;
+    let group = GROUP.read(&call)?;
+    let key = KEY.read(&call)?;
+    let key_ttl = KEY_TTL.read(&call)?;
+    let timeout = TIMEOUT.read(&call)?;
+    let parent = PARENT.read(&call)?;
 
     gates::job_id(&FORM, id)?;
+    let mut record = (!key.is_empty()).then(|| db.open(&queue.key(&[b"key:", key].concat())));
+    if let Some(held) = record.as_ref().map(|r| r.string()).transpose()?.flatten() {
+        return Ok(ValkeyValue::StringBuffer(held));
+    }
     let mut row = db.open(row);
     if row.exists() {
         return Ok(ValkeyValue::Integer(0));
@@ -80,16 +93,19 @@ pub fn add(ctx: &Context, args: Args) -> Reply {
         (b"attempts", b"0"),
         (b"payload", payload),
     ];
-    if priority != 0 {
-        fields.push((b"priority", PRIORITY.of(&call)));
-    }
-    if max_attempts != 0 {
-        fields.push((b"max_attempts", MAX_ATTEMPTS.of(&call)));
-    }
-    if !trace.is_empty() {
-        fields.push((b"trace", trace));
-    }
+    let optional: [(&[u8], &[u8], bool); 6] = [
+        (b"priority", PRIORITY.of(&call), priority != 0),
+        (b"max_attempts", MAX_ATTEMPTS.of(&call), max_attempts != 0),
+        (b"trace", trace, !trace.is_empty()),
+        (b"group", group, !group.is_empty()),
+        (b"timeout", TIMEOUT.of(&call), timeout != 0),
+        (b"parent", parent, !parent.is_empty()),
+    ];
+    fields.extend(optional.iter().filter(|f| f.2).map(|f| (f.0, f.1)));
     row.hset(&fields)?;
+    if let Some(record) = record.as_mut() {
+        record.set(id, (key_ttl != 0).then(|| clock::now_ms() + key_ttl))?;
+    }
     let mut bus = Bus::open(&db, &queue);
     if delay == 0 {
         moves::add(&mut pending, priority, id)?;
@@ -177,7 +193,7 @@ pub fn lease_head(
             refusal,
         )
     };
-    let (attempts, payload) = row_fields(&row, form).map_err(unless_active)?;
+    let (attempts, payload, timeout_ms) = row_fields(&row, form).map_err(unless_active)?;
     let attempts = attempts + 1;
 
     guard.map_err(unless_active)?;
@@ -205,6 +221,7 @@ pub fn lease_head(
         payload.map_or(ValkeyValue::Null, ValkeyValue::StringBuffer),
         ValkeyValue::Integer(attempts),
         ValkeyValue::Integer(deadline),
+        ValkeyValue::Integer(timeout_ms),
     ]);
     Ok((Some(reply), timeout))
 }
@@ -407,13 +424,16 @@ fn flags(db: &Db, queue: &Queue) -> Result<Flags, Refusal> {
 
 /// The open row's `attempts` (absent counts as 0) and `payload` (absent is `None`); a refusal
 /// names `form`'s verb.
-fn row_fields(row: &Key, form: &Form) -> Result<(i64, Option<Vec<u8>>), Refusal> {
-    let [attempts, payload] = row.hash_get([b"attempts", b"payload"])?;
+/// The leased row's attempts, payload and handler time limit (its `timeout` when a count of ms,
+/// else 0).
+fn row_fields(row: &Key, form: &Form) -> Result<(i64, Option<Vec<u8>>, i64), Refusal> {
+    let [attempts, payload, timeout] = row.hash_get([b"attempts", b"payload", b"timeout"])?;
     let attempts = match attempts {
         None => 0,
         Some(text) => parse_attempts(&text).ok_or_else(|| errors::bad_attempts(form.verb))?,
     };
-    Ok((attempts, payload))
+    let timeout = timeout.and_then(|t| Grammar::Count.parse(&t)).unwrap_or(0);
+    Ok((attempts, payload, timeout))
 }
 
 /// A stored attempt count: 1 to 15 decimal digits (no sign), as `claim.lua` accepts it.
