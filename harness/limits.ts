@@ -6,7 +6,7 @@
  * pending, to schedule, dead), `REAP`, `REQUEUE`. Claims that read or write a rate window run
  * exact (one clock for both sides: the window's start is compared byte for byte).
  */
-import { addJob, C, type Case, claim, enq, J, key, row, seed, wait } from "./build.js";
+import { C, type Case, claim, enq, J, key, row, seed, wait } from "./build.js";
 import type { Action } from "./steps.js";
 
 const exact = { mode: "exact" as const };
@@ -14,10 +14,9 @@ const limit = (scope: string, group: string, max: string, ms: string, concurrenc
   C("LIMIT", [scope, group, max, ms, concurrency]);
 const claimX = () => claim("30000", exact);
 const derived = (suffix: string) => ({ q: "A", suffix });
-/** `id` enqueued in group `g` (the row field ADD writes). */
+/** `id` added in group `g` (ADD's `<group>`). */
 const grouped = (id: string, g: string, priority = "0"): Action[] => [
-  addJob(id, priority),
-  seed(["HSET", row(id), "group", g]),
+  C("ADD", [id, "p", priority, "0", "0", "", g, "", "0", "0", ""]),
 ];
 const complete = (id: string, token = "1") => C("COMPLETE", [id, token, "ok", "10"]);
 

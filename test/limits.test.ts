@@ -21,9 +21,8 @@ forEachWire("flow control", (ctx) => {
   async function seed(q: Queue, n: number, group: (i: number) => string | undefined): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {
-      const { id } = await q.add(`j${i}`);
       const g = group(i);
-      if (g !== undefined) await ctx().conn.send("HSET", [queueKey(q.name, `job:${id}`), "group", g]);
+      const { id } = await q.add(`j${i}`, g === undefined ? {} : { group: g });
       ids.push(id);
     }
     return ids;
