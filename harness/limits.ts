@@ -310,4 +310,32 @@ export const LIMIT_CASES: Case[] = [
       claim(),
     ],
   },
+
+  /* OBLITERATE: flow control goes with the queue */
+  {
+    name: "OBLITERATE: force deletes a limited queue with parked jobs, windows and counts",
+    actions: [
+      ...grouped(J(1), "g1"),
+      ...grouped(J(2), "g1"),
+      enq(J(3)),
+      limit("default", "", "0", "0", "1"),
+      limit("queue", "", "5", "60000", "0"),
+      claimX(),
+      claimX(),
+      C("OBLITERATE", ["1", "1"]),
+      C("OBLITERATE", ["1", "100"]),
+    ],
+  },
+  {
+    name: "OBLITERATE: a queue with only its limits left deletes them",
+    actions: [limit("queue", "", "0", "0", "3"), C("OBLITERATE", ["0", "100"]), C("OBLITERATE", ["0", "100"])],
+  },
+  {
+    name: "OBLITERATE: a parked set of another type is deleted, its ids unread",
+    actions: [
+      limit("queue", "", "0", "0", "3"),
+      seed(["ZADD", derived("parked"), "0", "g"], ["SET", derived("group:g"), "x"]),
+      C("OBLITERATE", ["0", "100"]),
+    ],
+  },
 ];

@@ -306,6 +306,35 @@ pub fn release<'d>(
     }
 }
 
+/// Whether any of the queue's flow-control keys exists (`limits`, `rate`, `groups`, `parked`).
+pub fn present(db: &Db, queue: &Queue) -> bool {
+    [LIMITS, RATE, GROUPS, PARKED]
+        .iter()
+        .any(|kind| db.read(&queue.key(kind)).exists())
+}
+
+/// A queue deleted (`OBLITERATE`'s last call): for each group of `<base>parked` its parked ids'
+/// rows and its parked set (`DEL` each; a key of another type holds no ids), then `DEL` of
+/// `limits`, `rate`, `groups` and `parked`.
+pub fn forget(db: &Db, queue: &Queue) -> Result<(), Refusal> {
+    let groups = db
+        .read(&queue.key(PARKED))
+        .first(usize::MAX)
+        .unwrap_or_default();
+    for g in groups {
+        let key = queue.group(&g);
+        let ids = db.read(&key).first(usize::MAX).unwrap_or_default();
+        for id in ids {
+            db.del(&queue.job(&id))?;
+        }
+        db.del(&key)?;
+    }
+    for kind in [LIMITS, RATE, GROUPS, PARKED] {
+        db.del(&queue.key(kind))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

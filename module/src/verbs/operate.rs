@@ -11,6 +11,7 @@ use crate::bus::Bus;
 use crate::clock;
 use crate::direct::{Args, Db, Key};
 use crate::errors::{self, Refusal, Reply};
+use crate::flow;
 use crate::gates::{self, Fields};
 use crate::guard;
 use crate::keyspace::{Queue, EVENTS};
@@ -149,7 +150,10 @@ pub fn obliterate(ctx: &Context, args: Args) -> Reply {
     let deleted = picks.iter().map(Vec::len).sum::<usize>() as i64;
     let left = held - deleted;
     let (meta, events) = (queue.meta(), queue.key(EVENTS));
-    let gone = left == 0 && !db.read(&meta).exists() && !db.read(&events).exists();
+    let gone = left == 0
+        && !db.read(&meta).exists()
+        && !db.read(&events).exists()
+        && !flow::present(&db, &queue);
     if deleted == 0 && gone {
         return Ok(obliterated(0, 0));
     }
@@ -159,6 +163,7 @@ pub fn obliterate(ctx: &Context, args: Args) -> Reply {
         delete_jobs(&db, &queue, set, pick)?;
     }
     if left == 0 {
+        flow::forget(&db, &queue)?;
         db.del(&meta)?;
         db.del(&events)?;
     }
