@@ -3,6 +3,7 @@ import { renderCluster } from "./cluster-report.js";
 import { renderBus } from "./bus.js";
 import { renderTracing } from "./tracing.js";
 import { renderLateness } from "./lateness.js";
+import { renderLimits } from "./limits.js";
 import { renderIdle } from "./idle.js";
 import { renderLanes } from "./lanes.js";
 import type { BenchReport, ModeReport, SystemSummary, TrafficSummary } from "./summary.js";
@@ -288,6 +289,7 @@ export function renderMarkdown(report: BenchReport): string {
   if (report.tracing) out.push("", ...renderTracing(report.tracing));
   if (report.lateness) out.push("", ...renderLateness(report.lateness));
   if (report.idle) out.push("", ...renderIdle(report.idle));
+  if (report.limits) out.push("", ...renderLimits(report.limits));
   if (report.warnings.length > 0) {
     out.push("");
     out.push("## Warnings");
