@@ -31,6 +31,7 @@ const add = (
     ],
     { q },
   );
+const forget = (k: string | Buffer, q = "A") => C("FORGET", [k], { q });
 const record = (k: string, q = "A"): KeyRef => ({ q, suffix: `key:${k}` });
 const parent = (queue: string | Buffer, id = J(9)) =>
   Buffer.concat([Buffer.from(queue), Buffer.from([0]), Buffer.from(id)]);
@@ -133,6 +134,20 @@ export const EXTRAS_CASES: Case[] = [
     name: "ADD: the id gate before the key record",
     actions: [seed(["HSET", record("k"), "f", "v"]), add("job00000000001", { key: "k" })],
   },
+  {
+    name: "FORGET: a held key is released",
+    actions: [add(J(1), { key: "k", ttl: "3600000" }), forget("k"), add(J(2), { key: "k" })],
+  },
+  { name: "FORGET: a key not held answers 0", actions: [add(J(1), { key: "k" }), forget("other")] },
+  { name: "FORGET: the empty key", actions: [forget("")] },
+  {
+    name: "FORGET: a record of another type → WRONGTYPE",
+    actions: [seed(["ZADD", record("k"), "1", "m"]), forget("k")],
+  },
+  ...BAD_LABELS.map((v) => ({
+    name: `FORGET: key ${show(v)} refused`,
+    actions: [add(J(1), { key: "k" }), forget(v)],
+  })),
   { name: "CLAIM: the job's timeout in the reply", actions: [add(J(1), { timeout: "2500" }), claim()] },
   {
     name: "CLAIM: a row timeout that is not a count reads as 0",

@@ -163,6 +163,7 @@ const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q
   CLEAN: fc.record({ values: fc.tuple(finishedState, grace, limit) }),
   DRAIN: fc.record({ values: fc.tuple(limit) }),
   OBLITERATE: fc.record({ values: fc.tuple(force, limit) }),
+  FORGET: fc.record({ values: fc.tuple(idemKey) }),
 };
 const WEIGHTS: Record<string, number> = {
   ENQUEUE: 7,
@@ -187,6 +188,7 @@ const WEIGHTS: Record<string, number> = {
   CLEAN: 1,
   DRAIN: 1,
   OBLITERATE: 1,
+  FORGET: 1,
 };
 
 const FIELDS = ["attempts", "priority", "max_attempts", "state", "payload"];

@@ -68,6 +68,8 @@ export {
   clean,
   drain,
   expedite,
+  forgetAllKeys,
+  forgetKey,
   obliterate,
   type FinishedState,
   type ObliterateStep,

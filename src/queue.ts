@@ -23,6 +23,7 @@ import {
   type EventsOptions,
   assertFinishedState,
   expedite,
+  forgetKey,
   type FinishedState,
   type GroupLimits,
   type LimitsInfo,
@@ -333,6 +334,17 @@ export class Queue {
    * their workers' settlements then fail). Pauses the queue first so no claim starts meanwhile.
    * Returns how many jobs were deleted.
    */
+  /**
+   * Releases an idempotency key before its `keyTtlMs`: the next add with it adds a new job. True
+   * when the key was held (on a laned queue: by any lane).
+   */
+  async forgetKey(idemKey: string): Promise<boolean> {
+    const released = await Promise.all(
+      (await this.lanesInUse()).map((lane) => forgetKey(this.connection, lane, idemKey)),
+    );
+    return released.includes(true);
+  }
+
   async obliterate(opts: { force?: boolean } = {}): Promise<number> {
     const force = opts?.force ?? false;
     return obliterateLanes(this.connection, this.name, await this.lanesInUse(), force);

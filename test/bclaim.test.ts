@@ -68,7 +68,7 @@ describe("EMQ.BCLAIM on one node", () => {
 
   test("EMQ.VERSION lists BCLAIM under extensions; the command is flagged blocking", async () => {
     const version = (await server.cli("EMQ.VERSION")) as RespReply[];
-    assert.deepEqual(version.slice(0, 4), ["wire", "echomq:6.0.0", "module", "0.4.0"]);
+    assert.deepEqual(version.slice(0, 4), ["wire", "echomq:6.0.0", "module", "0.5.0"]);
     assert.deepEqual(version.slice(6, 8), ["extensions", ["BCLAIM"]]);
     const [info] = (await server.cli("COMMAND", "INFO", "emq.bclaim")) as RespReply[][];
     const flags = (info?.[2] ?? []) as RespReply[];

@@ -66,7 +66,7 @@ for (const wire of [4, 6] as Wire[]) {
       assert.equal(status.mode, "cluster");
       assert.equal(status.servers.length, 3);
       assert.equal(status.wire, wire);
-      assert.equal(status.module, wire === 6 ? "0.4.0" : null);
+      assert.equal(status.module, wire === 6 ? "0.5.0" : null);
     });
 
     test("jobs, promote, drain and obliterate on each queue's shard and every lane", async () => {

@@ -223,7 +223,7 @@ for (const wire of [4, 6] as Wire[]) {
         assert.equal(status.mode, "standalone");
         assert.equal(status.wire, wire);
         assert.equal(status.brand, wire === 6 ? "echomq:6.0.0" : "echomq:4.0.0");
-        assert.equal(status.module, wire === 6 ? "0.4.0" : null);
+        assert.equal(status.module, wire === 6 ? "0.5.0" : null);
         assert.match(status.servers[0]!.version, /^\d+\.\d+/);
         const stat = status.queues.find((q) => q.name === "stat")!;
         assert.equal(stat.paused, true);
@@ -233,7 +233,7 @@ for (const wire of [4, 6] as Wire[]) {
         assert.match(text.stdout, /^standalone, 1 primary: /);
         assert.match(
           text.stdout,
-          new RegExp(`wire ${wire}, module ${wire === 6 ? "0\\.4\\.0" : "not loaded"}`),
+          new RegExp(`wire ${wire}, module ${wire === 6 ? "0\\.5\\.0" : "not loaded"}`),
         );
         assert.deepEqual(await json(["resume", "stat"]), { queue: "stat", resumed: true });
         const deadline = Date.now() + 5000;

@@ -82,6 +82,20 @@ forEachWire("add: idempotency keys, groups, timeouts, parents", (ctx) => {
     assert.equal((await q.counts()).pending, 1);
   });
 
+  test("forgetKey releases a key early; obliterate releases every key of the queue", async () => {
+    const q = new Queue("idem6", ctx().conn);
+    const first = await q.add("a", { key: "order-1" });
+    assert.equal(await q.forgetKey("order-1"), true);
+    assert.equal(await q.forgetKey("order-1"), false, "not held any more");
+    const second = await q.add("b", { key: "order-1" });
+    assert.equal(second.duplicate, false);
+    assert.notEqual(second.id, first.id);
+    await assert.rejects(q.forgetKey("a\tb"), /^InvalidArgumentError: invalid key: must be 1 to 255 bytes/);
+    for (const k of ["x*", "y?", "[z]", "back\\slash", "plain"]) await q.add("p", { key: k });
+    await q.obliterate();
+    assert.deepEqual(await keysOf("idem6"), []);
+  });
+
   test("group, timeout and parent are kept on the row", async () => {
     const q = new Queue("extras1", ctx().conn);
     const parentId = (await q.add("parent")).id;

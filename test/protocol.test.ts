@@ -25,9 +25,11 @@ const scriptsDir = new URL("../src/scripts/", import.meta.url);
 const lua = (name: string) => readFileSync(new URL(`${name}.lua`, scriptsDir), "utf8");
 
 describe("the protocol data", () => {
-  test("the twenty-three job-core verbs, each described once, in EMQ.VERSION order", () => {
-    assert.equal(PROTOCOL.job_core.length, 23);
-    assert.deepEqual(new Set(PROTOCOL.job_core).size, 23);
+  test("the job-core verbs, the specification's fourteen first, each described once, in EMQ.VERSION order", () => {
+    const fourteen =
+      "ENQUEUE ADD CLAIM EXTEND COMPLETE FAIL RETRY PROMOTE REAP REMOVE PAUSE RESUME RESCHEDULE REQUEUE";
+    assert.deepEqual(PROTOCOL.job_core.slice(0, 14), fourteen.split(" "));
+    assert.equal(new Set(PROTOCOL.job_core).size, PROTOCOL.job_core.length);
     assert.deepEqual(JOB_CORE_VERBS, PROTOCOL.job_core);
     for (const verb of PROTOCOL.job_core) assert.equal(VERB_SPECS.get(verb)?.core, true, verb);
     const cores = [...VERB_SPECS.values()].filter((s) => s.core).map((s) => s.verb);

@@ -31,8 +31,8 @@ mod commands {
 }
 pub use commands::COMMANDS;
 
-/// The module's version as the server lists it: major * 10000 + minor * 100 + patch (0.4.0).
-const MODULE_VERSION_NUMBER: i32 = 400;
+/// The module's version as the server lists it: major * 10000 + minor * 100 + patch (0.5.0).
+const MODULE_VERSION_NUMBER: i32 = 500;
 
 /// The oldest server this module runs on.
 const MIN_VALKEY_MAJOR: u32 = 8;

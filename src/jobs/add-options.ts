@@ -46,12 +46,18 @@ export type ExtraValues = [group: string, key: string, keyTtl: string, timeout: 
 
 export const NO_EXTRAS: ExtraValues = ["", "", "0", "0", ""];
 
+/** Whether `value` is a group or idempotency key an add takes (`assertLabel` passes). */
+export function isLabel(value: string): boolean {
+  const bytes = Buffer.byteLength(value, "utf8");
+  return bytes > 0 && bytes <= MAX_LABEL_BYTES && !CONTROL.test(value);
+}
+
 /** A group or idempotency key: 1–255 bytes of UTF-8 without a control character. */
 export function assertLabel(name: string, value: unknown): string {
   if (typeof value !== "string")
     throw new InvalidArgumentError(name, `must be a string, got ${typeOf(value)}`);
-  const bytes = Buffer.byteLength(value, "utf8");
-  if (bytes === 0 || bytes > MAX_LABEL_BYTES || CONTROL.test(value)) {
+  if (!isLabel(value)) {
+    const bytes = Buffer.byteLength(value, "utf8");
     throw new InvalidArgumentError(
       name,
       `must be 1 to ${MAX_LABEL_BYTES} bytes of UTF-8 without a control character, got ${JSON.stringify(value.slice(0, 80))} (${bytes} bytes)`,

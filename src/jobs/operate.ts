@@ -6,7 +6,50 @@
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { assertValidQueue } from "../keyspace.js";
+import { assertLabel, isLabel } from "./add-options.js";
 import { assertInteger, assertJobId, key, MAX_INTEGER, MAX_LIMIT, run } from "./common.js";
+
+/**
+ * Releases an idempotency key before its ttl (`FORGET`): the next add with it adds a new job.
+ * True when the key was held.
+ */
+export async function forgetKey(conn: Connection, queue: string, idemKey: string): Promise<boolean> {
+  assertValidQueue(queue);
+  assertLabel("key", idemKey);
+  return (await run(conn, "FORGET", [key(queue, "pending"), key(queue, "")], [idemKey])) === 1;
+}
+
+/** Glob characters escaped, so a `SCAN … MATCH` pattern matches `text` literally. */
+function literal(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+}
+
+/**
+ * Releases every idempotency key the queue holds: a `SCAN` of the records on the node that
+ * serves the queue (reads), then `FORGET` for each. Returns how many were released.
+ */
+export async function forgetAllKeys(conn: Connection, queue: string): Promise<number> {
+  assertValidQueue(queue);
+  const prefix = `${key(queue, "")}key:`;
+  const pattern = `${literal(prefix)}*`;
+  let cursor = "0";
+  let released = 0;
+  do {
+    const [next, found] = (await conn.send(
+      "SCAN",
+      [cursor, "MATCH", pattern, "COUNT", "1000"],
+      key(queue, ""),
+    )) as [Buffer, Buffer[]];
+    cursor = next.toString();
+    for (const record of found) {
+      const idemKey = record.subarray(Buffer.byteLength(prefix)).toString("utf8");
+      // Only names an add can make (a record written by hand under another name is left).
+      if (!isLabel(idemKey)) continue;
+      if (await forgetKey(conn, queue, idemKey)) released++;
+    }
+  } while (cursor !== "0");
+  return released;
+}
 
 /** The finished states `clean` deletes from: `completed` (the set `done`) or `dead`. */
 export type FinishedState = "completed" | "dead";

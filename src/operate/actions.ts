@@ -5,7 +5,7 @@
  */
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError, QueueActiveError } from "../errors.js";
-import { clean, drain, type FinishedState, obliterate, pause } from "../jobs.js";
+import { clean, drain, type FinishedState, forgetAllKeys, obliterate, pause } from "../jobs.js";
 import { MAX_LIMIT } from "../jobs/common.js";
 import { queueKey } from "../keyspace.js";
 
@@ -104,6 +104,7 @@ export async function obliterateLanes(
       total += step.deleted;
       if (step.left === 0) break;
     }
+    await forgetAllKeys(conn, lane);
   }
   return total;
 }

@@ -1,6 +1,6 @@
 //! Operator verbs that act on many jobs or one waiting job: `EMQ.EXPEDITE` (a scheduled job
-//! runs now), `EMQ.CLEAN` (finished jobs older than a grace period), `EMQ.DRAIN` (waiting jobs)
-//! and `EMQ.OBLITERATE` (the whole queue).
+//! runs now), `EMQ.CLEAN` (finished jobs older than a grace period), `EMQ.DRAIN` (waiting jobs),
+//! `EMQ.OBLITERATE` (the whole queue) and `EMQ.FORGET` (an idempotency key released early).
 //!
 //! Bounded work: the bulk verbs take at most `limit` ids per call; the host calls again. Reads
 //! (picks) come before the write guard; a call that would write nothing answers without it.
@@ -17,7 +17,7 @@ use crate::guard;
 use crate::keyspace::{Queue, EVENTS};
 use crate::moves;
 use crate::open::{argv, open};
-use crate::protocol::{clean, drain, expedite, obliterate};
+use crate::protocol::{clean, drain, expedite, forget, obliterate};
 
 /// `EMQ.EXPEDITE 3 <schedule> <pending> <base> <id>` → `1`: a scheduled job goes to `pending`.
 pub fn expedite(ctx: &Context, args: Args) -> Reply {
@@ -42,6 +42,26 @@ pub fn expedite(ctx: &Context, args: Args) -> Reply {
     let attempts = fields.attempts().to_string();
     Bus::open(&db, &queue).job(b"promoted", id, attempts.as_bytes(), None)?;
     moves::wake(&db, &queue, 1);
+    Ok(ValkeyValue::Integer(1))
+}
+
+/// `EMQ.FORGET 2 <pending> <base> <key>` → `1` when the idempotency key's record was deleted,
+/// `0` when the key was not held.
+pub fn forget(ctx: &Context, args: Args) -> Reply {
+    use forget::{FORM, KEY};
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
+    let db = Db::new(ctx, args, guard.is_ok());
+    let key = KEY.read(&call)?;
+
+    let mut record = db.open(&queue.key(&[b"key:", key].concat()));
+    if record.string()?.is_none() {
+        return Ok(ValkeyValue::Integer(0));
+    }
+
+    guard?;
+    record.delete()?;
     Ok(ValkeyValue::Integer(1))
 }
 

@@ -62,13 +62,13 @@ mod tests {
     #[test]
     fn reply_shape() {
         let text = |s: &str| ValkeyValue::BulkString(s.to_owned());
-        let tokens = "ENQUEUE ADD CLAIM EXTEND COMPLETE FAIL RETRY PROMOTE REAP REMOVE PAUSE RESUME RESCHEDULE REQUEUE LANES EVENTS PROGRESS LOG EXPEDITE CLEAN DRAIN OBLITERATE LIMIT";
+        let tokens = "ENQUEUE ADD CLAIM EXTEND COMPLETE FAIL RETRY PROMOTE REAP REMOVE PAUSE RESUME RESCHEDULE REQUEUE LANES EVENTS PROGRESS LOG EXPEDITE CLEAN DRAIN OBLITERATE FORGET LIMIT";
         let verbs = ValkeyValue::Array(tokens.split(' ').map(text).collect());
         let want = vec![
             text("wire"),
             text("echomq:6.0.0"),
             text("module"),
-            text("0.4.0"),
+            text("0.5.0"),
             text("verbs"),
             verbs,
             text("extensions"),

@@ -1,0 +1,49 @@
+/**
+ * `add`'s extras on a local 3-primary cluster, both wires: idempotency keys held per queue on
+ * whichever shard serves it (the record shares the queue's slot), released by `forgetKey` and by
+ * `obliterate` (its scan runs on the queue's node), and a job's timeout failing an attempt.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Queue, TimeoutError, Worker } from "../src/index.js";
+import { slot } from "../src/protocol.js";
+import { forEachClusterWire } from "./support/cluster-wires.js";
+import { until } from "./support/until.js";
+
+forEachClusterWire("add extras on a cluster", (ctx) => {
+  test("keys held per queue on every shard; forgetKey and obliterate release them", async () => {
+    const { conn } = ctx();
+    const names = ["ck-a", "ck-b", "ck-c", "ck-d", "ck-e", "ck-f"];
+    const slots = new Set(names.map((n) => Math.floor(slot(`emq:{${n}}:pending`) / 5462)));
+    assert.ok(slots.size >= 2, "the queues spread over shards");
+    for (const name of names) {
+      const q = new Queue(name, conn);
+      const first = await q.add("a", { key: "order-1" });
+      assert.deepEqual(await q.add("b", { key: "order-1" }), { id: first.id, duplicate: true });
+      assert.equal(await q.forgetKey("order-1"), true);
+      assert.equal((await q.add("c", { key: "order-1" })).duplicate, false);
+      await q.add("d", { key: "order-2" });
+      await q.obliterate();
+      assert.equal(
+        (await q.add("e", { key: "order-2" })).duplicate,
+        false,
+        `${name}: released by obliterate`,
+      );
+    }
+  });
+
+  test("a job's timeout fails its attempt with TimeoutError", async () => {
+    const q = new Queue("ck-timeout", ctx().conn);
+    const { id } = await q.add("slow", { timeoutMs: 150, maxAttempts: 1 });
+    const seen: unknown[] = [];
+    const worker = new Worker(
+      q,
+      (job) =>
+        new Promise((_, reject) => job.signal.addEventListener("abort", () => reject(job.signal.reason))),
+    );
+    worker.on("failed", (_job, err) => seen.push(err));
+    await until("the job to be dead", async () => (await q.getJob(id))?.state === "dead", 10_000);
+    await worker.close();
+    assert.ok(seen[0] instanceof TimeoutError, String(seen[0]));
+  });
+});
