@@ -29,8 +29,8 @@ import { applyWrites, predictNative } from "../harness/spec.js";
 import { accepts, layoutQueue, queueKey, rowKey, shapeOf, verbOf } from "../harness/verbs.js";
 
 const SEED = Number(process.env.HARNESS_SEED ?? 20261129);
-/** Every job-core verb but RESCHEDULE (native only) has a script twin: twenty-three verbs, twenty-two scripts. */
-const SCRIPTS = 22;
+/** Every job-core verb but RESCHEDULE (native only) has a script twin: twenty-four verbs, twenty-three scripts. */
+const SCRIPTS = 23;
 const J1 = "JOB00000000001";
 const b = (s: string) => Buffer.from(s, "latin1");
 
