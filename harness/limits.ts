@@ -328,7 +328,11 @@ export const LIMIT_CASES: Case[] = [
   },
   {
     name: "OBLITERATE: a queue with only its limits left deletes them",
-    actions: [limit("queue", "", "0", "0", "3"), C("OBLITERATE", ["0", "100"]), C("OBLITERATE", ["0", "100"])],
+    actions: [
+      limit("queue", "", "0", "0", "3"),
+      C("OBLITERATE", ["0", "100"]),
+      C("OBLITERATE", ["0", "100"]),
+    ],
   },
   {
     name: "OBLITERATE: a parked set of another type is deleted, its ids unread",

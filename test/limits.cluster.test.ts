@@ -15,7 +15,9 @@ forEachClusterWire("flow control on a cluster", (ctx) => {
     const { conn } = ctx();
     const q = new Queue("fc-limited", conn);
     await q.setLimits({ concurrency: 4, group: { concurrency: 2 } });
-    await q.addBulk(Array.from({ length: 60 }, (_, i) => ({ payload: `c${i}`, opts: { group: `g${i % 3}` } })));
+    await q.addBulk(
+      Array.from({ length: 60 }, (_, i) => ({ payload: `c${i}`, opts: { group: `g${i % 3}` } })),
+    );
     let running = 0;
     let most = 0;
     let done = 0;
