@@ -342,4 +342,32 @@ export const LIMIT_CASES: Case[] = [
       C("OBLITERATE", ["0", "100"]),
     ],
   },
+  /* DRAIN: parked jobs are waiting jobs */
+  {
+    name: "DRAIN: parked jobs go after pending and schedule, bounded, group by group",
+    actions: [
+      ...grouped(J(1), "g1"),
+      ...grouped(J(2), "g1"),
+      ...grouped(J(3), "g1"),
+      ...grouped(J(4), "g2"),
+      ...grouped(J(5), "g2"),
+      C("ADD", [J(6), "p", "0", "60000", "0", "", "", "", "0", "0", ""]),
+      enq(J(7)),
+      limit("default", "", "0", "0", "1"),
+      claim(),
+      claim(),
+      claim(),
+      claim(),
+      C("DRAIN", ["3"]),
+      C("DRAIN", ["100"]),
+      C("DRAIN", ["100"]),
+    ],
+  },
+  {
+    name: "DRAIN: a parked set of another type holds none",
+    actions: [
+      seed(["ZADD", derived("parked"), "0", "g"], ["SET", derived("group:g"), "x"]),
+      C("DRAIN", ["100"]),
+    ],
+  },
 ];

@@ -306,6 +306,52 @@ pub fn release<'d>(
     }
 }
 
+/// The parked ids `DRAIN` takes after `pending` and `schedule`: group by group in `<base>parked`'s
+/// order (`ZRANGE <base>parked 0 -1`), from each group's set its first ids (`ZRANGE
+/// <base>group:<g> 0 <room - 1>`), `room` in all. A key of another type holds none.
+pub fn parked_picks(db: &Db, queue: &Queue, mut room: usize) -> Vec<(Vec<u8>, Vec<Vec<u8>>)> {
+    let mut out = Vec::new();
+    if room == 0 {
+        return out;
+    }
+    let groups = db
+        .read(&queue.key(PARKED))
+        .first(usize::MAX)
+        .unwrap_or_default();
+    for g in groups {
+        if room == 0 {
+            break;
+        }
+        let ids = db.read(&queue.group(&g)).first(room).unwrap_or_default();
+        if !ids.is_empty() {
+            room -= ids.len();
+            out.push((g, ids));
+        }
+    }
+    out
+}
+
+/// The parked ids `DRAIN` picked are deleted: `ZREM <base>group:<g> <id>`, `DEL <row>` each, and
+/// `ZREM <base>parked <g>` for a set emptied.
+pub fn drop_parked(
+    db: &Db,
+    queue: &Queue,
+    picks: &[(Vec<u8>, Vec<Vec<u8>>)],
+) -> Result<(), Refusal> {
+    for (g, ids) in picks {
+        let mut set = db.open(&queue.group(g));
+        for id in ids {
+            moves::remove(&mut set, id)?;
+            db.del(&queue.job(id))?;
+        }
+        if !set.exists() {
+            drop(set);
+            moves::remove(&mut db.open(&queue.key(PARKED)), g)?;
+        }
+    }
+    Ok(())
+}
+
 /// Whether any of the queue's flow-control keys exists (`limits`, `rate`, `groups`, `parked`).
 pub fn present(db: &Db, queue: &Queue) -> bool {
     [LIMITS, RATE, GROUPS, PARKED]

@@ -123,7 +123,8 @@ pub fn drain(ctx: &Context, args: Args) -> Reply {
         0 => Vec::new(),
         room => schedule.first(room)?,
     };
-    let n = ready.len() + waiting.len();
+    let parked = flow::parked_picks(&db, &queue, limit - ready.len() - waiting.len());
+    let n = ready.len() + waiting.len() + parked.iter().map(|(_, ids)| ids.len()).sum::<usize>();
     if n == 0 {
         return Ok(ValkeyValue::Integer(0));
     }
@@ -131,6 +132,7 @@ pub fn drain(ctx: &Context, args: Args) -> Reply {
     guard?;
     delete_jobs(&db, &queue, &mut pending, &ready)?;
     delete_jobs(&db, &queue, &mut schedule, &waiting)?;
+    flow::drop_parked(&db, &queue, &parked)?;
     let count = n.to_string();
     let fields: [(&[u8], &[u8]); 1] = [(b"count", count.as_bytes())];
     Bus::open(&db, &queue).queue_with(b"drained", &fields)?;
