@@ -131,8 +131,8 @@ export function predictNative(
 /**
  * Flow control's release when one job of group `g` (or none) leaves active (docs/protocol.md,
  * "Flow control"): the group's active count drops by one (HDEL from 1), its lowest parked id
- * goes back to pending; wake <moved>, or wake 1 when none moved and the queue has a concurrency
- * limit. Keys of another type are passed over.
+ * goes back to pending; wake <moved>, or wake 1 when none moved and the queue has limits (its
+ * meta's flag) with a concurrency. Keys of another type are passed over.
  */
 function release(state: RawDump, q: Buffer, g: string | undefined): { writes: Command[]; wakes: string[] } {
   const at = (suffix: string) => Buffer.concat([queueKey(q, "base"), Buffer.from(suffix, "latin1")]);
@@ -166,6 +166,7 @@ function release(state: RawDump, q: Buffer, g: string | undefined): { writes: Co
     }
   }
   if (moved > 0) return { writes, wakes: [String(moved)] };
+  if (field(state.get(latin1(queueKey(q, "meta"))), "limits") !== "1") return { writes, wakes: [] };
   const limit = field(state.get(latin1(at("limits"))), "concurrency");
   return { writes, wakes: limit !== undefined && accepts("count", limit) && limit !== "0" ? ["1"] : [] };
 }

@@ -15,6 +15,10 @@ use crate::keyspace::{Queue, GROUPS, LIMITS, PARKED, PENDING, RATE, SCHEDULE};
 use crate::moves;
 use crate::values::Grammar;
 
+/// The `<base>meta` field that says the queue has limits (`1`), kept by `LIMIT`: a claim reads
+/// `<base>limits` only then, so a queue without limits pays nothing for them.
+pub const LIMITED: &[u8] = b"limits";
+
 /// A stored field as a *count*, else 0.
 fn num(stored: Option<&[u8]>) -> i64 {
     stored
@@ -51,6 +55,8 @@ impl Rate {
 /// group_rate_max group_rate_ms`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Limits {
+    /// The queue has limits (`<base>meta` [`LIMITED`] = `1`): the hash was read.
+    pub on: bool,
     pub concurrency: i64,
     pub rate: Rate,
     pub group_concurrency: i64,
@@ -58,7 +64,11 @@ pub struct Limits {
 }
 
 impl Limits {
-    pub fn read(db: &Db, queue: &Queue) -> Result<Limits, Refusal> {
+    /// None when `limited` is false (the meta flag is not `1`): nothing is read.
+    pub fn read(db: &Db, queue: &Queue, limited: bool) -> Result<Limits, Refusal> {
+        if !limited {
+            return Ok(Limits::default());
+        }
         let [c, max, ms, gc, gmax, gms] = db.read(&queue.key(LIMITS)).hash_get([
             b"concurrency",
             b"rate_max",
@@ -68,6 +78,7 @@ impl Limits {
             b"group_rate_ms",
         ])?;
         Ok(Limits {
+            on: true,
             concurrency: num(c.as_deref()),
             rate: Rate::of(max.as_deref(), ms.as_deref()),
             group_concurrency: num(gc.as_deref()),
@@ -147,11 +158,15 @@ pub fn judge(
     g: &[u8],
     now: i64,
 ) -> Result<Verdict, Refusal> {
-    let [c, max, ms] = db.read(&queue.key(LIMITS)).hash_get([
-        &field(b"concurrency:", g)[..],
-        &field(b"rate_max:", g)[..],
-        &field(b"rate_ms:", g)[..],
-    ])?;
+    let [c, max, ms] = if limits.on {
+        db.read(&queue.key(LIMITS)).hash_get([
+            &field(b"concurrency:", g)[..],
+            &field(b"rate_max:", g)[..],
+            &field(b"rate_ms:", g)[..],
+        ])?
+    } else {
+        [None, None, None]
+    };
     let concurrency = c
         .as_deref()
         .map_or(limits.group_concurrency, |t| num(Some(t)));
@@ -296,7 +311,7 @@ pub fn release<'d>(
     drop(own);
     if moved > 0 {
         moves::wake(db, queue, moved);
-    } else if left > 0 {
+    } else if left > 0 && limited(db, queue) {
         let limit = db.read(&queue.key(LIMITS)).hash_get([b"concurrency"]);
         if let Ok([c]) = limit {
             if num(c.as_deref()) > 0 {
@@ -350,6 +365,11 @@ pub fn drop_parked(
         }
     }
     Ok(())
+}
+
+/// Whether `<base>meta` says the queue has limits ([`LIMITED`] = `1`; a meta of another type: no).
+fn limited(db: &Db, queue: &Queue) -> bool {
+    matches!(db.read(&queue.meta()).hash_get([LIMITED]), Ok([Some(v)]) if v == b"1")
 }
 
 /// Whether any of the queue's flow-control keys exists (`limits`, `rate`, `groups`, `parked`).

@@ -32,10 +32,10 @@ local function count(s) return s == '0' or (#s <= 15 and string.match(s, '^[1-9]
 -- A stored limit or window field: a count, else 0 (absent or any other text: none).
 local function num(s) return (type(s) == 'string' and count(s)) and tonumber(s) or 0 end
 -- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
--- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
-local function bus(base)
-  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
-  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+-- (<base>meta events_maxlen, read with the flags below: a count, else 10000; 0 = the bus is
+-- off). Never fails the call.
+local function bus(base, stored)
+  local maxlen = (stored and count(stored)) and stored or '10000'
   return function(...)
     if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
   end
@@ -60,12 +60,20 @@ local function refuse(text)
   return redis.error_reply('ERR EMQ.CLAIM ' .. text)
 end
 
--- Flow control (docs/protocol.md, "Flow control"), reads only: the queue's limits, then its
--- concurrency and its rate window.
+-- <base>meta: the bus's events_maxlen and the flag limits = 1 (the queue has limits; kept by
+-- LIMIT). Not a hash: the defaults.
+local flags = redis.pcall('HMGET', base .. 'meta', 'events_maxlen', 'limits')
+if flags.err then flags = {} end
+local limited = flags[2] == '1'
+-- Flow control (docs/protocol.md, "Flow control"), reads only: the queue's limits (when it has
+-- any), then its concurrency and its rate window.
 local limits, rate, groups = base .. 'limits', base .. 'rate', base .. 'groups'
-local lim = redis.pcall('HMGET', limits, 'concurrency', 'rate_max', 'rate_ms', 'group_concurrency',
-  'group_rate_max', 'group_rate_ms')
-if lim.err then return lim end
+local lim = {}
+if limited then
+  lim = redis.pcall('HMGET', limits, 'concurrency', 'rate_max', 'rate_ms', 'group_concurrency',
+    'group_rate_max', 'group_rate_ms')
+  if lim.err then return lim end
+end
 local now
 local function clock()
   if not now then
@@ -101,8 +109,11 @@ end
 -- a claim the group's active count and its window ({ count } while running, {} to start one,
 -- nil without a rate).
 local function judge(g)
-  local own = redis.pcall('HMGET', limits, 'concurrency:' .. g, 'rate_max:' .. g, 'rate_ms:' .. g)
-  if own.err then return own end
+  local own = {}
+  if limited then
+    own = redis.pcall('HMGET', limits, 'concurrency:' .. g, 'rate_max:' .. g, 'rate_ms:' .. g)
+    if own.err then return own end
+  end
   local gc = own[1] and num(own[1]) or num(lim[4])
   local gmax, gms = num(lim[5]), num(lim[6])
   if own[2] or own[3] then gmax, gms = num(own[2]), num(own[3]) end
@@ -219,7 +230,7 @@ redis.call('HSET', row, 'state', 'active', 'attempts', string.format('%d', attem
 if group then redis.call('HSET', groups, group, string.format('%d', gcount + 1)) end
 if qmax > 0 and qms > 0 then counts('start', 'count', qcount) end
 if gwindow then counts('start:' .. group, 'count:' .. group, gwindow[1]) end
-bus(base)('event', 'active', 'id', id, 'attempt', string.format('%d', attempts))
+bus(base, flags[1])('event', 'active', 'id', id, 'attempt', string.format('%d', attempts))
 -- The handler's time limit: the row's timeout when it is a count of ms, else 0 (none).
 local timeout = fields[5]
 if not (timeout and count(timeout)) then timeout = '0' end

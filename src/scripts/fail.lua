@@ -52,19 +52,22 @@ end
 
 -- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
 -- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+-- Also whether the queue has limits (<base>meta limits = 1, kept by LIMIT).
 local function bus(base)
-  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
-  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  local got = redis.pcall('HMGET', base .. 'meta', 'events_maxlen', 'limits')
+  if got.err then got = {} end
+  local maxlen = (got[1] and count(got[1])) and got[1] or '10000'
   return function(...)
     if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
-  end
+  end, got[2] == '1'
 end
 
 -- Flow control (docs/protocol.md, "Flow control"): <left> ids left active, of the groups <gs>.
 -- Each group's active count in <base>groups drops by one (HDEL from 1) and its lowest parked id
 -- (<base>group:<g>) goes back to pending; wake <moved>, or wake 1 when none moved and the queue
--- has a concurrency limit (a slot opened). Never fails the call.
-local function release(base, gs, left)
+-- has limits (<limited>: <base>meta limits = 1) with a concurrency (a slot opened). Never fails
+-- the call.
+local function release(base, gs, left, limited)
   local moved = 0
   for _, g in ipairs(gs) do
     local n = redis.pcall('HGET', base .. 'groups', g)
@@ -86,7 +89,7 @@ local function release(base, gs, left)
   end
   if moved > 0 then
     redis.pcall('SPUBLISH', base .. 'wake', string.format('%d', moved))
-  elseif left > 0 then
+  elseif left > 0 and limited then
     local c = redis.pcall('HGET', base .. 'limits', 'concurrency')
     if type(c) == 'string' and count(c) and c ~= '0' then redis.pcall('SPUBLISH', base .. 'wake', '1') end
   end
@@ -115,8 +118,9 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local group = redis.call('HGET', row, 'group')
 redis.call('ZREM', active, id)
-release(base, (group and group ~= '') and { group } or {}, 1)
-local emit, reason = bus(base), string.sub(err, 1, 200)
+local emit, limited = bus(base)
+release(base, (group and group ~= '') and { group } or {}, 1, limited)
+local reason = string.sub(err, 1, 200)
 emit('event', 'failed', 'id', id, 'attempt', token, 'reason', reason)
 if tonumber(token) >= tonumber(max) then
   emit('event', 'dead', 'id', id, 'attempt', token, 'reason', reason)

@@ -4,7 +4,7 @@
 -- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.LIMIT 2 <pending> <base> <scope> <group> <rate_max> <rate_ms> <concurrency>
 -- KEYS[1]  emq:{q}:pending    the ready set (parked ids come back here)
--- KEYS[2]  emq:{q}:           the queue's base; limits in <base>limits, parked ids in
+-- KEYS[2]  emq:{q}:           the queue's base; limits in <base>limits (flag in <base>meta), parked ids in
 --                             <base>group:<g> for each g of <base>parked
 -- ARGV[1]  <scope>            queue | default | group | ungroup
 -- ARGV[2]  <group>            empty for queue and default; a group label (1-255 bytes, no
@@ -16,7 +16,8 @@
 -- Writes:  queue: concurrency, rate_max, rate_ms (HSET, or HDEL when 0); default:
 --          group_concurrency, group_rate_max, group_rate_ms (likewise); group: concurrency:<g>,
 --          rate_max:<g>, rate_ms:<g> (HSET, 0 included: 0 = none for that group); ungroup: HDEL
---          those three. Then every parked id goes back to pending (score kept), the parked sets
+--          those three. <base>meta limits = 1 while <base>limits exists, else HDEL (the flag every
+--          claim reads). Then every parked id goes back to pending (score kept), the parked sets
 --          and <base>parked are deleted; wake <n> (1 when none moved).
 -- Errors:  shape, scope, group, rate max, rate duration, concurrency, rate pair, WRONGTYPE
 local form = 'EMQ.LIMIT 2 <pending> <base> <scope> <group> <rate_max> <rate_ms> <concurrency>'
@@ -43,8 +44,8 @@ local function typed(key, want)
   local t = redis.call('TYPE', key).ok
   return t == want or t == 'none'
 end
-local limits, parked = base .. 'limits', base .. 'parked'
-if not (typed(pending, 'zset') and typed(limits, 'hash') and typed(parked, 'zset')) then
+local limits, parked, meta = base .. 'limits', base .. 'parked', base .. 'meta'
+if not (typed(pending, 'zset') and typed(limits, 'hash') and typed(parked, 'zset') and typed(meta, 'hash')) then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
 
@@ -59,6 +60,12 @@ for i, name in ipairs(names) do
   else
     redis.call('HDEL', limits, name .. ':' .. group)
   end
+end
+-- The flag every claim reads with the bus's setting: the queue has limits.
+if redis.call('EXISTS', limits) == 1 then
+  redis.call('HSET', meta, 'limits', '1')
+else
+  redis.call('HDEL', meta, 'limits')
 end
 local moved = 0
 for _, g in ipairs(redis.call('ZRANGE', parked, 0, -1)) do

@@ -5,6 +5,7 @@ use valkey_module::{Context, ValkeyValue};
 
 use crate::direct::{Args, Db};
 use crate::errors::{self, Refusal, Reply};
+use crate::flow::LIMITED;
 use crate::gates;
 use crate::guard;
 use crate::keyspace::{LIMITS, PARKED};
@@ -74,6 +75,8 @@ pub fn limit(ctx: &Context, args: Args) -> Reply {
         gates::sorted_sets(&db, [PENDING.of(&call), &queue.key(PARKED)])?;
     let mut limits = db.open(&queue.key(LIMITS));
     gates::hash(&limits)?;
+    let mut meta = db.open(&queue.meta());
+    gates::hash(&meta)?;
 
     guard?;
     for (name, value) in names.iter().zip(values) {
@@ -83,7 +86,13 @@ pub fn limit(ctx: &Context, args: Args) -> Reply {
             _ => limits.hset(&[(&name[..], value)])?,
         }
     }
-    drop(limits);
+    // The flag every claim reads with the bus's setting: the queue has limits.
+    if limits.exists() {
+        meta.hset(&[(LIMITED, b"1")])?;
+    } else {
+        meta.hdel(LIMITED)?;
+    }
+    drop((limits, meta));
     let mut moved = 0;
     for g in parked.first(usize::MAX)? {
         let mut set = db.open(&queue.group(&g));

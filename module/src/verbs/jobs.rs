@@ -159,13 +159,13 @@ pub fn lease_head(
 
     let lease = how.lease.read(&call)?;
     let timeout = how.timeout.map_or(Ok(0), |value| value.read(&call))?;
-    let (paused, maxlen) = flags(&db, &queue)?;
+    let (paused, maxlen, limited) = flags(&db, &queue)?;
     if paused {
         return Ok((None, timeout));
     }
 
     let [mut pending, mut active] = gates::sorted_sets(&db, [pending, active])?;
-    let limits = flow::Limits::read(&db, &queue)?;
+    let limits = flow::Limits::read(&db, &queue, limited)?;
     let now = clock::now_ms();
     let queue_window = match flow::queue_gate(&db, &queue, &active, &limits, now)? {
         Err(wait) => return Ok((Some(ValkeyValue::Integer(wait)), timeout)),
@@ -412,14 +412,16 @@ fn empty() -> ValkeyValue {
     ValkeyValue::Array(Vec::new())
 }
 
-/// Whether the queue's `meta` hash has `paused` = `1`, and its `events_maxlen` as stored
-/// (`HMGET <meta> paused events_maxlen`).
-type Flags = (bool, Option<Vec<u8>>);
+/// Whether the queue's `meta` hash has `paused` = `1`, its `events_maxlen` as stored, and
+/// whether it has `limits` = `1` (the queue has limits: flow control) (`HMGET <meta> paused
+/// events_maxlen limits`).
+type Flags = (bool, Option<Vec<u8>>, bool);
 fn flags(db: &Db, queue: &Queue) -> Result<Flags, Refusal> {
-    let [flag, maxlen] = db
-        .read(&queue.meta())
-        .hash_get([b"paused", bus::MAXLEN_FIELD])?;
-    Ok((flag.as_deref() == Some(b"1"), maxlen))
+    let [flag, maxlen, limited] =
+        db.read(&queue.meta())
+            .hash_get([b"paused", bus::MAXLEN_FIELD, flow::LIMITED])?;
+    let on = |v: &Option<Vec<u8>>| v.as_deref() == Some(b"1");
+    Ok((on(&flag), maxlen, on(&limited)))
 }
 
 /// The open row's `attempts` (absent counts as 0) and `payload` (absent is `None`); a refusal
