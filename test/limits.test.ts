@@ -48,6 +48,22 @@ forEachWire("flow control", (ctx) => {
     await q.setGroupLimits("free", null);
     assert.deepEqual(await q.limits(), { groups: {} });
     assert.equal(await exists(queueKey("fl1", "limits")), false, "no limits, no key");
+    assert.equal(Number(await ctx().server.cli("HEXISTS", queueKey("fl1", "meta"), "limits")), 0, "nor flag");
+  });
+
+  test("a queue without limits reads nothing of them: the flag in meta follows the limits", async () => {
+    const q = new Queue("fl1b", ctx().conn);
+    const flag = () => ctx().server.cli("HGET", queueKey("fl1b", "meta"), "limits");
+    await q.setGroupLimits("g", { concurrency: 1 });
+    assert.equal(String(await flag()), "1");
+    // The flag off, limits stored behind the queue's back are not read.
+    await ctx().server.cli("HDEL", queueKey("fl1b", "meta"), "limits");
+    await seed(q, 2, () => "g");
+    const conn = ctx().conn;
+    const [a, b] = [await claimVerb(conn, "fl1b", 30_000), await claimVerb(conn, "fl1b", 30_000)];
+    assert.ok(a && "id" in a && b && "id" in b, "both claimed: the group limit is not read");
+    await q.setGroupLimits("g", null);
+    assert.equal(await flag(), null);
   });
 
   test("bad limit values are refused on the host, typed, nothing written", async () => {
