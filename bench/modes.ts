@@ -46,6 +46,7 @@ export const MEASURES = [
   "lateness",
   "idle",
   "limits",
+  "flows",
 ] as const;
 export type Measure = (typeof MEASURES)[number];
 

@@ -9,7 +9,7 @@
  * Flags: --smoke (tiny, 1 round, exit 1 unless every job of every system was processed),
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
  * (echomq-w4, echomq-w6, bullmq, beequeue), --measures=<measure>[,<measure>…] (add, process,
- * latency, ramp, burst, cluster, lanes, bus, tracing, lateness, idle, limits), --persistence=none|aof|both, --out=<dir>,
+ * latency, ramp, burst, cluster, lanes, bus, tracing, lateness, idle, flows, limits), --persistence=none|aof|both, --out=<dir>,
  * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -22,6 +22,7 @@ import { runTracingMeasure, tracingConfig } from "./tracing.js";
 import { idleConfig, runIdleMeasure } from "./idle.js";
 import { renderChart } from "./chart.js";
 import { runClusterMeasure } from "./cluster.js";
+import { flowsConfig, runFlowsMeasure } from "./flows.js";
 import { lanesConfig, runLanesMeasure } from "./lanes.js";
 import { latenessConfig, runLatenessMeasure } from "./lateness.js";
 import { limitsConfig, runLimitsMeasure } from "./limits.js";
@@ -333,6 +334,7 @@ async function main(): Promise<void> {
     return cfg;
   };
   const lanes = echomqMeasure("lanes", lanesConfig);
+  const flows = echomqMeasure("flows", flowsConfig);
   const bus = echomqMeasure("bus", busConfig);
   if (bus && flags.jobs) bus.jobs = flags.jobs;
   const tracing = echomqMeasure("tracing", tracingConfig);
@@ -346,7 +348,7 @@ async function main(): Promise<void> {
   const limits =
     flags.measures.includes("limits") && flags.persistence !== "aof" ? limitsConfig(flags.smoke) : null;
   if (limits && flags.rounds) limits.rounds = flags.rounds;
-  if (modes.length === 0 && !cluster && !lanes && !bus && !tracing && !lateness && !idle && !limits)
+  if (modes.length === 0 && !cluster && !lanes && !bus && !tracing && !lateness && !idle && !flows && !limits)
     throw new UsageError("nothing to run: no mode has any of --measures");
   for (const m of modes) {
     if (flags.rounds) m.rounds = flags.rounds;
@@ -372,6 +374,7 @@ async function main(): Promise<void> {
     lateness && !live.stopping ? await runLatenessMeasure(lateness, flags.only, failures) : null;
   const idleReport = idle && !live.stopping ? await runIdleMeasure(idle, flags.only, failures) : null;
   const limitsReport = limits && !live.stopping ? await runLimitsMeasure(limits, flags.only, failures) : null;
+  const flowsReport = flows && !live.stopping ? await runFlowsMeasure(flows, flags.only, failures) : null;
   const cpus = os.cpus();
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -417,6 +420,7 @@ async function main(): Promise<void> {
     lateness: latenessReport,
     idle: idleReport,
     limits: limitsReport,
+    flows: flowsReport,
     failures,
     warnings,
     wallSeconds: round((performance.now() - t0) / 1000, 1),

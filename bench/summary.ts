@@ -1,6 +1,7 @@
 /** Medians over the rounds, per system, and the shape of the results JSON (bench/results/*.json). */
 import type { BusReport } from "./bus.js";
 import type { TracingReport } from "./tracing.js";
+import type { FlowsReport } from "./flows.js";
 import type { IdleReport } from "./idle.js";
 import type { LanesReport } from "./lanes.js";
 import type { LatenessReport } from "./lateness.js";
@@ -96,6 +97,8 @@ export interface BenchReport {
   idle?: IdleReport | null;
   /** The limits measure (bench/limits.ts); absent in reports from before it, null when not run. */
   limits?: LimitsReport | null;
+  /** The flows measure (bench/flows.ts); absent in reports from before it, null when not run. */
+  flows?: FlowsReport | null;
   failures: string[];
   warnings: string[];
   wallSeconds: number;

@@ -141,6 +141,10 @@ export const EXTRAS_CASES: Case[] = [
   { name: "FORGET: a key not held answers 0", actions: [add(J(1), { key: "k" }), forget("other")] },
   { name: "FORGET: the empty key", actions: [forget("")] },
   {
+    name: "FORGET: pending of another type → WRONGTYPE",
+    actions: [seed(["SET", { q: "A", slot: "pending" }, "x"]), forget("k")],
+  },
+  {
     name: "FORGET: a record of another type → WRONGTYPE",
     actions: [seed(["ZADD", record("k"), "1", "m"]), forget("k")],
   },

@@ -111,6 +111,19 @@ const parentRef = pick(
   ["", "", "", "", "P\u0000JOB00000000009", "a b\u0000JOBx"],
   ["P", "\u0000JOB1", "P\u0000job1"],
 );
+const children = pick(["1", "1", "2", "3"], ["0", "x", "01"]);
+const onFailure = pick(["fail", "fail", "ignore"], ["", "FAIL", "x"]);
+const flowParent = pick(
+  ["", "", "P\0JOB00000000009", "a b:c@\u00e9\0JOB00000000009"],
+  ["P", "\0JOB1", "P\0XYZ1"],
+);
+const childQueue = pick(["C", "C", "D", "a b:c"], ["", "a{b", "a\0b"]);
+const childId = pick(["JOB00000000005", "JOB00000000006", "JOB00000000007"], ["XYZ1", ""]);
+const outcome = pick(["completed", "completed", "failed"], ["dead", ""]);
+const outboxEntry = pick(
+  ["P\0JOB00000000009\0JOB00000000001\0completed\0ok", "P\0JOB00000000009\0JOB00000000002\0failed\0boom"],
+  ["", "x"],
+);
 const longBytes = fc.constantFrom(Buffer.alloc(199, 0x61), Buffer.alloc(200, 0x62), Buffer.alloc(201, 0x63));
 
 const twist: fc.Arbitrary<Twist> = fc.oneof(
@@ -164,6 +177,12 @@ const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q
   DRAIN: fc.record({ values: fc.tuple(limit) }),
   OBLITERATE: fc.record({ values: fc.tuple(force, limit) }),
   FORGET: fc.record({ values: fc.tuple(idemKey) }),
+  PARENT: fc.record({
+    id: idChoice(null),
+    values: fc.tuple(bytes, priority, count, children, onFailure, flowParent),
+  }),
+  SETTLE: fc.record({ id: idChoice(null), values: fc.tuple(childQueue, childId, outcome, bytes) }),
+  ACK: fc.record({ values: fc.tuple(outboxEntry) }),
 };
 const WEIGHTS: Record<string, number> = {
   ENQUEUE: 7,
@@ -189,14 +208,27 @@ const WEIGHTS: Record<string, number> = {
   DRAIN: 1,
   OBLITERATE: 1,
   FORGET: 1,
+  PARENT: 2,
+  SETTLE: 3,
+  ACK: 1,
 };
 
-const FIELDS = ["attempts", "priority", "max_attempts", "state", "payload"];
+const FIELDS = [
+  "attempts",
+  "priority",
+  "max_attempts",
+  "state",
+  "payload",
+  "parent",
+  "children",
+  "on_failure",
+];
 const FIELD_VALUES = [
   ...["x", "0", "1", "2", "-1", "01", "-0", "007", "", BIG, "1000000000000000", `-${BIG}`],
-  ...["active", "dead", "pending", "scheduled", "completed", "weird"],
+  ...["active", "dead", "pending", "scheduled", "completed", "weird", "waiting", "ignore"],
+  "P\0JOB00000000009",
 ];
-const SETS = ["pending", "active", "schedule", "done", "dead"] as const;
+const SETS = ["pending", "active", "schedule", "done", "dead", "waiting", "outbox"] as const;
 
 /** Plain writes on both queues: wrong types, malformed fields, orphans, ids in two sets. */
 const corruption: fc.Arbitrary<SeedArg[]> = fc.oneof(

@@ -11,6 +11,7 @@ import { CASES } from "./cases.js";
 import { DRAIN_CASES } from "./drains.js";
 import { EXTRAS_CASES } from "./extras.js";
 import { LIMIT_CASES } from "./limits.js";
+import { FLOW_CASES } from "./flows.js";
 import { OPERATE_CASES } from "./operate.js";
 import type { Executors, Fault } from "./executors.js";
 import { runModel } from "./model.js";
@@ -56,6 +57,7 @@ export const ALL_CASES: Case[] = [
   ...OPERATE_CASES,
   ...DRAIN_CASES,
   ...LIMIT_CASES,
+  ...FLOW_CASES,
   ...REFUSAL_CASES,
 ];
 

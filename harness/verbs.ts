@@ -8,7 +8,17 @@ import { isTraceContext } from "../src/observe/trace-context.js";
 import { formOf, JOB_CORE, PROTOCOL, type VerbSpec } from "../src/protocol.js";
 import type { RawDump } from "./dump.js";
 
-export type KeySlot = "row" | "pending" | "active" | "schedule" | "done" | "dead" | "meta" | "base";
+export type KeySlot =
+  | "row"
+  | "pending"
+  | "active"
+  | "schedule"
+  | "done"
+  | "dead"
+  | "meta"
+  | "waiting"
+  | "outbox"
+  | "base";
 export type Grammar =
   | "ms"
   | "delay"
@@ -19,8 +29,8 @@ export type Grammar =
   | "trace"
   | "label"
   | "parent";
-export type TimeSet = "active" | "schedule" | "done" | "dead";
-export const TIME_SETS: readonly TimeSet[] = ["active", "schedule", "done", "dead"];
+export type TimeSet = "active" | "schedule" | "done" | "dead" | "waiting" | "outbox";
+export const TIME_SETS: readonly TimeSet[] = ["active", "schedule", "done", "dead", "waiting", "outbox"];
 
 export interface ValueSlot {
   /** The slot's placeholder, as the form writes it. */

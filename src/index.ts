@@ -119,6 +119,15 @@ export {
 } from "./worker.js";
 export { DEFAULT_BACKOFF, type BackoffOption } from "./backoff.js";
 export {
+  FlowProducer,
+  MAX_FLOW_JOBS,
+  type FlowJob,
+  type FlowJobOptions,
+  type FlowNode,
+} from "./flows/producer.js";
+export { InvalidOutboxEntryError } from "./flows/relay.js";
+export type { ChildFailurePolicy, ChildrenValues } from "./jobs/flows.js";
+export {
   QueueEvents,
   WatchdogError,
   type QueueEventsEvents,

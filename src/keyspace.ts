@@ -9,7 +9,17 @@ import { assertValidBrandedId } from "./branded-id.js";
 export const VERSION_KEY = "{emq}:version";
 
 /** The per-queue key types (docs/protocol.md, "Keyspace"). `job:` rows are built by `jobKey`. */
-export type QueueKeyType = "pending" | "active" | "schedule" | "done" | "dead" | "meta" | "events" | "";
+export type QueueKeyType =
+  | "pending"
+  | "active"
+  | "schedule"
+  | "done"
+  | "dead"
+  | "meta"
+  | "events"
+  | "waiting"
+  | "outbox"
+  | "";
 
 /**
  * `emq:{` + q + `}:` + type: a builder only (the name rule is `assertValidQueue`'s). A queue that

@@ -38,6 +38,7 @@ import {
   setGroupLimits,
   setLimits,
 } from "./jobs.js";
+import { type ChildrenValues, childrenOf } from "./jobs/flows.js";
 import { assertValidQueue, jobKey, queueKey } from "./keyspace.js";
 import { laneNames, laneOfKey, MAX_LANES } from "./lanes/naming.js";
 import {
@@ -287,6 +288,23 @@ export class Queue {
     // The client turns an HGETALL reply into an object of field → value.
     const reply = (await this.connection.send("HGETALL", [jobKey(lane, id)])) as Record<string, Buffer>;
     return jobInfo(id, lane, reply);
+  }
+
+  /**
+   * A flow parent's children results (`FlowProducer`), by `<child queue>:<child id>` (the
+   * child's lane for a laned child queue), as stored: text, JSON for a handler's object. Only the
+   * children whose outcome has reached the parent so far; `{}` for a job that is not a parent;
+   * `null` when there is no such job. `getChildren` also gives the failed children's errors.
+   */
+  async getChildrenValues(id: string): Promise<Record<string, string> | null> {
+    return (await this.getChildren(id))?.values ?? null;
+  }
+
+  /** A flow parent's settled children: `values` (results) and `failures` (errors), as above. */
+  async getChildren(id: string): Promise<ChildrenValues | null> {
+    assertValidBrandedId(id);
+    const lane = await this.laneOf(id);
+    return lane === null ? null : childrenOf(this.connection, lane, id);
   }
 
   /**

@@ -428,10 +428,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
         return this.failJob(job, problem);
       }
       await complete(this.conn, job.lane, job.id, job.attempts, result, this.opts.keepCompleted);
+      this.lanes.settled(job.lane);
       this.emit("completed", job, outcome.result);
       return "completed";
     }
-    return this.failJob(job, outcome.error);
+    const failed = await this.failJob(job, outcome.error);
+    if (failed === "dead") this.lanes.settled(job.lane);
+    return failed;
   }
 
   /**

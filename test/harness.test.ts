@@ -24,13 +24,14 @@ import type { RawDump, RawValue } from "../harness/dump.js";
 import type { Fault } from "../harness/executors.js";
 import { PinError, pinHead, readPins, verifyPins, writePins } from "../harness/pins.js";
 import { parseReply, type Reply, ReplyStream } from "../src/connector/resp.js";
+import { JOB_CORE } from "../src/protocol.js";
 import { ALL_CASES, runHarness } from "../harness/run.js";
 import { applyWrites, predictNative } from "../harness/spec.js";
 import { accepts, layoutQueue, queueKey, rowKey, shapeOf, verbOf } from "../harness/verbs.js";
 
 const SEED = Number(process.env.HARNESS_SEED ?? 20261129);
-/** Every job-core verb but RESCHEDULE (native only) has a script twin: twenty-four verbs, twenty-three scripts. */
-const SCRIPTS = 23;
+/** Every job-core verb but RESCHEDULE (native only) has a script twin. */
+const SCRIPTS = JOB_CORE.filter((spec) => spec.script !== null).length;
 const J1 = "JOB00000000001";
 const b = (s: string) => Buffer.from(s, "latin1");
 

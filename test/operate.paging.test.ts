@@ -14,10 +14,11 @@ test("each state lists its set, finished states newest first", () => {
       ["active", "active", false],
       ["completed", "done", true],
       ["dead", "dead", true],
+      ["waiting", "waiting", false],
     ],
   );
   assert.equal(assertJobState("dead"), "dead");
-  for (const bad of ["waiting", "", "toString", 3, undefined]) {
+  for (const bad of ["sleeping", "", "toString", 3, undefined]) {
     assert.throws(() => assertJobState(bad), InvalidArgumentError, String(bad));
   }
 });

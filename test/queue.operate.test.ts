@@ -78,7 +78,7 @@ forEachWire("queue operations", (ctx) => {
     );
     assert.deepEqual(await q.getJobs("pending", { offset: 10 }), []);
     await assert.rejects(
-      q.getJobs("waiting" as never),
+      q.getJobs("sleeping" as never),
       (e: Error) => e instanceof InvalidArgumentError && /state/.test(e.message),
     );
     await assert.rejects(q.getJobs("pending", { limit: 0 }), /limit: must be an integer from 1 to 1000/);

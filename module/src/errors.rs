@@ -216,6 +216,23 @@ pub fn rate_pair(verb: &str) -> Refusal {
     ))
 }
 
+/// `ERR EMQ.<VERB> child id must start with JOB` (`SETTLE`).
+pub fn child_not_job_id(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} child id must start with JOB"))
+}
+
+/// `ERR EMQ.<VERB> child queue must be a queue name` (`SETTLE`).
+pub fn child_queue(verb: &str) -> Refusal {
+    Refusal::text(format!("ERR EMQ.{verb} child queue must be a queue name"))
+}
+
+/// `ERR EMQ.<VERB> outcome must be completed or failed` (`SETTLE`).
+pub fn outcome(verb: &str) -> Refusal {
+    Refusal::text(format!(
+        "ERR EMQ.{verb} outcome must be completed or failed"
+    ))
+}
+
 /// `ERR EMQ.<VERB> write check failed` — a write did not do what the reads predicted (a bug).
 pub fn write_check(verb: &str) -> Refusal {
     Refusal::text(format!("ERR EMQ.{verb} write check failed"))

@@ -95,7 +95,7 @@ impl Row {
         }
     }
 
-    /// The row's flow-control group as a list for [`crate::flow::release`]: empty without one.
+    /// The row's flow-control group as a list for [`crate::limits::release`]: empty without one.
     pub fn groups(&self) -> Vec<Vec<u8>> {
         self.group
             .iter()

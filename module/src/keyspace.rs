@@ -22,6 +22,11 @@ pub const META: &[u8] = b"meta";
 pub const BASE: &[u8] = b"";
 /// The event bus's stream `emq:{q}:events` (derived from the queue, like `meta`).
 pub const EVENTS: &[u8] = b"events";
+/// A flow's parents waiting for their children, `emq:{q}:waiting`.
+pub const WAITING: &[u8] = b"waiting";
+/// The flow-outbox `emq:{q}:outbox`: the entries this queue's children left for their parents
+/// (derived from the queue, like `meta`).
+pub const OUTBOX: &[u8] = b"outbox";
 /// The wake channel `emq:{q}:wake` (a channel, not a key).
 pub const WAKE: &[u8] = b"wake";
 /// A row is `<base>job:<id>`.

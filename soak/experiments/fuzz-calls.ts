@@ -65,7 +65,9 @@ export type ValueKind =
   | "token"
   | "priority"
   | "limit"
-  | "trace";
+  | "trace"
+  | "label"
+  | "parent";
 
 export interface Form {
   verb: string;
@@ -132,6 +134,10 @@ function validValue(rng: Rng, kind: ValueKind, job: SeedJob | undefined, payload
       return String(rng.pick([1, 10, 1000, 10_000]));
     case "trace":
       return rng.pick(["", "", TRACE, `${TRACE};k=v`]);
+    case "label":
+      return rng.pick(["", "", "g1", "order 42: é", "l".repeat(255)]);
+    case "parent":
+      return rng.pick(["", "", `parent q\u0000${newId()}`]);
   }
 }
 
@@ -155,6 +161,8 @@ const BAD_VALUES: Record<Exclude<ValueKind, "id" | "bytes">, readonly string[]> 
     `${TRACE};`,
     `${TRACE};${"x".repeat(457)}`,
   ],
+  label: ["\u0000", "a\tb", "x\u007f", "l".repeat(256)],
+  parent: ["x", "\u0000JOB00000000001", "q\u0000job00000000001", "{q}\u0000JOB00000000001", "q\u0000JOB1\n"],
 };
 
 const BAD_NUMKEYS = [

@@ -7,6 +7,7 @@ import { acl, aclDefaults } from "./acl.js";
 import type { Outcome, Params } from "./common.js";
 import { connectionCuts, connectionCutsDefaults } from "./connection-cuts.js";
 import { failover, failoverDefaults } from "./failover.js";
+import { flowsAcrossShards, flowsDefaults } from "./flows.js";
 import { memoryLimit, memoryLimitDefaults } from "./memory-limit.js";
 import { moduleFuzz, moduleFuzzDefaults } from "./module-fuzz.js";
 import { resharding, reshardingDefaults } from "./resharding.js";
@@ -38,6 +39,13 @@ function experiment<P extends Params>(
 const BOTH: readonly Wire[] = [4, 6];
 
 export const EXPERIMENTS: readonly Experiment[] = [
+  experiment(
+    "flows",
+    "flows across shards, the relaying process SIGKILLed mid-way: every parent once, after all its children, 0 lost",
+    BOTH,
+    flowsDefaults,
+    flowsAcrossShards,
+  ),
   experiment(
     "server-crash",
     "SIGKILL the AOF server mid-load: 0 lost, 0 stuck",

@@ -27,7 +27,13 @@ export interface RouteContext {
   readOnly: boolean;
 }
 
-const STATES: readonly JobState[] = ["pending", "scheduled", "active", "completed", "dead"];
+const STATES: readonly Exclude<JobState, "waiting">[] = [
+  "pending",
+  "scheduled",
+  "active",
+  "completed",
+  "dead",
+];
 const CLEANABLE = ["completed", "dead"] as const;
 
 function queueName(raw: string): string {
@@ -101,7 +107,10 @@ export async function route(
       stream(ctx, req, res);
     } else if (parts[0] === "queues" && parts[2] === "jobs" && parts.length === 3) {
       const queue = open(parts[1]!);
-      const state = stateParam(url.searchParams.get("state") ?? "pending", STATES) as JobState;
+      const state = stateParam(url.searchParams.get("state") ?? "pending", STATES) as Exclude<
+        JobState,
+        "waiting"
+      >;
       const offset = intParam(url, "offset", 0, 1_000_000_000);
       const limit = Math.max(1, intParam(url, "limit", 20, 200));
       const page = await queue.getJobs(state, { offset, limit });

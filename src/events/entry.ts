@@ -3,7 +3,8 @@
  * typed events. An entry is `event <kind>`, then for a job `id <id> attempt <n>`, then at most
  * one of `reason` (failed, dead: the error's first 200 bytes), `delay` (delayed, retrying: ms) or
  * `data` (progress: the value, when at most 200 bytes). The operator's bulk verbs write one entry
- * per call, without a job: `cleaned` (`state`, `count`) and `drained` (`count`).
+ * per call, without a job: `cleaned` (`state`, `count`) and `drained` (`count`). A flow's parent
+ * writes `waiting` when it is added and `ready` when its last child has settled.
  */
 
 /** Every kind an entry names, in a job's usual order. */
@@ -24,6 +25,8 @@ export const EVENT_KINDS = [
   "resumed",
   "cleaned",
   "drained",
+  "waiting",
+  "ready",
 ] as const;
 
 export type EventKind = (typeof EVENT_KINDS)[number];

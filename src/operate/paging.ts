@@ -28,6 +28,7 @@ export const LISTING: Record<JobState, { set: QueueKeyType; newestFirst: boolean
   active: { set: "active", newestFirst: false },
   completed: { set: "done", newestFirst: true },
   dead: { set: "dead", newestFirst: true },
+  waiting: { set: "waiting", newestFirst: false },
 };
 
 export function assertJobState(state: unknown): JobState {

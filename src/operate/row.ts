@@ -3,7 +3,8 @@
  * job row") read into a typed object. Pure.
  */
 
-export type JobState = "pending" | "scheduled" | "active" | "completed" | "dead";
+/** A job's state; `waiting`: a flow's parent whose children have not all settled. */
+export type JobState = "pending" | "scheduled" | "active" | "completed" | "dead" | "waiting";
 
 /** A job row as stored (see docs/protocol.md). */
 export interface JobInfo {
@@ -29,6 +30,8 @@ export interface JobInfo {
   timeoutMs?: number;
   /** The flow parent this job is a child of, when it is one. */
   parent?: { queue: string; id: string };
+  /** A flow's parent: how many of its children have not settled yet. */
+  childrenLeft?: number;
 }
 
 /** A row's fields (`HGETALL` as field → bytes) as a `JobInfo`; `null` for an empty row. */
@@ -52,6 +55,7 @@ export function jobInfo(id: string, lane: string, reply: Record<string, Buffer>)
   if (row.has("trace")) info.trace = text("trace")!;
   if (row.has("group")) info.group = text("group")!;
   if (row.has("timeout")) info.timeoutMs = Number(text("timeout"));
+  if (row.has("children")) info.childrenLeft = Number(text("children"));
   const parent = text("parent");
   if (parent !== undefined) {
     const at = parent.indexOf("\u0000");

@@ -12,6 +12,8 @@
 -- Reply:   1
 -- Event:   completed (id, attempt) on emq:{q}:events
 -- Flow:    the job's group slot is released (below)
+-- Outbox:  a row with a parent (a flow's child): ZADD <base>outbox <now> <parent> NUL <id> NUL
+--          completed NUL <result>, with the completion (docs/protocol.md, "Flows")
 -- Retention: while done holds more than keep, the oldest are removed with their rows, at most 10 per call.
 -- Errors:  shape, lease token, keep, JOB prefix, WRONGTYPE, job not found, job is not active,
 --          stale lease token (see docs/protocol.md)
@@ -92,7 +94,8 @@ if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') en
 local function wrongtype()
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
-if not typed({ done }, 'zset') then return wrongtype() end
+local outbox = base .. 'outbox'
+if not typed({ done, outbox }, 'zset') then return wrongtype() end
 -- The type gate on active runs where it decides something: before any later refusal; on the
 -- success path ZREM (the first write) is the gate, and its count is the membership gate.
 local function gated(text)
@@ -100,7 +103,7 @@ local function gated(text)
   return refuse(text)
 end
 local row = base .. 'job:' .. id
-local fields = redis.pcall('HMGET', row, 'state', 'attempts', 'group')
+local fields = redis.pcall('HMGET', row, 'state', 'attempts', 'parent', 'group')
 if fields.err or (fields[1] ~= 'active' and redis.call('TYPE', row).ok ~= 'hash') then
   return gated('job not found')
 end
@@ -115,14 +118,17 @@ local left = redis.pcall('ZREM', active, id)
 if type(left) == 'table' then return left end
 if left == 0 then return refuse('job is not active') end
 local emit, limited = bus(base)
-release(base, (fields[3] and fields[3] ~= '') and { fields[3] } or {}, 1, limited)
+release(base, (fields[4] and fields[4] ~= '') and { fields[4] } or {}, 1, limited)
 emit('event', 'completed', 'id', id, 'attempt', token)
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if fields[3] and fields[3] ~= '' then
+  redis.call('ZADD', outbox, string.format('%d', now), fields[3] .. '\0' .. id .. '\0completed\0' .. result)
+end
 if keep == '0' then
   redis.call('DEL', row)
   return 1
 end
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('HSET', row, 'state', 'completed', 'result', result)
 redis.call('ZADD', done, string.format('%d', now), id)
 retain(done, base, tonumber(keep))

@@ -17,6 +17,8 @@
 -- Dead when attempts >= max_attempts. Retention (dead path): at most 10 oldest removed per call.
 -- Events:  failed (id, attempt, reason: the error's first 200 bytes), then dead (id, attempt,
 --          reason) or retrying (id, attempt, delay), on emq:{q}:events
+-- Outbox:  dead, a row with a parent (a flow's child): ZADD <base>outbox <now> <parent> NUL <id>
+--          NUL failed NUL <error>, with the move (docs/protocol.md, "Flows")
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the id entered pending, 0 when it entered
 --          schedule (backoff > 0)
 -- Errors:  shape, lease token, backoff, max attempts, keep, JOB prefix, WRONGTYPE, job not found,
@@ -102,7 +104,8 @@ if not count(backoff) then return refuse('backoff must be a non-negative integer
 if not positive(max) then return refuse('max attempts must be a positive integer') end
 if not count(keep) then return refuse('keep must be a non-negative integer') end
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
-if not typed({ active, pending, schedule, dead }, 'zset') then
+local outbox = base .. 'outbox'
+if not typed({ active, pending, schedule, dead, outbox }, 'zset') then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
 local row = base .. 'job:' .. id
@@ -124,6 +127,10 @@ local reason = string.sub(err, 1, 200)
 emit('event', 'failed', 'id', id, 'attempt', token, 'reason', reason)
 if tonumber(token) >= tonumber(max) then
   emit('event', 'dead', 'id', id, 'attempt', token, 'reason', reason)
+  local parent = redis.call('HGET', row, 'parent')
+  if parent and parent ~= '' then
+    redis.call('ZADD', outbox, string.format('%d', now), parent .. '\0' .. id .. '\0failed\0' .. err)
+  end
   if keep == '0' then
     redis.call('DEL', row)
   else

@@ -1,11 +1,13 @@
 #!lua flags=allow-oom
--- obliterate: delete a queue — every job of its five sets, at most <limit> per call; the call
---          that leaves the sets empty also deletes its meta, its events stream and its flow
---          control (limits, windows, groups' counts, parked ids with their rows).
+-- obliterate: delete a queue — every job of its five sets and of <base>waiting (a flow's parents),
+--          at most <limit> per call; the call that leaves the sets empty also deletes its meta,
+--          its events stream, its flow-outbox and its flow control (limits, windows, groups'
+--          counts, parked ids with their rows).
 -- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.OBLITERATE 6 <pending> <active> <schedule> <done> <dead> <base> <force> <limit>
 -- KEYS[1-5] emq:{q}:pending, active, schedule, done, dead
--- KEYS[6]  emq:{q}:           the queue's base; rows <base>job:<id>, <base>meta, <base>events
+-- KEYS[6]  emq:{q}:           the queue's base; rows <base>job:<id>, <base>meta, <base>events,
+--                             <base>waiting, <base>outbox
 -- ARGV[1]  <force>            1: active jobs too; 0: refused while any job is active
 -- ARGV[2]  <limit>            integer from 1 to 10000
 -- Reply:   [<deleted>, <left>]: ids deleted by this call, ids the sets still hold (0: gone)
@@ -25,7 +27,8 @@ local function typed(keys, want)
   return true
 end
 
-local sets, base, force, limit = { KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5] }, KEYS[6], ARGV[1], ARGV[2]
+local base, force, limit = KEYS[6], ARGV[1], ARGV[2]
+local sets = { KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], base .. 'waiting' }
 if force ~= '0' and force ~= '1' then return refuse('force must be 0 or 1') end
 if not positive(limit) or tonumber(limit) > 10000 then return refuse('limit must be an integer from 1 to 10000') end
 if not typed(sets, 'zset') then
@@ -60,7 +63,7 @@ if left == 0 then
       redis.call('DEL', base .. 'group:' .. g)
     end
   end
-  redis.call('DEL', base .. 'meta', base .. 'events', base .. 'limits', base .. 'rate', base .. 'groups',
-    base .. 'parked')
+  redis.call('DEL', base .. 'meta', base .. 'events', base .. 'outbox', base .. 'limits', base .. 'rate',
+    base .. 'groups', base .. 'parked')
 end
 return { deleted, left }

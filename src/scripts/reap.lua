@@ -16,6 +16,8 @@
 -- Events:  the age trim of emq:{q}:events (XTRIM MINID ~ now - maxage), once; then per expired id
 --          with a row: stalled (id, attempt), and dead (id, attempt, reason 'lease expired')
 --          when out of attempts
+-- Outbox:  each id dead whose row has a parent (a flow's child): ZADD <base>outbox <now> <parent>
+--          NUL <id> NUL failed NUL lease expired (docs/protocol.md, "Flows")
 -- Wake:    SPUBLISH emq:{q}:wake <ids back in pending> after the writes, when there are any
 -- Errors:  shape, limit, max attempts, keep, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>'
@@ -91,7 +93,8 @@ local limit, max, keep = ARGV[1], ARGV[2], ARGV[3]
 if not positive(limit) or tonumber(limit) > 10000 then return refuse('limit must be an integer from 1 to 10000') end
 if not positive(max) then return refuse('max attempts must be a positive integer') end
 if not count(keep) then return refuse('keep must be a non-negative integer') end
-if not typed({ active, pending, dead }, 'zset') then
+local outbox = base .. 'outbox'
+if not typed({ active, pending, dead, outbox }, 'zset') then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
 
@@ -114,6 +117,10 @@ for _, id in ipairs(expired) do
     emit('event', 'stalled', 'id', id, 'attempt', string.format('%d', attempts))
     if attempts >= most then
       emit('event', 'dead', 'id', id, 'attempt', string.format('%d', attempts), 'reason', 'lease expired')
+      local parent = redis.call('HGET', row, 'parent')
+      if parent and parent ~= '' then
+        redis.call('ZADD', outbox, stamp, parent .. '\0' .. id .. '\0failed\0lease expired')
+      end
       if keep == '0' then
         redis.call('DEL', row)
       else

@@ -52,7 +52,10 @@ local fields = redis.call('HMGET', row, 'state', 'attempts')
 local state, attempts = fields[1], fields[2]
 if state == 'active' then return redis.error_reply('ERR EMQ.REMOVE job is active') end
 
-local set = ({ pending = KEYS[1], scheduled = KEYS[2], completed = KEYS[3], dead = KEYS[4] })[state or '']
+-- A flow's waiting parent leaves <base>waiting (derived from the base, type-gated here).
+local waiting = KEYS[5] .. 'waiting'
+if state == 'waiting' and not typed({ waiting }, 'zset') then return redis.error_reply(wrongtype) end
+local set = ({ pending = KEYS[1], scheduled = KEYS[2], completed = KEYS[3], dead = KEYS[4], waiting = waiting })[state or '']
 if set then redis.call('ZREM', set, id) end
 redis.call('DEL', row)
 bus(KEYS[5])('event', 'removed', 'id', id, 'attempt', (attempts and count(attempts)) and attempts or '0')

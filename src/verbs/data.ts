@@ -15,13 +15,15 @@ export type KeySlot =
   | "done"
   | "dead"
   | "meta"
+  | "waiting"
+  | "outbox"
   | "base"
   | "version";
 /** Value grammars: numbers (decimal text), and `trace` (text: a W3C trace context or empty). */
 export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit" | "trace";
 /** Admission: refused over `maxmemory`; drain: runs over it; read: reads only. */
 export type VerbClass = "admission" | "drain" | "read";
-export type TimeSet = "active" | "schedule" | "done" | "dead";
+export type TimeSet = "active" | "schedule" | "done" | "dead" | "waiting" | "outbox";
 
 export interface KeySpec {
   slot: KeySlot;

@@ -1,10 +1,12 @@
 /**
  * A worker's lanes at run time: which physical queues it serves (the lanes of its queue's lane
  * count and of every count the queue has recorded — lanes of a count no longer used drain too),
- * a wake subscription and housekeeping timers per lane (unless the node runs them: wire 6), and the registry read again now and then
- * so lanes recorded later join. A queue without lanes is one lane: the queue itself.
+ * a wake subscription and housekeeping timers per lane (unless the node runs them: wire 6), a flow
+ * relay per lane (always: the node does not relay), and the registry read again now and then so
+ * lanes recorded later join. A queue without lanes is one lane: the queue itself.
  */
 import type { Connection, Subscription } from "../connector/connection.js";
+import { DEFAULT_RELAY, Relay } from "../flows/relay.js";
 import { recordLanes } from "../jobs.js";
 import { queueKey } from "../keyspace.js";
 import { lanesOf, recordedLanes } from "../lanes/registry.js";
@@ -26,6 +28,7 @@ export class WorkerLanes {
   readonly set: LaneSet;
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly timers = new Map<string, Timers>();
+  private readonly relays = new Map<string, Relay>();
   private refresher: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -56,9 +59,18 @@ export class WorkerLanes {
     return this.timers.get(lane);
   }
 
+  /**
+   * A flow child of `lane` may have settled (completed, or dead): its outbox entry is relayed to
+   * its parent shortly.
+   */
+  settled(lane: string): void {
+    this.relays.get(lane)?.poke();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.refresher);
+    await Promise.all([...this.relays.values()].map((r) => r.stop()));
     await Promise.all([...this.timers.values()].map((t) => t.stop()));
     await Promise.all([...this.subscriptions.values()].map((s) => s.close()));
   }
@@ -78,10 +90,17 @@ export class WorkerLanes {
     await Promise.all(added.map((lane) => this.subscribe(lane)));
     if (this.stopped) return;
     for (const lane of added) {
+      if (this.stopped) return;
+      const relay = new Relay(this.conn, lane, DEFAULT_RELAY, { error: (err) => this.events.fault(err) });
+      this.relays.set(lane, relay);
+      relay.start();
       if (!this.timerOptions.hostTimers && (await this.serverRuns(lane))) continue;
       if (this.stopped) return;
       const timers = new Timers(this.conn, lane, this.timerOptions, {
-        stalled: (requeued, dead) => this.events.stalled(requeued, dead),
+        stalled: (requeued, dead) => {
+          if (dead.length > 0) relay.poke();
+          this.events.stalled(requeued, dead);
+        },
         error: (err) => this.events.fault(err),
       });
       this.timers.set(lane, timers);

@@ -9,6 +9,7 @@ use crate::direct::{Args, Db, Key, Kind};
 use crate::errors::{self, Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
+use crate::keyspace::WAITING;
 use crate::moves;
 use crate::open::{argv, open};
 use crate::protocol::{events, lanes, pause, remove, resume, retry};
@@ -84,9 +85,18 @@ pub fn remove(ctx: &Context, args: Args) -> Reply {
         return Err(errors::job_active(FORM.verb));
     }
 
+    // A flow's waiting parent leaves `<base>waiting` (derived from the base, type-gated here).
+    let mut waiting = match fields.is(b"waiting") {
+        true => Some(gates::sorted_sets(&db, [&queue.key(WAITING)[..]])?),
+        false => None,
+    };
+
     guard?;
     if let Some(set) = home(fields.state.as_deref()) {
         moves::remove(&mut sets[set], id)?;
+    }
+    if let Some([waiting]) = waiting.as_mut() {
+        moves::remove(waiting, id)?;
     }
     row.delete()?;
     let attempts = fields.attempts().to_string();

@@ -10,10 +10,10 @@ use crate::bus::{self, Bus};
 use crate::clock;
 use crate::direct::{Args, Db, Key, Kind, When, Zadd};
 use crate::errors::{self, Refusal, Reply};
-use crate::flow;
 use crate::gates;
 use crate::guard;
 use crate::keyspace::{is_job_id, Queue};
+use crate::limits;
 use crate::moves;
 use crate::open::{argv, open};
 use crate::protocol::{add, claim, enqueue};
@@ -165,9 +165,9 @@ pub fn lease_head(
     }
 
     let [mut pending, mut active] = gates::sorted_sets(&db, [pending, active])?;
-    let limits = flow::Limits::read(&db, &queue, limited)?;
+    let limits = limits::Limits::read(&db, &queue, limited)?;
     let now = clock::now_ms();
-    let queue_window = match flow::queue_gate(&db, &queue, &active, &limits, now)? {
+    let queue_window = match limits::queue_gate(&db, &queue, &active, &limits, now)? {
         Err(wait) => return Ok((Some(ValkeyValue::Integer(wait)), timeout)),
         Ok(held) => limits.rate.on().then_some(held),
     };
@@ -212,7 +212,7 @@ pub fn lease_head(
     row.hset(&lease_fields)?;
     drop(row);
     let group = group.as_ref().map(|(g, n, w)| (&g[..], *n, *w));
-    flow::count_claim(&db, &queue, queue_window, group, now)?;
+    limits::count_claim(&db, &queue, queue_window, group, now)?;
     let mut bus = Bus::with(&db, &queue, maxlen.as_deref());
     bus.job(b"active", &id, attempts_text.as_bytes(), None)?;
 
@@ -230,7 +230,7 @@ pub fn lease_head(
 pub const MAX_ORPHANS: usize = 100;
 
 /// The head a claim takes: its id, its row (open for the claim's writes) and, when the row has
-/// a `group`, the group with its active count and window ([`flow::Verdict::Claim`]).
+/// a `group`, the group with its active count and window ([`limits::Verdict::Claim`]).
 struct Head<'d> {
     id: Vec<u8>,
     row: Key<'d>,
@@ -273,13 +273,13 @@ enum Seen<'d> {
 }
 
 /// The claimable head of the open `pending` — a `JOB` id whose row is a hash (the row open for
-/// the claim's writes), not held back by its group ([`flow::judge`]) — and the ids passed over
+/// the claim's writes), not held back by its group ([`limits::judge`]) — and the ids passed over
 /// ahead of it, at most [`MAX_ORPHANS`]. Reads only.
 fn heads<'d>(
     db: &'d Db,
     queue: &Queue,
     pending: &Key,
-    limits: &flow::Limits,
+    limits: &limits::Limits,
     now: i64,
 ) -> Result<Scan<'d>, Refusal> {
     let mut scan = Scan::default();
@@ -323,7 +323,7 @@ fn seen<'d>(
     db: &'d Db,
     queue: &Queue,
     id: Vec<u8>,
-    limits: &flow::Limits,
+    limits: &limits::Limits,
     now: i64,
 ) -> Result<Seen<'d>, Refusal> {
     let Some(row) = claimable(db, queue, &id) else {
@@ -337,19 +337,19 @@ fn seen<'d>(
             group: None,
         }));
     };
-    Ok(match flow::judge(db, queue, limits, &g, now)? {
-        flow::Verdict::Claim(n, window) => Seen::Take(Head {
+    Ok(match limits::judge(db, queue, limits, &g, now)? {
+        limits::Verdict::Claim(n, window) => Seen::Take(Head {
             row,
             id,
             group: Some((g, n, window)),
         }),
-        flow::Verdict::Park => {
+        limits::Verdict::Park => {
             let priority = priority
                 .and_then(|p| Grammar::Priority.parse(&p))
                 .unwrap_or(0);
             Seen::Park(g, priority)
         }
-        flow::Verdict::Delay(due) => Seen::Delay(due),
+        limits::Verdict::Delay(due) => Seen::Delay(due),
     })
 }
 
@@ -363,14 +363,14 @@ fn claimable<'d>(db: &'d Db, queue: &Queue, id: &[u8]) -> Option<Key<'d>> {
 }
 
 /// The ids a claim passed over leave `pending`: the orphans ([`drop_orphans`]), the parked
-/// ([`flow::park`]) and the delayed ([`flow::delay`], then wake `0`), in that order.
+/// ([`limits::park`]) and the delayed ([`limits::delay`], then wake `0`), in that order.
 fn skip(db: &Db, queue: &Queue, pending: &mut Key, scan: &Scan) -> Result<(), Refusal> {
     drop_orphans(db, queue, pending, &scan.orphans)?;
     for (id, g, priority) in &scan.parks {
-        flow::park(db, queue, pending, id, g, *priority)?;
+        limits::park(db, queue, pending, id, g, *priority)?;
     }
     for (id, due) in &scan.delays {
-        flow::delay(db, queue, pending, id, *due)?;
+        limits::delay(db, queue, pending, id, *due)?;
     }
     if !scan.delays.is_empty() {
         moves::wake_scheduled(db, queue);
@@ -419,7 +419,7 @@ type Flags = (bool, Option<Vec<u8>>, bool);
 fn flags(db: &Db, queue: &Queue) -> Result<Flags, Refusal> {
     let [flag, maxlen, limited] =
         db.read(&queue.meta())
-            .hash_get([b"paused", bus::MAXLEN_FIELD, flow::LIMITED])?;
+            .hash_get([b"paused", bus::MAXLEN_FIELD, limits::LIMITED])?;
     let on = |v: &Option<Vec<u8>>| v.as_deref() == Some(b"1");
     Ok((on(&flag), maxlen, on(&limited)))
 }

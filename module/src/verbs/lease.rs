@@ -10,12 +10,13 @@ use crate::bus::{short, Bus};
 use crate::clock;
 use crate::direct::{Args, Db, Key, When, Zadd};
 use crate::errors::{Refusal, Reply};
-use crate::flow;
 use crate::gates::{self, Fields, Row};
 use crate::guard;
-use crate::keyspace::Queue;
+use crate::keyspace::{Queue, OUTBOX};
+use crate::limits;
 use crate::moves;
 use crate::open::{argv, open};
+use crate::outbox::{self, COMPLETED, FAILED};
 use crate::protocol::{complete, extend, fail, requeue, reschedule};
 use crate::shape::Form;
 
@@ -87,22 +88,24 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
     let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (active, done) = (ACTIVE.of(&call), DONE.of(&call));
+    let (active, done, outbox) = (ACTIVE.of(&call), DONE.of(&call), queue.key(OUTBOX));
     let (id, result) = (ID.of(&call), RESULT.of(&call));
 
     TOKEN.read(&call)?;
     let keep = KEEP.read(&call)?;
     let lease_token = (TOKEN.of(&call), Fields::Lease);
     let Leased {
-        sets: [mut active, mut done],
+        sets: [mut active, mut done, mut outbox],
         mut row,
         fields,
-    } = leased(&db, &FORM, &queue, [active, done], id, lease_token)?;
+    } = leased(&db, &FORM, &queue, [active, done, &outbox], id, lease_token)?;
+    let [parent] = row.hash_get([b"parent"])?;
 
     leave_active(&FORM, guard, &mut active, id)?;
-    flow::release(&db, &queue, None, &fields.groups(), 1);
+    limits::release(&db, &queue, None, &fields.groups(), 1);
     Bus::open(&db, &queue).job(b"completed", id, TOKEN.of(&call), None)?;
     let now = clock::now_ms();
+    outbox::post(&mut outbox, now, parent.as_deref(), (id, COMPLETED, result))?;
     let completed = (&b"completed"[..], &b"result"[..], result);
     moves::finish(&mut row, &mut done, id, completed, keep, now)?;
     drop(row);
@@ -128,22 +131,25 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
     let backoff = BACKOFF.read(&call)?;
     let max_attempts = MAX_ATTEMPTS.read(&call)?;
     let keep = KEEP.read(&call)?;
-    let sets = [active, pending, schedule, dead];
+    let outbox = queue.key(OUTBOX);
+    let sets = [active, pending, schedule, dead, &outbox];
     let lease_token = (TOKEN.of(&call), Fields::All);
     let Leased {
-        sets: [mut active, mut pending, mut schedule, mut dead],
+        sets: [mut active, mut pending, mut schedule, mut dead, mut outbox],
         mut row,
         fields,
     } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
 
     leave_active(&FORM, guard, &mut active, id)?;
-    flow::release(&db, &queue, Some(&mut pending), &fields.groups(), 1);
+    limits::release(&db, &queue, Some(&mut pending), &fields.groups(), 1);
     let (token, reason) = (TOKEN.of(&call), short(error));
     let mut bus = Bus::open(&db, &queue);
     bus.job(b"failed", id, token, Some((b"reason", reason)))?;
     let now = clock::now_ms();
     let state: &[u8] = if fields.exhausted(max_attempts) {
         bus.job(b"dead", id, token, Some((b"reason", reason)))?;
+        let [parent] = row.hash_get([b"parent"])?;
+        outbox::post(&mut outbox, now, parent.as_deref(), (id, FAILED, error))?;
         let error = (&b"dead"[..], &b"error"[..], error);
         moves::finish(&mut row, &mut dead, id, error, keep, now)?;
         drop(row);
@@ -186,7 +192,7 @@ pub fn reschedule(ctx: &Context, args: Args) -> Reply {
     } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
 
     leave_active(&FORM, guard, &mut active, id)?;
-    flow::release(&db, &queue, None, &fields.groups(), 1);
+    limits::release(&db, &queue, None, &fields.groups(), 1);
     let due = clock::now_ms() + delay;
     moves::set_state(&mut row, b"scheduled")?;
     moves::add(&mut schedule, due, id)?;
@@ -219,7 +225,7 @@ pub fn requeue(ctx: &Context, args: Args) -> Reply {
     } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
 
     leave_active(&FORM, guard, &mut active, id)?;
-    flow::release(&db, &queue, Some(&mut pending), &fields.groups(), 1);
+    limits::release(&db, &queue, Some(&mut pending), &fields.groups(), 1);
     let budget = (fields.max_attempts(max_attempts) + 1).to_string();
     let hset: [(&[u8], &[u8]); 2] = [(b"state", b"pending"), (b"max_attempts", budget.as_bytes())];
     row.hset(&hset)?;

@@ -4,10 +4,11 @@
 
 pub mod admin;
 pub mod block;
-pub mod flow;
+pub mod flows;
 pub mod install;
 pub mod jobs;
 pub mod lease;
+pub mod limits;
 pub mod operate;
 pub mod report;
 pub mod timers;

@@ -11,10 +11,10 @@ use crate::bus::Bus;
 use crate::clock;
 use crate::direct::{Args, Db, Key};
 use crate::errors::{self, Refusal, Reply};
-use crate::flow;
 use crate::gates::{self, Fields};
 use crate::guard;
-use crate::keyspace::{Queue, EVENTS};
+use crate::keyspace::{Queue, EVENTS, OUTBOX, WAITING};
+use crate::limits;
 use crate::moves;
 use crate::open::{argv, open};
 use crate::protocol::{clean, drain, expedite, forget, obliterate};
@@ -48,13 +48,14 @@ pub fn expedite(ctx: &Context, args: Args) -> Reply {
 /// `EMQ.FORGET 2 <pending> <base> <key>` → `1` when the idempotency key's record was deleted,
 /// `0` when the key was not held.
 pub fn forget(ctx: &Context, args: Args) -> Reply {
-    use forget::{FORM, KEY};
+    use forget::{FORM, KEY, PENDING};
     let argv = argv(args);
     let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let key = KEY.read(&call)?;
 
+    gates::sorted_sets(&db, [PENDING.of(&call)])?;
     let mut record = db.open(&queue.key(&[b"key:", key].concat()));
     if record.string()?.is_none() {
         return Ok(ValkeyValue::Integer(0));
@@ -123,7 +124,7 @@ pub fn drain(ctx: &Context, args: Args) -> Reply {
         0 => Vec::new(),
         room => schedule.first(room)?,
     };
-    let parked = flow::parked_picks(&db, &queue, limit - ready.len() - waiting.len());
+    let parked = limits::parked_picks(&db, &queue, limit - ready.len() - waiting.len());
     let n = ready.len() + waiting.len() + parked.iter().map(|(_, ids)| ids.len()).sum::<usize>();
     if n == 0 {
         return Ok(ValkeyValue::Integer(0));
@@ -132,7 +133,7 @@ pub fn drain(ctx: &Context, args: Args) -> Reply {
     guard?;
     delete_jobs(&db, &queue, &mut pending, &ready)?;
     delete_jobs(&db, &queue, &mut schedule, &waiting)?;
-    flow::drop_parked(&db, &queue, &parked)?;
+    limits::drop_parked(&db, &queue, &parked)?;
     let count = n.to_string();
     let fields: [(&[u8], &[u8]); 1] = [(b"count", count.as_bytes())];
     Bus::open(&db, &queue).queue_with(b"drained", &fields)?;
@@ -153,7 +154,11 @@ pub fn obliterate(ctx: &Context, args: Args) -> Reply {
         _ => return Err(errors::force_flag(FORM.verb)),
     };
     let limit = LIMIT.read(&call)? as usize;
-    let keys = [PENDING, ACTIVE, SCHEDULE, DONE, DEAD].map(|key| key.of(&call));
+    let [pending, active, schedule, done, dead] =
+        [PENDING, ACTIVE, SCHEDULE, DONE, DEAD].map(|key| key.of(&call));
+    // A flow's parents wait in `<base>waiting`: derived from the base, a sixth set to empty.
+    let waiting = queue.key(WAITING);
+    let keys = [pending, active, schedule, done, dead, &waiting[..]];
     let mut sets = gates::sorted_sets(&db, keys)?;
     if !force && sets[1].card()? > 0 {
         return Err(errors::queue_active(FORM.verb));
@@ -161,7 +166,7 @@ pub fn obliterate(ctx: &Context, args: Args) -> Reply {
 
     let mut held = 0;
     let mut room = limit;
-    let mut picks: [Vec<Vec<u8>>; 5] = Default::default();
+    let mut picks: [Vec<Vec<u8>>; 6] = Default::default();
     for (set, pick) in sets.iter().zip(picks.iter_mut()) {
         held += set.card()?;
         if room > 0 {
@@ -171,11 +176,12 @@ pub fn obliterate(ctx: &Context, args: Args) -> Reply {
     }
     let deleted = picks.iter().map(Vec::len).sum::<usize>() as i64;
     let left = held - deleted;
-    let (meta, events) = (queue.meta(), queue.key(EVENTS));
+    let (meta, events, outbox) = (queue.meta(), queue.key(EVENTS), queue.key(OUTBOX));
     let gone = left == 0
-        && !db.read(&meta).exists()
-        && !db.read(&events).exists()
-        && !flow::present(&db, &queue);
+        && [&meta, &events, &outbox]
+            .iter()
+            .all(|key| !db.read(key).exists())
+        && !limits::present(&db, &queue);
     if deleted == 0 && gone {
         return Ok(obliterated(0, 0));
     }
@@ -185,9 +191,10 @@ pub fn obliterate(ctx: &Context, args: Args) -> Reply {
         delete_jobs(&db, &queue, set, pick)?;
     }
     if left == 0 {
-        flow::forget(&db, &queue)?;
+        limits::forget(&db, &queue)?;
         db.del(&meta)?;
         db.del(&events)?;
+        db.del(&outbox)?;
     }
     Ok(obliterated(deleted, left))
 }

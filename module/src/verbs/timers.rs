@@ -11,12 +11,13 @@ use crate::bus::Bus;
 use crate::clock;
 use crate::direct::{Args, Db, Key, Kind};
 use crate::errors::{Refusal, Reply};
-use crate::flow;
 use crate::gates::{self, Fields, Row};
 use crate::guard;
-use crate::keyspace::{is_job_id, KeyBuf, Queue};
+use crate::keyspace::{is_job_id, KeyBuf, Queue, OUTBOX};
+use crate::limits;
 use crate::moves;
 use crate::open::{argv, open};
+use crate::outbox::{self, FAILED};
 use crate::protocol::{promote, reap};
 
 /// The error a reaped job that goes dead carries.
@@ -138,7 +139,8 @@ pub type Reaped = (Vec<Vec<u8>>, Vec<Vec<u8>>);
 /// The reaping both `EMQ.REAP` and the module's own timers ([`crate::ticker`]) run on one queue:
 /// type gate on `[active, pending, dead]`, at most `limit` leases expired before the cached
 /// clock read with their rows, then — when `guard` passed — the bus's age trim and the moves
-/// (`stalled`, then back to `pending` or `dead` with its entry), retention, one wake. →
+/// (`stalled`, then back to `pending` or `dead` with its entry, and a flow child's outbox entry
+/// — [`crate::outbox`] — in `<base>outbox`, type-gated with the sets), retention, one wake. →
 /// `(ids back in pending, ids dead)`.
 pub fn reap_expired(
     db: &Db,
@@ -151,7 +153,9 @@ pub fn reap_expired(
     }: Reaping,
     guard: Result<(), Refusal>,
 ) -> Result<Reaped, Refusal> {
-    let [mut active, mut pending, mut dead] = gates::sorted_sets(db, [active, pending, dead])?;
+    let outbox = queue.key(OUTBOX);
+    let [mut active, mut pending, mut dead, mut outbox] =
+        gates::sorted_sets(db, [active, pending, dead, &outbox])?;
 
     let now = clock::now_ms();
     let expired = pick(&active, now, false, limit)?;
@@ -184,6 +188,9 @@ pub fn reap_expired(
                 attempt.as_bytes(),
                 Some((b"reason", LEASE_EXPIRED)),
             )?;
+            let [parent] = row.hash_get([b"parent"])?;
+            let settled = (&id[..], FAILED, LEASE_EXPIRED);
+            outbox::post(&mut outbox, now, parent.as_deref(), settled)?;
             let error = (&b"dead"[..], &b"error"[..], LEASE_EXPIRED);
             moves::finish(&mut row, &mut dead, &id, error, keep, now)?;
             buried.push(id);
@@ -195,7 +202,7 @@ pub fn reap_expired(
     if !buried.is_empty() {
         moves::retain(db, queue, &mut dead, keep)?;
     }
-    flow::release(db, queue, Some(&mut pending), &groups, left);
+    limits::release(db, queue, Some(&mut pending), &groups, left);
     if !back.is_empty() {
         moves::wake(db, queue, back.len() as i64);
     }

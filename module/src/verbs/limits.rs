@@ -1,14 +1,14 @@
 //! Flow control's verb: `EMQ.LIMIT` (docs/protocol.md, "Flow control"). The claim's limits and
-//! the release on leaving `active` are [`crate::flow`]'s.
+//! the release on leaving `active` are [`crate::limits`]'s.
 
 use valkey_module::{Context, ValkeyValue};
 
 use crate::direct::{Args, Db};
 use crate::errors::{self, Refusal, Reply};
-use crate::flow::LIMITED;
 use crate::gates;
 use crate::guard;
 use crate::keyspace::{LIMITS, PARKED};
+use crate::limits::LIMITED;
 use crate::moves;
 use crate::open::{argv, open};
 use crate::protocol::limit::{CONCURRENCY, FORM, GROUP, PENDING, RATE_MAX, RATE_MS, SCOPE};

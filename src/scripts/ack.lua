@@ -1,0 +1,16 @@
+#!lua flags=allow-oom
+-- ack: a relayed entry leaves its queue's outbox (the relay's last step, docs/protocol.md "Flows").
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
+-- Form:    EMQ.ACK 1 <outbox> <entry>
+-- KEYS[1]  emq:{q}:outbox     the entries a flow's children left for their parents
+-- ARGV[1]  <entry>            the entry, byte for byte
+-- Reply:   1 removed | 0 not there (relayed before)
+-- Errors:  shape, WRONGTYPE
+local form = 'EMQ.ACK 1 <outbox> <entry>'
+if #KEYS ~= 1 then return redis.error_reply('ERR EMQ.ACK wrong number of keys: ' .. form) end
+if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.ACK wrong number of values: ' .. form) end
+local t = redis.call('TYPE', KEYS[1]).ok
+if t ~= 'zset' and t ~= 'none' then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+return redis.call('ZREM', KEYS[1], ARGV[1])
