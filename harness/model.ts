@@ -124,6 +124,14 @@ const outboxEntry = pick(
   ["P\0JOB00000000009\0JOB00000000001\0completed\0ok", "P\0JOB00000000009\0JOB00000000002\0failed\0boom"],
   ["", "x"],
 );
+// Schedules: two names; instants long past (a job is due at once on both sides: an instant ahead
+// would put a server-clock delay on the bus, which differs by a few ms between the two sides).
+const schedName = pick(["s1", "s1", "s2"], ["", "a\tb"]);
+const spec = fc.constantFrom('{"everyMs":1000}', '{"cron":"* * * * *"}', "");
+const instant = pick(["1000", "2000", "3000"], ["0", "-1", "x"]);
+const fireAt = pick(["0", "1000", "2000", "3000"], ["-1", "01"]);
+const fireNext = pick(["0", "2000", "3000", "4000"], ["x"]);
+const endAt = pick(["0", "0", "2500"], ["-1"]);
 const longBytes = fc.constantFrom(Buffer.alloc(199, 0x61), Buffer.alloc(200, 0x62), Buffer.alloc(201, 0x63));
 
 const twist: fc.Arbitrary<Twist> = fc.oneof(
@@ -183,6 +191,11 @@ const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twist" | "q
   }),
   SETTLE: fc.record({ id: idChoice(null), values: fc.tuple(childQueue, childId, outcome, bytes) }),
   ACK: fc.record({ values: fc.tuple(outboxEntry) }),
+  SCHEDULE: fc.record({
+    values: fc.tuple(schedName, spec, instant, count, endAt, bytes, priority, count, timeout),
+  }),
+  UNSCHEDULE: fc.record({ values: fc.tuple(schedName) }),
+  FIRE: fc.record({ id: idChoice(null), values: fc.tuple(schedName, instant, fireAt, fireNext) }),
 };
 const WEIGHTS: Record<string, number> = {
   ENQUEUE: 7,
@@ -211,6 +224,9 @@ const WEIGHTS: Record<string, number> = {
   PARENT: 2,
   SETTLE: 3,
   ACK: 1,
+  SCHEDULE: 2,
+  UNSCHEDULE: 1,
+  FIRE: 3,
 };
 
 const FIELDS = [

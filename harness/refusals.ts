@@ -45,6 +45,12 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
     setup: [C("PARENT", [J(1), "p", "0", "0", "2", "fail", ""])],
   },
   ACK: { values: ["e"], setup: [] },
+  SCHEDULE: { values: ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"], setup: [] },
+  UNSCHEDULE: { values: ["n"], setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"])] },
+  FIRE: {
+    values: [J(1), "n", "1000", "1000", "2000"],
+    setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"])],
+  },
 };
 
 /** The keys of `verb` for a literal queue name (the same bytes on both sides). */

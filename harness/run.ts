@@ -16,6 +16,7 @@ import { OPERATE_CASES } from "./operate.js";
 import type { Executors, Fault } from "./executors.js";
 import { runModel } from "./model.js";
 import { REFUSAL_CASES } from "./refusals.js";
+import { REPEAT_CASES } from "./repeat.js";
 import { Tally } from "./report.js";
 import { clusterStage, singleStage } from "./stage.js";
 import { CaseRun } from "./steps.js";
@@ -58,6 +59,7 @@ export const ALL_CASES: Case[] = [
   ...DRAIN_CASES,
   ...LIMIT_CASES,
   ...FLOW_CASES,
+  ...REPEAT_CASES,
   ...REFUSAL_CASES,
 ];
 

@@ -275,6 +275,7 @@ export class CaseRun {
     const values = call.values.map((v) => Buffer.from(v));
     const offsets = offsetsOf(verb, values);
     const carried = carriedOf(verb);
+    const given = new Set(call.values.map((v) => Buffer.from(v).toString("latin1")));
     const [rawS, rawN, published] = await Promise.all([
       this.dump(this.script),
       this.dump(this.native),
@@ -288,6 +289,7 @@ export class CaseRun {
       window: windows.script,
       offsets,
       carried,
+      given,
     });
     const n = normalize(rawN, {
       queues: this.names(this.native),
@@ -296,6 +298,7 @@ export class CaseRun {
       window: windows.native,
       offsets,
       carried,
+      given,
       epoch: { runId: this.ex.scratch.runId, leasedRows: leased },
     });
     const problems = [...s.issues.map((i) => `script: ${i}`), ...n.issues.map((i) => `native: ${i}`)];

@@ -18,7 +18,8 @@ export type KeySlot =
   | "meta"
   | "waiting"
   | "outbox"
-  | "base";
+  | "base"
+  | "repeats";
 export type Grammar =
   | "ms"
   | "delay"
@@ -28,7 +29,8 @@ export type Grammar =
   | "limit"
   | "trace"
   | "label"
-  | "parent";
+  | "parent"
+  | "name";
 export type TimeSet = "active" | "schedule" | "done" | "dead" | "waiting" | "outbox";
 export const TIME_SETS: readonly TimeSet[] = ["active", "schedule", "done", "dead", "waiting", "outbox"];
 
@@ -118,6 +120,8 @@ export function accepts(grammar: Grammar, text: string): boolean {
       return text.length <= 255 && !CONTROL.test(text);
     case "parent":
       return text === "" || isParent(text);
+    case "name":
+      return isName(Buffer.from(text, "latin1"));
   }
 }
 
@@ -140,6 +144,11 @@ export const RULES: Record<Grammar, string> = Object.fromEntries(
 /** A value grammar's refusal text. */
 export function valueError(verb: string, name: string, grammar: Grammar): string {
   return `ERR EMQ.${verb} ${name} must be ${RULES[grammar]}`;
+}
+
+/** The `name` grammar: 1 to 255 bytes, none of them a control byte (0x00–0x1F, 0x7F). */
+export function isName(bytes: Buffer): boolean {
+  return bytes.length > 0 && bytes.length <= 255 && !bytes.some((b) => b < 0x20 || b === 0x7f);
 }
 
 /* ------------------------------------------------------------------ keys and layout */

@@ -106,6 +106,10 @@ export {
   type PageOptions,
   type QueueAddOptions,
   type QueueOptions,
+  type ScheduleInfo,
+  type ScheduleJobOptions,
+  type ScheduleOptions,
+  type ScheduleResult,
 } from "./queue.js";
 export {
   Worker,

@@ -74,3 +74,10 @@ export {
   type FinishedState,
   type ObliterateStep,
 } from "./jobs/operate.js";
+export {
+  type FireOutcome,
+  fireInstant,
+  type ScheduleOutcome,
+  scheduleRecord,
+  unscheduleRecord,
+} from "./jobs/repeat.js";

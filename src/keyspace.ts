@@ -19,6 +19,7 @@ export type QueueKeyType =
   | "events"
   | "waiting"
   | "outbox"
+  | "repeats"
   | "";
 
 /**

@@ -53,10 +53,21 @@ import type { PageOptions } from "./operate/paging.js";
 import { type JobInfo, jobInfo, type JobState } from "./operate/row.js";
 import { lanesOf, recordedLanes } from "./lanes/registry.js";
 import { checkTracing, type TracingOption } from "./observe/tracing-option.js";
+import {
+  listSchedules,
+  type ScheduleInfo,
+  type ScheduleResult,
+  schedule,
+  unschedule,
+  unscheduleAll,
+} from "./schedules/api.js";
+import type { ScheduleOptions } from "./schedules/options.js";
 import { ProducerSpans } from "./observe/tracing.js";
 
 export type { JobInfo, JobState } from "./operate/row.js";
 export type { ListedJob } from "./operate/listing.js";
+export type { ScheduleInfo, ScheduleResult } from "./schedules/api.js";
+export type { ScheduleJobOptions, ScheduleOptions } from "./schedules/options.js";
 export type { CleanOptions } from "./operate/actions.js";
 export type { PageOptions } from "./operate/paging.js";
 
@@ -66,6 +77,8 @@ export interface JobCounts {
   active: number;
   completed: number;
   dead: number;
+  /** Flow parents waiting for their children. */
+  waiting: number;
   paused: boolean;
 }
 
@@ -103,7 +116,7 @@ export interface QueueOptions {
   tracing?: TracingOption;
 }
 
-const STATES = ["pending", "schedule", "active", "done", "dead"] as const;
+const STATES = ["pending", "schedule", "active", "done", "dead", "waiting"] as const;
 
 export class Queue {
   /** The queue's default durability (`QueueOptions.durability`), if any. */
@@ -268,12 +281,13 @@ export class Queue {
       active: 0,
       completed: 0,
       dead: 0,
+      waiting: 0,
       paused: each.every((c) => c.paused),
       partlyPaused: each.some((c) => c.paused),
       lanes: {},
     };
     each.forEach((c, i) => {
-      for (const state of ["pending", "scheduled", "active", "completed", "dead"] as const)
+      for (const state of ["pending", "scheduled", "active", "completed", "dead", "waiting"] as const)
         sum[state] += c[state];
       sum.lanes[lanes[i]!] = c;
     });
@@ -350,7 +364,7 @@ export class Queue {
    * stream, on every lane, 1,000 jobs per call (`OBLITERATE`). While a job is active it refuses
    * with `QueueActiveError` and writes nothing, unless `force` (running jobs are deleted too:
    * their workers' settlements then fail). Pauses the queue first so no claim starts meanwhile.
-   * Returns how many jobs were deleted.
+   * Its schedules are removed too. Returns how many jobs were deleted.
    */
   /**
    * Releases an idempotency key before its `keyTtlMs`: the next add with it adds a new job. True
@@ -365,7 +379,36 @@ export class Queue {
 
   async obliterate(opts: { force?: boolean } = {}): Promise<number> {
     const force = opts?.force ?? false;
-    return obliterateLanes(this.connection, this.name, await this.lanesInUse(), force);
+    const deleted = await obliterateLanes(this.connection, this.name, await this.lanesInUse(), force);
+    if (this.lanes === 1) await unscheduleAll(this.connection, this.name); // its schedules go too
+    return deleted;
+  }
+
+  /**
+   * Creates or replaces the schedule `name`: a job (`payload`, `opts`) per instant of `cron` (in
+   * `tz`) or of `everyMs`, from `startAt` to `endAt`, `limit` jobs at most; instants missed while
+   * no worker ran are skipped or caught up (`missed`). The queue's workers add the jobs, exactly
+   * one per instant however many run. Calling it again with the same options changes nothing.
+   * Not on a laned queue.
+   */
+  async schedule(name: string, options: ScheduleOptions): Promise<ScheduleResult> {
+    this.unlaned("schedule");
+    return schedule(this.connection, this.name, name, options);
+  }
+
+  /** Removes the schedule `name` (false: there was none). The jobs it added stay. */
+  async unschedule(name: string): Promise<boolean> {
+    this.unlaned("unschedule");
+    return unschedule(this.connection, this.name, name);
+  }
+
+  /** The queue's schedules, the soonest due first: spec, next instant, jobs added so far. */
+  async schedules(): Promise<ScheduleInfo[]> {
+    return this.lanes === 1 ? listSchedules(this.connection, this.name) : [];
+  }
+
+  private unlaned(call: string): void {
+    if (this.lanes !== 1) throw new InvalidArgumentError(call, "a laned queue has no schedules");
   }
 
   /**
@@ -416,7 +459,7 @@ export class Queue {
   }
 
   private async countsOf(queue: string): Promise<JobCounts> {
-    const [pending, scheduled, active, completed, dead, paused] = await Promise.all([
+    const [pending, scheduled, active, completed, dead, waiting, paused] = await Promise.all([
       ...STATES.map((s) => this.connection.send("ZCARD", [queueKey(queue, s)])),
       this.connection.send("HGET", [queueKey(queue, "meta"), "paused"]),
     ]);
@@ -426,6 +469,7 @@ export class Queue {
       active: Number(active),
       completed: Number(completed),
       dead: Number(dead),
+      waiting: Number(waiting),
       paused: paused != null && String(paused) === "1",
     };
   }

@@ -22,6 +22,7 @@ import {
 import { withinTimeout } from "./worker/timeout.js";
 import { ConsumerSpans, type Settled } from "./observe/consumer-spans.js";
 import type { Queue } from "./queue.js";
+import { ScheduleLoop } from "./schedules/loop.js";
 import { WakeGate } from "./wake.js";
 import { isFatal, rateLimitedConsole, retryAfterError } from "./worker/faults.js";
 import { abandonable, withinBound } from "./worker/claims.js";
@@ -88,6 +89,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private watchHeld = false;
   /** A wait is in the server and no wake has been charged to it yet (it takes that job itself). */
   private waitTakesOne = false;
+  /** The queue's schedule loop (a queue without lanes): adds the jobs of due schedules. */
+  private readonly schedules: ScheduleLoop | undefined;
 
   constructor(
     queue: Queue,
@@ -127,7 +130,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
           this.waitTakesOne = false;
           if (others > 0) this.gate.wake(others);
         },
+        dueChanged: () => this.schedules?.poke(),
         resubscribed: () => {
+          this.schedules?.poke();
           this.lanes.set.wokeAll();
           this.gate.wakeAll();
         },
@@ -135,6 +140,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
         fault: (err) => void this.fault(err),
       },
     );
+    this.schedules =
+      queue.lanes === 1
+        ? new ScheduleLoop(this.conn, this.name, { error: (err) => void this.fault(err) })
+        : undefined;
     this.closed = new Promise<void>((resolve, reject) => {
       this.settleClosed = (error?: unknown) => (error === undefined ? resolve() : reject(error));
     });
@@ -187,6 +196,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
     }
     if (this.closing) return;
+    this.schedules?.start();
     await this.startWatcher();
     if (this.closing) return;
     this.heartbeat = setInterval(() => this.renewLeases(), Math.max(Math.floor(this.opts.leaseMs / 3), 1));
@@ -502,6 +512,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     for (const entry of unfinished) entry.job.abort(new Error("worker closed"));
     await withinBound(Promise.allSettled([...this.settling]));
     await this.watcher?.close();
+    await this.schedules?.stop();
     await this.lanes.stop();
   }
 

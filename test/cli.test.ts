@@ -75,8 +75,8 @@ describe("echomq: usage", () => {
       [["jobs", "q", "--bogus"], /Unknown option '--bogus'/],
       [["jobs", "q", "--limit", "0"], /--limit must be an integer from 1 to 1000, got "0"/],
       [
-        ["jobs", "q", "--state", "waiting"],
-        /invalid state: must be one of pending, scheduled, active, completed, dead/,
+        ["jobs", "q", "--state", "nope"],
+        /invalid state: must be one of pending, scheduled, active, completed, dead, waiting, got "nope"/,
       ],
       [["jobs", "q", "--wire", "5"], /--wire must be 4, 6 or auto/],
       [["queues", "--nodes", "nohost"], /--nodes: "nohost" is not host:port/],
@@ -152,7 +152,7 @@ for (const wire of [4, 6] as Wire[]) {
       const human = await run(["queues"]);
       assert.match(
         human.stdout,
-        /^queue\s+lanes\s+pending\s+scheduled\s+active\s+completed\s+dead\s+paused$/m,
+        /^queue\s+lanes\s+pending\s+scheduled\s+active\s+completed\s+dead\s+waiting\s+paused$/m,
       );
       assert.match(human.stdout, /^mail\s+1\s+2\s+1\s+0\s+0\s+0\s+no$/m);
 

@@ -125,6 +125,7 @@ for (const wire of [4, 6] as Wire[]) {
           active: 0,
           completed: 4,
           dead: 0,
+          waiting: 0,
           paused: false,
         });
         assert.equal(Number(await shards[i]!.cli("ZCARD", queueKey(name, "done"))), 4, "on its own shard");

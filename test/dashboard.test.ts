@@ -151,11 +151,11 @@ forEachWire("dashboard API", (ctx) => {
       assert.deepEqual((await post(dash.url, "/api/queues/dash-act/resume")).body, { ok: true });
       assert.equal((await q.counts()).paused, false);
 
-      const badState = await get(dash.url, "/api/queues/dash-act/jobs?state=waiting");
+      const badState = await get(dash.url, "/api/queues/dash-act/jobs?state=nope");
       assert.equal(badState.status, 400);
       assert.equal(
         badState.body.error,
-        'state must be one of pending, scheduled, active, completed, dead, got "waiting"',
+        'state must be one of pending, scheduled, active, completed, dead, waiting, got "nope"',
       );
       const badLimit = await get(dash.url, "/api/queues/dash-act/jobs?limit=-1");
       assert.equal(badLimit.status, 400);

@@ -74,6 +74,7 @@ forEachWire("worker under real traffic", (ctx) => {
         active: 0,
         completed: 0,
         dead: 0,
+        waiting: 0,
         paused: false,
       },
     );

@@ -56,6 +56,7 @@ forEachWire("Queue and Worker", (ctx) => {
       active: 0,
       completed: 50,
       dead: 0,
+      waiting: 0,
       paused: false,
     });
   });

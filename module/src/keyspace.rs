@@ -38,6 +38,8 @@ pub const RATE: &[u8] = b"rate";
 pub const GROUPS: &[u8] = b"groups";
 pub const PARKED: &[u8] = b"parked";
 pub const GROUP: &[u8] = b"group:";
+/// A schedule's record: `emq:{q}:repeat:<name>`.
+pub const REPEAT: &[u8] = b"repeat:";
 
 /// Splits `emq:{<name>}:<type>` into `(name, type)`: the name runs to the first `}`, which must
 /// be followed by `:`. `None` without the `emq:{` prefix or without `}:` after the name.
@@ -161,6 +163,11 @@ impl<'a> Queue<'a> {
     /// `emq:{<q>}:job:<id>`
     pub fn job(&self, id: &[u8]) -> KeyBuf {
         KeyBuf::of(&[PREFIX, self.name, CLOSE, ROW, id])
+    }
+
+    /// `emq:{<q>}:repeat:<name>`: a schedule's record.
+    pub fn repeat(&self, name: &[u8]) -> KeyBuf {
+        KeyBuf::of(&[PREFIX, self.name, CLOSE, REPEAT, name])
     }
 
     /// Whether `key` is this queue's `<kind>` key, byte for byte.

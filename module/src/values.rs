@@ -39,6 +39,8 @@ pub enum TextGrammar {
     /// Empty, or `<queue>` NUL `<id>`: a queue name by the queue-name rule and an id with the
     /// `JOB` prefix and no control byte (a flow parent).
     Parent,
+    /// 1 to [`MAX_LABEL`] bytes without a control byte (a schedule's name).
+    Name,
 }
 
 // `Grammar::rule` and `TextGrammar::rule`, each grammar's rule text, made from the protocol data
@@ -109,6 +111,7 @@ impl TextGrammar {
             TextGrammar::Trace => text.is_empty() || trace(text),
             TextGrammar::Label => text.len() <= MAX_LABEL && !text.iter().any(is_control),
             TextGrammar::Parent => text.is_empty() || parent(text).is_some(),
+            TextGrammar::Name => !text.is_empty() && TextGrammar::Label.accepts(text),
         }
     }
 }
@@ -353,6 +356,20 @@ mod tests {
             g.rule(),
             "empty or a W3C traceparent, optionally ;tracestate, of at most 512 bytes"
         );
+    }
+
+    #[test]
+    fn name_grammar() {
+        let g = TextGrammar::Name;
+        let longest = "x".repeat(MAX_LABEL);
+        for good in ["a", "nightly report", "ü:{}", longest.as_str()] {
+            assert!(g.accepts(good.as_bytes()), "{good}");
+        }
+        let too_long = "x".repeat(MAX_LABEL + 1);
+        for bad in ["", "a\tb", "a\0b", "a\x7fb", "\n", too_long.as_str()] {
+            assert!(!g.accepts(bad.as_bytes()), "{bad:?}");
+        }
+        assert_eq!(g.rule(), "1 to 255 bytes, no control characters");
     }
 
     /// The rule texts as the protocol's grammar table writes them.

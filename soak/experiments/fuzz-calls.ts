@@ -54,6 +54,7 @@ export type KeyType =
   | "dead"
   | "meta"
   | "base"
+  | "repeats"
   | "version";
 export type ValueKind =
   | "id"
@@ -67,7 +68,8 @@ export type ValueKind =
   | "limit"
   | "trace"
   | "label"
-  | "parent";
+  | "parent"
+  | "name";
 
 export interface Form {
   verb: string;
@@ -138,6 +140,8 @@ function validValue(rng: Rng, kind: ValueKind, job: SeedJob | undefined, payload
       return rng.pick(["", "", "g1", "order 42: é", "l".repeat(255)]);
     case "parent":
       return rng.pick(["", "", `parent q\u0000${newId()}`]);
+    case "name":
+      return rng.pick(["a", "nightly", "n".repeat(255)]);
   }
 }
 
@@ -163,6 +167,7 @@ const BAD_VALUES: Record<Exclude<ValueKind, "id" | "bytes">, readonly string[]> 
   ],
   label: ["\u0000", "a\tb", "x\u007f", "l".repeat(256)],
   parent: ["x", "\u0000JOB00000000001", "q\u0000job00000000001", "{q}\u0000JOB00000000001", "q\u0000JOB1\n"],
+  name: ["", "\u0000", "a\tb", "x\u007f", "n".repeat(256)],
 };
 
 const BAD_NUMKEYS = [

@@ -97,7 +97,8 @@ export function moduleFuzz(wire: Wire, p: ModuleFuzzParams): Promise<Outcome> {
       await conn.close();
       const admin0 = open(0);
       const admin2 = open(2);
-      for (const t of ["pending", "active", "schedule", "done", "dead"])
+      // Every set a verb declares holds a string (flows' and schedules' sets too): each call refused.
+      for (const t of ["pending", "active", "schedule", "done", "dead", "waiting", "outbox", "repeats"])
         await admin0.set(`emq:{wt}:${t}`, "x");
       await admin0.zadd("emq:{wt}:meta", 1, "paused");
       // Database 2: the same fuzz keys, under a wire-4 brand: the native fence refuses there.

@@ -1,6 +1,7 @@
 /**
  * The commands that read: `status`, `queues`, `jobs`, `job`, `metrics`.
  */
+import { fromClientNamePart } from "../worker/client-name.js";
 import type { Cluster, Redis } from "iovalkey";
 import type { Connection } from "../connector/connection.js";
 import { isValidQueue, VERSION_KEY } from "../keyspace.js";
@@ -14,7 +15,7 @@ import { type Command, QUEUE } from "./command.js";
 import { NotFoundError } from "./errors.js";
 import { jobJson, jobsTable, jobText, table } from "./format.js";
 
-const STATES = ["pending", "scheduled", "active", "completed", "dead"] as const;
+const STATES = ["pending", "scheduled", "active", "completed", "dead", "waiting"] as const;
 
 /** Every queue the server holds (a bounded SCAN of every primary) with its counts. */
 async function queueRows(conn: Connection) {
@@ -42,8 +43,10 @@ async function workersByQueue(conn: Connection): Promise<Map<string, number>> {
   const lists = await Promise.all(nodes(conn, "all").map((n) => n.call("CLIENT", "LIST").catch(() => "")));
   const counts = new Map<string, number>();
   for (const line of lists.join("\n").split("\n")) {
-    const name = / name=emq-wake-(\S+) /.exec(line)?.[1];
-    if (name !== undefined) counts.set(name, (counts.get(name) ?? 0) + 1);
+    const part = / name=emq-wake-(\S+) /.exec(line)?.[1];
+    if (part === undefined) continue;
+    const name = fromClientNamePart(part);
+    counts.set(name, (counts.get(name) ?? 0) + 1);
   }
   return counts;
 }

@@ -27,13 +27,7 @@ export interface RouteContext {
   readOnly: boolean;
 }
 
-const STATES: readonly Exclude<JobState, "waiting">[] = [
-  "pending",
-  "scheduled",
-  "active",
-  "completed",
-  "dead",
-];
+const STATES: readonly JobState[] = ["pending", "scheduled", "active", "completed", "dead", "waiting"];
 const CLEANABLE = ["completed", "dead"] as const;
 
 function queueName(raw: string): string {
@@ -107,10 +101,7 @@ export async function route(
       stream(ctx, req, res);
     } else if (parts[0] === "queues" && parts[2] === "jobs" && parts.length === 3) {
       const queue = open(parts[1]!);
-      const state = stateParam(url.searchParams.get("state") ?? "pending", STATES) as Exclude<
-        JobState,
-        "waiting"
-      >;
+      const state = stateParam(url.searchParams.get("state") ?? "pending", STATES) as JobState;
       const offset = intParam(url, "offset", 0, 1_000_000_000);
       const limit = Math.max(1, intParam(url, "limit", 20, 200));
       const page = await queue.getJobs(state, { offset, limit });

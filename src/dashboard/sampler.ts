@@ -195,6 +195,7 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
         active: counts.active,
         completed: counts.completed,
         dead: counts.dead,
+        waiting: counts.waiting,
         paused: counts.paused,
       },
       completedPerSec: [...track.completed],

@@ -6,6 +6,7 @@
  *   metrics.observe(worker);                         // counters and histograms of that worker
  *   http.createServer(metrics.handler()).listen(9464); // or mount metrics.handler() at /metrics
  */
+import { wakeClientName } from "../worker/client-name.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { idTime, isValidBrandedId } from "../branded-id.js";
@@ -24,7 +25,7 @@ export interface MetricsOptions {
   version?: string;
 }
 
-const STATES = ["pending", "scheduled", "active", "completed", "dead"] as const;
+const STATES = ["pending", "scheduled", "active", "completed", "dead", "waiting"] as const;
 /** Seconds: 1 ms to 10 min, for handler time and waiting time alike. */
 const BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600];
 
@@ -200,7 +201,9 @@ export class Metrics {
     ]);
     const clients = list === null ? "" : String(list);
     return rest.map(([name, s]) => {
-      const workers = clients.split("\n").filter((line) => line.includes(` name=emq-wake-${name} `)).length;
+      const workers = clients
+        .split("\n")
+        .filter((line) => line.includes(` name=${wakeClientName(name)} `)).length;
       return [name, { ...s, workers }] as const;
     });
   }

@@ -18,9 +18,24 @@ export type KeySlot =
   | "waiting"
   | "outbox"
   | "base"
+  | "repeats"
   | "version";
-/** Value grammars: numbers (decimal text), and `trace` (text: a W3C trace context or empty). */
-export type Grammar = "ms" | "delay" | "count" | "positive" | "priority" | "limit" | "trace";
+/**
+ * Value grammars: numbers (decimal text); text: `trace` (a W3C trace context or empty), `label`
+ * (empty or 1–255 bytes, no control byte), `parent` (empty or queue NUL id), `name` (1–255 bytes,
+ * no control byte).
+ */
+export type Grammar =
+  | "ms"
+  | "delay"
+  | "count"
+  | "positive"
+  | "priority"
+  | "limit"
+  | "trace"
+  | "label"
+  | "parent"
+  | "name";
 /** Admission: refused over `maxmemory`; drain: runs over it; read: reads only. */
 export type VerbClass = "admission" | "drain" | "read";
 export type TimeSet = "active" | "schedule" | "done" | "dead" | "waiting" | "outbox";

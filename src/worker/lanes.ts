@@ -5,6 +5,7 @@
  * relay per lane (always: the node does not relay), and the registry read again now and then so
  * lanes recorded later join. A queue without lanes is one lane: the queue itself.
  */
+import { laneClientName, wakeClientName } from "./client-name.js";
 import type { Connection, Subscription } from "../connector/connection.js";
 import { DEFAULT_RELAY, Relay } from "../flows/relay.js";
 import { recordLanes } from "../jobs.js";
@@ -18,6 +19,8 @@ import { serverRunsTimers } from "./housekeeping.js";
 export interface LaneEvents {
   /** `n` jobs became ready on `lane`. */
   wake(lane: string, n: number): void;
+  /** A due time changed on `lane` (wake `0`: a delayed job, a schedule added or replaced). */
+  dueChanged?(lane: string): void;
   /** Subscribed again: wakes may have been missed on every lane. */
   resubscribed(): void;
   stalled(requeued: string[], dead: string[]): void;
@@ -121,16 +124,18 @@ export class WorkerLanes {
   /**
    * `SSUBSCRIBE emq:{lane}:wake` on a fenced socket of its own (on a cluster, on the primary that
    * owns the lane's slot, following it when it moves). The queue's first lane's socket is named
-   * `emq-wake-<queue>`, so a worker counts once per queue in `CLIENT LIST`.
+   * `emq-wake-<queue>` (`wakeClientName`), so a worker counts once per queue in `CLIENT LIST`.
    */
   private async subscribe(lane: string): Promise<void> {
     const first = this.subscriptions.size === 0 && lane === this.set.all()[0];
     const subscription = await this.conn.subscribeShard(queueKey(lane, "wake"), {
-      name: first ? `emq-wake-${this.queue}` : `emq-lane-${lane}`,
+      name: first ? wakeClientName(this.queue) : laneClientName(lane),
       onMessage: (message) => {
         const ready = wakeCount(message);
-        if (ready === 0) this.timers.get(lane)?.scheduleChanged();
-        else this.events.wake(lane, ready);
+        if (ready === 0) {
+          this.timers.get(lane)?.scheduleChanged();
+          this.events.dueChanged?.(lane);
+        } else this.events.wake(lane, ready);
       },
       onResubscribed: () => this.events.resubscribed(),
       onFatal: (err) => this.events.fault(err),

@@ -10,6 +10,7 @@ pub mod jobs;
 pub mod lease;
 pub mod limits;
 pub mod operate;
+pub mod repeat;
 pub mod report;
 pub mod timers;
 pub mod version;

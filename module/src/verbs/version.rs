@@ -62,7 +62,7 @@ mod tests {
     #[test]
     fn reply_shape() {
         let text = |s: &str| ValkeyValue::BulkString(s.to_owned());
-        let tokens = "ENQUEUE ADD CLAIM EXTEND COMPLETE FAIL RETRY PROMOTE REAP REMOVE PAUSE RESUME RESCHEDULE REQUEUE LANES EVENTS PROGRESS LOG EXPEDITE CLEAN DRAIN OBLITERATE FORGET PARENT SETTLE ACK LIMIT";
+        let tokens = "ENQUEUE ADD CLAIM EXTEND COMPLETE FAIL RETRY PROMOTE REAP REMOVE PAUSE RESUME RESCHEDULE REQUEUE LANES EVENTS PROGRESS LOG EXPEDITE CLEAN DRAIN OBLITERATE FORGET PARENT SETTLE ACK SCHEDULE UNSCHEDULE FIRE LIMIT";
         let verbs = ValkeyValue::Array(tokens.split(' ').map(text).collect());
         let want = vec![
             text("wire"),

@@ -3,7 +3,7 @@
 
 const token = new URLSearchParams(location.search).get("token");
 const headers = token ? { authorization: `Bearer ${token}` } : {};
-const STATES = ["pending", "scheduled", "active", "completed", "dead"];
+const STATES = ["pending", "scheduled", "active", "completed", "dead", "waiting"];
 const PAGE = 20;
 
 const view = { queue: null, state: "pending", offset: 0, job: null, snapshot: null, readOnly: false };

@@ -1,0 +1,260 @@
+//! Schedules: `EMQ.SCHEDULE` (create or replace a schedule), `EMQ.UNSCHEDULE` (remove it) and
+//! `EMQ.FIRE` (the job of one instant, compare-and-set on the schedule's next instant).
+//!
+//! The server computes no instant: the host does, from the spec the record keeps. The record
+//! `<base>repeat:<name>` (a hash) holds what the jobs carry, the next instant and the count
+//! fired; `repeats` (a sorted set) holds each name at its next instant.
+
+use valkey_module::{Context, ValkeyValue};
+
+use crate::bus::Bus;
+use crate::clock;
+use crate::direct::{Args, Db, Key};
+use crate::errors::{Refusal, Reply};
+use crate::gates;
+use crate::guard;
+use crate::keyspace::Queue;
+use crate::moves;
+use crate::open::{argv, open};
+use crate::protocol::{fire, schedule, unschedule};
+use crate::values::Grammar;
+
+/// The record's fields that describe a schedule, in the order `EMQ.SCHEDULE` compares them.
+const DESCRIBED: [&[u8]; 7] = [
+    b"spec",
+    b"payload",
+    b"priority",
+    b"max_attempts",
+    b"timeout",
+    b"limit",
+    b"end_at",
+];
+
+/// `EMQ.SCHEDULE 2 <repeats> <base> <name> <spec> <next> <limit> <end_at> <payload> <priority>
+/// <max_attempts> <timeout>` → `1` created, `2` replaced, `0` unchanged (nothing written).
+pub fn schedule(ctx: &Context, args: Args) -> Reply {
+    use schedule::{
+        END_AT, FORM, LIMIT, MAX_ATTEMPTS, NAME, NEXT, PAYLOAD, PRIORITY, REPEATS, SPEC, TIMEOUT,
+    };
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
+    let db = Db::new(ctx, args, guard.is_ok());
+
+    let name = NAME.read(&call)?;
+    NEXT.read(&call)?;
+    LIMIT.read(&call)?;
+    END_AT.read(&call)?;
+    PRIORITY.read(&call)?;
+    MAX_ATTEMPTS.read(&call)?;
+    TIMEOUT.read(&call)?;
+    let given: [&[u8]; 7] = [
+        SPEC.of(&call),
+        PAYLOAD.of(&call),
+        PRIORITY.of(&call),
+        MAX_ATTEMPTS.of(&call),
+        TIMEOUT.of(&call),
+        LIMIT.of(&call),
+        END_AT.of(&call),
+    ];
+
+    let [mut repeats] = gates::sorted_sets(&db, [REPEATS.of(&call)])?;
+    let mut record = db.open(&queue.repeat(name));
+    gates::hash(&record)?;
+    let existed = record.exists();
+    if existed {
+        let stored = record.hash_get(DESCRIBED)?;
+        let same = stored
+            .iter()
+            .zip(given)
+            .all(|(stored, given)| stored.as_deref() == Some(given));
+        if same {
+            return Ok(ValkeyValue::Integer(0));
+        }
+    }
+
+    guard?;
+    let mut pairs: Vec<(&[u8], &[u8])> = DESCRIBED.into_iter().zip(given).collect();
+    pairs.push((b"next", NEXT.of(&call)));
+    if !existed {
+        pairs.push((b"fired", b"0"));
+    }
+    record.hset(&pairs)?;
+    moves::add(&mut repeats, NEXT.read(&call)?, name)?;
+    moves::wake_scheduled(&db, &queue);
+    Ok(ValkeyValue::Integer(if existed { 2 } else { 1 }))
+}
+
+/// `EMQ.UNSCHEDULE 2 <repeats> <base> <name>` → `1` removed, `0` no such schedule.
+pub fn unschedule(ctx: &Context, args: Args) -> Reply {
+    use unschedule::{FORM, NAME, REPEATS};
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
+    let db = Db::new(ctx, args, guard.is_ok());
+
+    let name = NAME.read(&call)?;
+    let [mut repeats] = gates::sorted_sets(&db, [REPEATS.of(&call)])?;
+    let mut record = db.open(&queue.repeat(name));
+    gates::hash(&record)?;
+    if !record.exists() && !gates::member(&repeats, name)? {
+        return Ok(ValkeyValue::Integer(0));
+    }
+
+    guard?;
+    record.delete()?;
+    moves::remove(&mut repeats, name)?;
+    Ok(ValkeyValue::Integer(1))
+}
+
+/// `FIRE`'s replies.
+const MISS: i64 = 0;
+const ADDED: i64 = 1;
+const ADDED_ENDED: i64 = 2;
+const NO_JOB: i64 = 3;
+const NO_JOB_ENDED: i64 = 4;
+
+/// A number the record stores, read by the *count* grammar; anything else (or absent) reads as 0.
+fn stored(value: &Option<Vec<u8>>) -> i64 {
+    value
+        .as_deref()
+        .and_then(|text| Grammar::Count.parse(text))
+        .unwrap_or(0)
+}
+
+/// `EMQ.FIRE 5 <row> <pending> <schedule> <repeats> <base> <id> <name> <expected> <instant>
+/// <next>` → `0` miss, `1` added, `2` added and ended, `3` no job, `4` no job and ended.
+pub fn fire(ctx: &Context, args: Args) -> Reply {
+    use fire::{EXPECTED, FORM, ID, INSTANT, NAME, NEXT, PENDING, REPEATS, ROW, SCHEDULE};
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
+    let db = Db::new(ctx, args, guard.is_ok());
+    let id = ID.of(&call);
+
+    let name = NAME.read(&call)?;
+    EXPECTED.read(&call)?;
+    let instant = INSTANT.read(&call)?;
+    let next = NEXT.read(&call)?;
+
+    gates::job_id(&FORM, id)?;
+    let [mut pending, mut schedule, mut repeats] = gates::sorted_sets(
+        &db,
+        [PENDING.of(&call), SCHEDULE.of(&call), REPEATS.of(&call)],
+    )?;
+    let mut record = db.open(&queue.repeat(name));
+    gates::hash(&record)?;
+    let [at, fired, limit, end_at, payload, priority, max_attempts, timeout] =
+        record.hash_get([
+            b"next",
+            b"fired",
+            b"limit",
+            b"end_at",
+            b"payload",
+            b"priority",
+            b"max_attempts",
+            b"timeout",
+        ])?;
+    if at.as_deref() != Some(EXPECTED.of(&call)) {
+        return Ok(ValkeyValue::Integer(MISS));
+    }
+
+    guard?;
+    let (mut fired, limit, end_at) = (stored(&fired), stored(&limit), stored(&end_at));
+    let end = |record: &mut Key, repeats: &mut Key, code: i64| -> Reply {
+        record.delete()?;
+        moves::remove(repeats, name)?;
+        Ok(ValkeyValue::Integer(code))
+    };
+    if (limit != 0 && fired >= limit) || (instant != 0 && end_at != 0 && instant > end_at) {
+        return end(&mut record, &mut repeats, NO_JOB_ENDED);
+    }
+
+    let mut row = db.open(ROW.of(&call));
+    let added = instant != 0 && !row.exists();
+    if added {
+        let job = Job {
+            payload: payload.as_deref().unwrap_or_default(),
+            priority: priority.as_deref(),
+            max_attempts: stored(&max_attempts),
+            timeout: stored(&timeout),
+        };
+        job.add(
+            &db,
+            &queue,
+            (&mut row, &mut pending, &mut schedule),
+            id,
+            instant,
+        )?;
+        fired += 1;
+    }
+
+    if next == 0 || (end_at != 0 && next > end_at) || (limit != 0 && fired >= limit) {
+        let code = if added { ADDED_ENDED } else { NO_JOB_ENDED };
+        return end(&mut record, &mut repeats, code);
+    }
+    let count = fired.to_string();
+    record.hset(&[(b"next", NEXT.of(&call)), (b"fired", count.as_bytes())])?;
+    moves::add(&mut repeats, next, name)?;
+    Ok(ValkeyValue::Integer(if added { ADDED } else { NO_JOB }))
+}
+
+/// What a schedule's job carries, from its record.
+struct Job<'r> {
+    payload: &'r [u8],
+    /// The stored priority; read as `0` unless it is in the *priority* grammar.
+    priority: Option<&'r [u8]>,
+    max_attempts: i64,
+    timeout: i64,
+}
+
+impl Job<'_> {
+    /// The row as `ADD` writes it; due (`instant` ≤ now) → `pending`, else `schedule` at the
+    /// instant; its entry on the bus and its wake.
+    fn add(
+        &self,
+        db: &Db,
+        queue: &Queue,
+        (row, pending, schedule): (&mut Key, &mut Key, &mut Key),
+        id: &[u8],
+        instant: i64,
+    ) -> Result<(), Refusal> {
+        let priority = self
+            .priority
+            .and_then(|text| Grammar::Priority.parse(text).map(|n| (n, text)));
+        let now = clock::now_ms();
+        let state: &[u8] = if instant <= now {
+            b"pending"
+        } else {
+            b"scheduled"
+        };
+        let (max_attempts, timeout) = (self.max_attempts.to_string(), self.timeout.to_string());
+        let mut fields: Vec<(&[u8], &[u8])> = vec![
+            (b"state", state),
+            (b"attempts", b"0"),
+            (b"payload", self.payload),
+        ];
+        if let Some((_, text)) = priority.filter(|(n, _)| *n != 0) {
+            fields.push((b"priority", text));
+        }
+        if self.max_attempts != 0 {
+            fields.push((b"max_attempts", max_attempts.as_bytes()));
+        }
+        if self.timeout != 0 {
+            fields.push((b"timeout", timeout.as_bytes()));
+        }
+        row.hset(&fields)?;
+        let mut bus = Bus::open(db, queue);
+        if instant <= now {
+            moves::add(pending, priority.map_or(0, |(n, _)| n), id)?;
+            bus.job(b"added", id, b"0", None)?;
+            moves::wake(db, queue, 1);
+        } else {
+            moves::add(schedule, instant, id)?;
+            let delay = (instant - now).to_string();
+            bus.job(b"delayed", id, b"0", Some((b"delay", delay.as_bytes())))?;
+            moves::wake_scheduled(db, queue);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,113 @@
+/**
+ * Host steps of the schedule verbs: `SCHEDULE` (create or replace a schedule's record),
+ * `UNSCHEDULE` (remove it), `FIRE` (the job of one instant, compare-and-set on the record's next
+ * instant), and the reads of records the schedule loop and `Queue.schedules()` make.
+ */
+import type { Connection } from "../connector/connection.js";
+import { assertValidQueue } from "../keyspace.js";
+import type { CheckedSchedule } from "../schedules/options.js";
+import { specText } from "../schedules/options.js";
+import { key, row, run, text, toArg } from "./common.js";
+
+/** What `SCHEDULE` did: `created`, `replaced` (next instant reset, count kept), `unchanged`. */
+export type ScheduleOutcome = "created" | "replaced" | "unchanged";
+
+/** What `FIRE` did (docs/protocol.md, `FIRE`). */
+export type FireOutcome = "miss" | "added" | "added-ended" | "skipped" | "ended";
+const FIRE_OUTCOMES: readonly FireOutcome[] = ["miss", "added", "added-ended", "skipped", "ended"];
+
+/** A schedule's record: `emq:{q}:repeat:<name>`. */
+export function recordKey(queue: string, name: string): string {
+  return `${key(queue, "")}repeat:${name}`;
+}
+
+/** Creates or replaces the schedule `name` whose first instant is `next`. */
+export async function scheduleRecord(
+  conn: Connection,
+  queue: string,
+  name: string,
+  s: CheckedSchedule,
+  next: number,
+): Promise<ScheduleOutcome> {
+  assertValidQueue(queue);
+  const values = [
+    name,
+    specText(s.spec),
+    String(next),
+    String(s.spec.limit ?? 0),
+    String(s.spec.endAt ?? 0),
+    toArg(s.payload),
+    String(s.priority),
+    String(s.maxAttempts),
+    String(s.timeoutMs),
+  ];
+  const reply = Number(await run(conn, "SCHEDULE", [key(queue, "repeats"), key(queue, "")], values));
+  return reply === 1 ? "created" : reply === 2 ? "replaced" : "unchanged";
+}
+
+/** Removes the schedule `name`; false when there was none. */
+export async function unscheduleRecord(conn: Connection, queue: string, name: string): Promise<boolean> {
+  assertValidQueue(queue);
+  return Number(await run(conn, "UNSCHEDULE", [key(queue, "repeats"), key(queue, "")], [name])) === 1;
+}
+
+/** `FIRE`: the job `id` of `instant` when the record's next instant is `expected`; then `next`. */
+export async function fireInstant(
+  conn: Connection,
+  queue: string,
+  name: string,
+  id: string,
+  call: { expected: number; instant: number; next: number },
+): Promise<FireOutcome> {
+  const keys = [
+    row(queue, id),
+    key(queue, "pending"),
+    key(queue, "schedule"),
+    key(queue, "repeats"),
+    key(queue, ""),
+  ];
+  const values = [id, name, String(call.expected), String(call.instant), String(call.next)];
+  return FIRE_OUTCOMES[Number(await run(conn, "FIRE", keys, values))] ?? "miss";
+}
+
+/** A schedule's record as stored. */
+export interface ScheduleRecord {
+  spec: string;
+  next: number;
+  fired: number;
+  payload: Buffer;
+  priority: number;
+  maxAttempts: number;
+  timeoutMs: number;
+}
+
+const FIELDS = ["spec", "next", "fired", "payload", "priority", "max_attempts", "timeout"] as const;
+
+/** The record of `name`, or null when there is none. */
+export async function readRecord(
+  conn: Connection,
+  queue: string,
+  name: string,
+): Promise<ScheduleRecord | null> {
+  const got = (await conn.send("HMGET", [recordKey(queue, name), ...FIELDS])) as (Buffer | null)[];
+  if (got[0] === null || got[0] === undefined || got[1] === null || got[1] === undefined) return null;
+  const num = (b: Buffer | null | undefined) => Number(b ? text(b) : 0) || 0;
+  return {
+    spec: got[0].toString("utf8"),
+    next: num(got[1]),
+    fired: num(got[2]),
+    payload: got[3] ?? Buffer.alloc(0),
+    priority: num(got[4]),
+    maxAttempts: num(got[5]),
+    timeoutMs: num(got[6]),
+  };
+}
+
+/** The first `count` names of `repeats` with their next instants, the soonest first. */
+export async function soonest(conn: Connection, queue: string, count: number): Promise<[string, number][]> {
+  const reply = (await conn.send("ZRANGE", [key(queue, "repeats"), 0, count - 1, "WITHSCORES"])) as Buffer[];
+  const out: [string, number][] = [];
+  for (let i = 0; i + 1 < reply.length; i += 2)
+    out.push([reply[i]!.toString("utf8"), Number(text(reply[i + 1]))]);
+  return out;
+}

@@ -1,0 +1,92 @@
+/**
+ * The producer's side of schedules, behind `Queue.schedule`, `Queue.unschedule` and
+ * `Queue.schedules`: options checked before anything is sent, the first instant computed from
+ * the server's clock, the record written by `SCHEDULE`.
+ */
+import type { Connection } from "../connector/connection.js";
+import { InvalidArgumentError } from "../errors.js";
+import {
+  readRecord,
+  type ScheduleOutcome,
+  scheduleRecord,
+  soonest,
+  unscheduleRecord,
+} from "../jobs/repeat.js";
+import { queueKey } from "../keyspace.js";
+import { Instants } from "./instants.js";
+import { assertScheduleName, checkSchedule, parseSpec, type ScheduleSpec } from "./options.js";
+
+export interface ScheduleResult {
+  name: string;
+  /** `created`, `replaced` (the next instant recomputed, the count kept) or `unchanged`. */
+  outcome: ScheduleOutcome;
+  /** The next due instant (ms since the epoch). */
+  next: number;
+}
+
+export interface ScheduleInfo {
+  name: string;
+  /** The next due instant (ms since the epoch). */
+  next: number;
+  /** Jobs the schedule has added so far. */
+  fired: number;
+  spec: ScheduleSpec;
+  payload: Buffer;
+  opts: { priority: number; maxAttempts: number; timeoutMs: number };
+}
+
+/** The server's clock in ms (on a cluster, the clock of the node that holds the queue). */
+export async function serverTime(conn: Connection, queue: string): Promise<number> {
+  const [seconds, micros] = (await conn.send("TIME", [], queueKey(queue, ""))) as Buffer[];
+  return Number(String(seconds)) * 1000 + Math.floor(Number(String(micros)) / 1000);
+}
+
+/** Creates or replaces the schedule `name` of `queue`. */
+export async function schedule(
+  conn: Connection,
+  queue: string,
+  name: unknown,
+  options: unknown,
+): Promise<ScheduleResult> {
+  const label = assertScheduleName(name);
+  const checked = checkSchedule(options);
+  const now = await serverTime(conn, queue);
+  const next = new Instants(checked.spec).atOrAfter(now);
+  if (next === null) throw new InvalidArgumentError("endAt", `leaves no instant after now (${now})`);
+  const outcome = await scheduleRecord(conn, queue, label, checked, next);
+  if (outcome !== "unchanged") return { name: label, outcome, next };
+  const stored = await readRecord(conn, queue, label);
+  return { name: label, outcome, next: stored?.next ?? next };
+}
+
+/** Removes the schedule `name`; false when there was none. Jobs it added stay. */
+export function unschedule(conn: Connection, queue: string, name: unknown): Promise<boolean> {
+  return unscheduleRecord(conn, queue, assertScheduleName(name));
+}
+
+/** Removes every schedule of `queue` (`UNSCHEDULE` each); returns how many. */
+export async function unscheduleAll(conn: Connection, queue: string): Promise<number> {
+  let removed = 0;
+  for (const [name] of await soonest(conn, queue, 0)) {
+    if (await unscheduleRecord(conn, queue, name)) removed++;
+  }
+  return removed;
+}
+
+/** Every schedule of `queue`, the soonest first. */
+export async function listSchedules(conn: Connection, queue: string): Promise<ScheduleInfo[]> {
+  const out: ScheduleInfo[] = [];
+  for (const [name] of await soonest(conn, queue, 0)) {
+    const record = await readRecord(conn, queue, name);
+    if (record === null) continue;
+    out.push({
+      name,
+      next: record.next,
+      fired: record.fired,
+      spec: parseSpec(record.spec),
+      payload: record.payload,
+      opts: { priority: record.priority, maxAttempts: record.maxAttempts, timeoutMs: record.timeoutMs },
+    });
+  }
+  return out;
+}

@@ -1,0 +1,109 @@
+#!lua
+-- fire: adds a schedule's job for one instant, compare-and-set on the schedule's next instant, and
+--       moves the schedule on (or ends it). The host computes the instants; the id is derived from
+--       the schedule and the instant, so a second fire of one instant is a duplicate.
+-- Memory:  an admission (no shebang flags): over maxmemory the server refuses it before it runs
+-- Form:    EMQ.FIRE 5 <row> <pending> <schedule> <repeats> <base> <id> <name> <expected> <instant> <next>
+-- KEYS[1]  emq:{q}:job:<id>   the job row of the instant
+-- KEYS[2]  emq:{q}:pending    the ready set (score = priority)
+-- KEYS[3]  emq:{q}:schedule   the delayed set (score = due time ms)
+-- KEYS[4]  emq:{q}:repeats    the schedules (member = name, score = next due instant ms)
+-- KEYS[5]  emq:{q}:           the queue's base; the record is <base>repeat:<name>
+-- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
+-- ARGV[2]  <name>             1-255 bytes, no control byte
+-- ARGV[3]  <expected>         positive integer ms: the record's next instant as the caller read it
+-- ARGV[4]  <instant>          non-negative integer ms: the instant whose job is added (0 = none)
+-- ARGV[5]  <next>             non-negative integer ms: the instant after it (0 = none: ends)
+-- Reply:   0 miss (no record, or next is not <expected>; nothing written) | 1 added, goes on |
+--          2 added, ended | 3 no job (skipped, or the row exists), goes on | 4 no job, ended
+-- Event:   added (id, attempt 0) when due; delayed (id, attempt 0, delay) when the instant is ahead
+-- Wake:    SPUBLISH emq:{q}:wake 1 (added ready) or 0 (added for later)
+-- Errors:  shape, name, expected, instant, next, JOB prefix, WRONGTYPE (see docs/protocol.md)
+local form = 'EMQ.FIRE 5 <row> <pending> <schedule> <repeats> <base> <id> <name> <expected> <instant> <next>'
+if #KEYS ~= 5 then return redis.error_reply('ERR EMQ.FIRE wrong number of keys: ' .. form) end
+if #ARGV ~= 5 then return redis.error_reply('ERR EMQ.FIRE wrong number of values: ' .. form) end
+
+local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
+local function count(s) return s == '0' or positive(s) end
+local function label(s) return #s >= 1 and #s <= 255 and string.find(s, '[%z\1-\31\127]') == nil end
+local function refuse(name, rule) return redis.error_reply('ERR EMQ.FIRE ' .. name .. ' must be ' .. rule) end
+local function typed(keys, want)
+  for _, key in ipairs(keys) do
+    local t = redis.call('TYPE', key).ok
+    if t ~= want and t ~= 'none' then return false end
+  end
+  return true
+end
+-- A stored number read by its grammar; anything else reads as 0.
+local function stored(s) if s and count(s) then return tonumber(s) end return 0 end
+local function priority(p)
+  if p and (count(p) or (string.sub(p, 1, 1) == '-' and positive(string.sub(p, 2)))) then return p end
+  return '0'
+end
+local function bus(base)
+  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
+  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  return function(...)
+    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end
+end
+
+local row, pending, schedule, repeats, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id, name, expected, instant, nxt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+if not label(name) then return refuse('name', '1 to 255 bytes, no control characters') end
+if not positive(expected) then return refuse('expected', 'a positive integer') end
+if not count(instant) then return refuse('instant', 'a non-negative integer') end
+if not count(nxt) then return refuse('next', 'a non-negative integer') end
+if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.FIRE id must start with JOB') end
+local record = base .. 'repeat:' .. name
+if not (typed({ pending, schedule, repeats }, 'zset') and typed({ record }, 'hash')) then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+local r = redis.call('HMGET', record, 'next', 'fired', 'limit', 'end_at', 'payload', 'priority', 'max_attempts', 'timeout')
+if r[1] ~= expected then return 0 end
+
+local fired, limit, end_at = stored(r[2]), stored(r[3]), stored(r[4])
+local at, after = tonumber(instant), tonumber(nxt)
+local function ended(added)
+  redis.call('DEL', record)
+  redis.call('ZREM', repeats, name)
+  return added and 2 or 4
+end
+if (limit ~= 0 and fired >= limit) or (at ~= 0 and end_at ~= 0 and at > end_at) then return ended(false) end
+
+local added = false
+if at ~= 0 and redis.call('EXISTS', row) == 0 then
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local score, max, timeout = priority(r[6]), stored(r[7]), stored(r[8])
+  local fields = { 'state', at <= now and 'pending' or 'scheduled', 'attempts', '0', 'payload', r[5] or '' }
+  if score ~= '0' then
+    table.insert(fields, 'priority')
+    table.insert(fields, score)
+  end
+  if max ~= 0 then
+    table.insert(fields, 'max_attempts')
+    table.insert(fields, string.format('%d', max))
+  end
+  if timeout ~= 0 then
+    table.insert(fields, 'timeout')
+    table.insert(fields, string.format('%d', timeout))
+  end
+  redis.call('HSET', row, unpack(fields))
+  if at <= now then
+    redis.call('ZADD', pending, score, id)
+    bus(base)('event', 'added', 'id', id, 'attempt', '0')
+    redis.pcall('SPUBLISH', base .. 'wake', '1')
+  else
+    redis.call('ZADD', schedule, instant, id)
+    bus(base)('event', 'delayed', 'id', id, 'attempt', '0', 'delay', string.format('%d', at - now))
+    redis.pcall('SPUBLISH', base .. 'wake', '0')
+  end
+  fired = fired + 1
+  added = true
+end
+
+if after == 0 or (end_at ~= 0 and after > end_at) or (limit ~= 0 and fired >= limit) then return ended(added) end
+redis.call('HSET', record, 'next', nxt, 'fired', string.format('%d', fired))
+redis.call('ZADD', repeats, nxt, name)
+return added and 1 or 3

@@ -1,0 +1,71 @@
+#!lua
+-- schedule: creates or replaces a schedule's record (what its jobs carry, when it fires next, how
+--           it ends) and its entry in repeats. The server computes no instant: the host does.
+-- Memory:  an admission (no shebang flags): over maxmemory the server refuses it before it runs
+-- Form:    EMQ.SCHEDULE 2 <repeats> <base> <name> <spec> <next> <limit> <end_at> <payload> <priority> <max_attempts> <timeout>
+-- KEYS[1]  emq:{q}:repeats    the schedules (member = name, score = next due instant ms)
+-- KEYS[2]  emq:{q}:           the queue's base; the record is <base>repeat:<name>
+-- ARGV[1]  <name>             1-255 bytes, no control byte
+-- ARGV[2]  <spec>             any bytes: the host's description of the instants
+-- ARGV[3]  <next>             positive integer ms: the first due instant
+-- ARGV[4]  <limit>            non-negative integer: jobs added at most (0 = no limit)
+-- ARGV[5]  <end_at>           non-negative integer ms: no instant after it (0 = none)
+-- ARGV[6]  <payload>          any bytes: the jobs' payload
+-- ARGV[7]  <priority>         an integer: the jobs' priority
+-- ARGV[8]  <max_attempts>     non-negative integer (0 = the worker decides)
+-- ARGV[9]  <timeout>          non-negative integer ms (0 = none)
+-- Reply:   1 created | 2 replaced (next reset, fired kept) | 0 unchanged (nothing written)
+-- Wake:    SPUBLISH emq:{q}:wake 0 when created or replaced (a due time changed: the workers'
+--          schedule loops read repeats again)
+-- Errors:  shape, name, next, limit, end at, priority, max attempts, timeout, WRONGTYPE
+local form = 'EMQ.SCHEDULE 2 <repeats> <base> <name> <spec> <next> <limit> <end_at> <payload> <priority> <max_attempts> <timeout>'
+if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.SCHEDULE wrong number of keys: ' .. form) end
+if #ARGV ~= 9 then return redis.error_reply('ERR EMQ.SCHEDULE wrong number of values: ' .. form) end
+
+local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
+local function count(s) return s == '0' or positive(s) end
+local function label(s) return #s >= 1 and #s <= 255 and string.find(s, '[%z\1-\31\127]') == nil end
+local function refuse(name, rule) return redis.error_reply('ERR EMQ.SCHEDULE ' .. name .. ' must be ' .. rule) end
+local function typed(key, want)
+  local t = redis.call('TYPE', key).ok
+  return t == want or t == 'none'
+end
+
+local repeats, base = KEYS[1], KEYS[2]
+local name, spec, nxt, limit, end_at = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local payload, priority, max, timeout = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+if not label(name) then return refuse('name', '1 to 255 bytes, no control characters') end
+if not positive(nxt) then return refuse('next', 'a positive integer') end
+if not count(limit) then return refuse('limit', 'a non-negative integer') end
+if not count(end_at) then return refuse('end at', 'a non-negative integer') end
+if not (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2)))) then
+  return refuse('priority', 'an integer')
+end
+if not count(max) then return refuse('max attempts', 'a non-negative integer') end
+if not count(timeout) then return refuse('timeout', 'a non-negative integer') end
+local record = base .. 'repeat:' .. name
+if not (typed(repeats, 'zset') and typed(record, 'hash')) then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+
+local described = { 'spec', spec, 'payload', payload, 'priority', priority, 'max_attempts', max,
+  'timeout', timeout, 'limit', limit, 'end_at', end_at }
+local existed = redis.call('EXISTS', record) == 1
+if existed then
+  local stored = redis.call('HMGET', record, 'spec', 'payload', 'priority', 'max_attempts', 'timeout', 'limit', 'end_at')
+  local same = true
+  for i = 1, 7 do
+    if stored[i] ~= described[2 * i] then same = false end
+  end
+  if same then return 0 end
+end
+table.insert(described, 'next')
+table.insert(described, nxt)
+if not existed then
+  table.insert(described, 'fired')
+  table.insert(described, '0')
+end
+redis.call('HSET', record, unpack(described))
+redis.call('ZADD', repeats, nxt, name)
+redis.pcall('SPUBLISH', base .. 'wake', '0')
+return existed and 2 or 1
