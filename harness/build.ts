@@ -83,3 +83,23 @@ export const addJob = (id: string, priority = "0", delay = "0", max = "0", q = "
 export const claim = (lease = "30000", o: CallOptions = {}) => C("CLAIM", [lease], o);
 /** An enqueued, then claimed job (lease token "1"). */
 export const claimed = (id: string, lease = "30000"): Action[] => [enq(id), claim(lease)];
+
+/* calls the listed cases share */
+export const BIG = "999999999999999";
+/** A call run lease-exact: script, command and TIME in one MULTI/EXEC. */
+export const exact = { mode: "exact" as const };
+/** A failing-attempt call: FAIL with backoff, max attempts and keep. */
+export const fail = (
+  id: string,
+  token: string,
+  backoff = "0",
+  max = "5",
+  keep = "10",
+  error: string | Buffer = "boom",
+) => C("FAIL", [id, token, error, backoff, max, keep]);
+export const promote = (limit = "100") => C("PROMOTE", [limit]);
+export const reschedule = (id: string, token = "1", delay = "5000", o = {}) =>
+  C("RESCHEDULE", [id, token, delay], o);
+export const requeue = (id: string, token = "1", max = "3") => C("REQUEUE", [id, token, max]);
+/** A key of the queue holding a string: every type gate refuses it. */
+export const wrongType = (slot: Parameters<typeof key>[0]) => seed(["SET", key(slot), "not a set"]);
