@@ -31,7 +31,7 @@ export interface ModeConfig {
 /**
  * The measures a run can be narrowed to (`--measures=`). `cluster` is not part of a mode: it runs
  * once, after the modes, on clusters of its own (bench/cluster.ts), without persistence; so do
- * `lanes`, `bus` and `lateness` (bench/lateness.ts), on nodes of their own.
+ * `lanes`, `bus`, `lateness` (bench/lateness.ts) and `limits` (bench/limits.ts), on nodes of their own.
  */
 export const MEASURES = [
   "add",
@@ -45,6 +45,7 @@ export const MEASURES = [
   "tracing",
   "lateness",
   "idle",
+  "limits",
   "flows",
 ] as const;
 export type Measure = (typeof MEASURES)[number];

@@ -3,6 +3,7 @@ import { renderCluster } from "./cluster-report.js";
 import { renderBus } from "./bus.js";
 import { renderTracing } from "./tracing.js";
 import { renderLateness } from "./lateness.js";
+import { renderLimits } from "./limits.js";
 import { renderFlows } from "./flows.js";
 import { renderIdle } from "./idle.js";
 import { renderLanes } from "./lanes.js";
@@ -289,6 +290,7 @@ export function renderMarkdown(report: BenchReport): string {
   if (report.tracing) out.push("", ...renderTracing(report.tracing));
   if (report.lateness) out.push("", ...renderLateness(report.lateness));
   if (report.idle) out.push("", ...renderIdle(report.idle));
+  if (report.limits) out.push("", ...renderLimits(report.limits));
   if (report.flows) out.push("", ...renderFlows(report.flows));
   if (report.warnings.length > 0) {
     out.push("");

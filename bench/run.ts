@@ -9,7 +9,7 @@
  * Flags: --smoke (tiny, 1 round, exit 1 unless every job of every system was processed),
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
  * (echomq-w4, echomq-w6, bullmq, beequeue), --measures=<measure>[,<measure>…] (add, process,
- * latency, ramp, burst, cluster, lanes, bus, tracing, lateness, idle, flows), --persistence=none|aof|both, --out=<dir>,
+ * latency, ramp, burst, cluster, lanes, bus, tracing, lateness, idle, flows, limits), --persistence=none|aof|both, --out=<dir>,
  * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -25,6 +25,7 @@ import { runClusterMeasure } from "./cluster.js";
 import { flowsConfig, runFlowsMeasure } from "./flows.js";
 import { lanesConfig, runLanesMeasure } from "./lanes.js";
 import { latenessConfig, runLatenessMeasure } from "./lateness.js";
+import { limitsConfig, runLimitsMeasure } from "./limits.js";
 import { live, runChild } from "./fork.js";
 import type { MeasurePlan, MeasureResult } from "./measure.js";
 import {
@@ -344,7 +345,10 @@ async function main(): Promise<void> {
   const idle =
     flags.measures.includes("idle") && flags.persistence !== "aof" ? idleConfig(flags.smoke) : null;
   if (idle && flags.rounds) idle.rounds = flags.rounds;
-  if (modes.length === 0 && !cluster && !lanes && !bus && !tracing && !lateness && !idle && !flows)
+  const limits =
+    flags.measures.includes("limits") && flags.persistence !== "aof" ? limitsConfig(flags.smoke) : null;
+  if (limits && flags.rounds) limits.rounds = flags.rounds;
+  if (modes.length === 0 && !cluster && !lanes && !bus && !tracing && !lateness && !idle && !flows && !limits)
     throw new UsageError("nothing to run: no mode has any of --measures");
   for (const m of modes) {
     if (flags.rounds) m.rounds = flags.rounds;
@@ -369,6 +373,7 @@ async function main(): Promise<void> {
   const latenessReport =
     lateness && !live.stopping ? await runLatenessMeasure(lateness, flags.only, failures) : null;
   const idleReport = idle && !live.stopping ? await runIdleMeasure(idle, flags.only, failures) : null;
+  const limitsReport = limits && !live.stopping ? await runLimitsMeasure(limits, flags.only, failures) : null;
   const flowsReport = flows && !live.stopping ? await runFlowsMeasure(flows, flags.only, failures) : null;
   const cpus = os.cpus();
   const report: BenchReport = {
@@ -414,6 +419,7 @@ async function main(): Promise<void> {
     tracing: tracingReport,
     lateness: latenessReport,
     idle: idleReport,
+    limits: limitsReport,
     flows: flowsReport,
     failures,
     warnings,

@@ -5,6 +5,7 @@ import type { FlowsReport } from "./flows.js";
 import type { IdleReport } from "./idle.js";
 import type { LanesReport } from "./lanes.js";
 import type { LatenessReport } from "./lateness.js";
+import type { LimitsReport } from "./limits.js";
 import type { ClusterReport } from "./cluster.js";
 import type { MeasureResult } from "./measure.js";
 import type { ModeConfig } from "./modes.js";
@@ -94,6 +95,8 @@ export interface BenchReport {
   lateness?: LatenessReport | null;
   /** The idle measure (bench/idle.ts); absent in reports from before it, null when not run. */
   idle?: IdleReport | null;
+  /** The limits measure (bench/limits.ts); absent in reports from before it, null when not run. */
+  limits?: LimitsReport | null;
   /** The flows measure (bench/flows.ts); absent in reports from before it, null when not run. */
   flows?: FlowsReport | null;
   failures: string[];

@@ -39,6 +39,8 @@ export interface NormOptions {
   window?: Window | undefined;
   /** The time scores this call may write: set → offset in ms (score = now + offset). */
   offsets?: Partial<Record<TimeSet, number>> | undefined;
+  /** Sets whose new scores are kept literally (a time carried from an earlier step). */
+  carried?: readonly TimeSet[] | undefined;
   /**
    * The call's own values: a new score equal to one of them is a time the caller gave (`FIRE`'s
    * instant in `schedule`), kept literally and so compared exactly, not against the window.
@@ -112,7 +114,7 @@ function scoreToken(
   if (o.window && offset !== undefined && inWindow(Number(score), offset, o.window)) {
     return timeToken(o.step, offset);
   }
-  if (o.window === undefined || o.given?.has(score)) return `=${score}`;
+  if (o.window === undefined || o.given?.has(score) || o.carried?.includes(set)) return `=${score}`;
   const expect = offset === undefined ? "no time score in this set" : `now+${offset}`;
   issues.push(
     `${normKey} ${show(member)}: time score ${score} is not ${expect} for now in [${o.window.lo}, ${o.window.hi}]`,

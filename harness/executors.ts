@@ -9,6 +9,7 @@
  * A pair runs either in one MULTI/EXEC with a TIME (`exact`: both read one cached clock) or as
  * `TIME, script, TIME, command, TIME` (`window`: each side's time window is the TIMEs around it).
  */
+import type { TimeSet } from "./verbs.js";
 import type { Bodies } from "./bodies.js";
 import type { Window } from "./compare.js";
 import { type Command, ok, type Reply, text, timeMs } from "./resp.js";
@@ -90,6 +91,16 @@ export function offsetsOf(verb: Verb, values: readonly Buffer[]): Partial<Record
     if (grammar !== undefined && accepts(grammar, text)) out[t.set] = Number(text);
   }
   return out;
+}
+
+/**
+ * The sets where a call may write a time carried from an earlier step rather than now + an
+ * offset: a claim sends a head over its group's rate to `schedule` at its window's end (the
+ * window's start being an earlier claim's time). Kept literally: equal on both sides only when
+ * both read one clock, so such cases run exact.
+ */
+export function carriedOf(verb: Verb): TimeSet[] {
+  return verb.verb === "CLAIM" || verb.verb === "BCLAIM" ? ["schedule"] : [];
 }
 
 /** How far below the memory the server counts the over-`maxmemory` cases set the limit (bytes). */

@@ -38,6 +38,7 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   DRAIN: { values: ["100"], setup: [enq(J(1))] },
   OBLITERATE: { values: ["0", "100"], setup: [enq(J(1))] },
   FORGET: { values: ["k"], setup: [C("ADD", [J(1), "p", "0", "0", "0", "", "", "k", "0", "0", ""])] },
+  LIMIT: { values: ["queue", "", "10", "1000", "5"], setup: [] },
   PARENT: { values: [J(1), "p", "0", "0", "2", "fail", ""], setup: [] },
   SETTLE: {
     values: [J(1), "C", J(2), "completed", "r"],

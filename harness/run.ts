@@ -10,6 +10,7 @@ import { BUS_CASES } from "./bus.js";
 import { CASES } from "./cases.js";
 import { DRAIN_CASES } from "./drains.js";
 import { EXTRAS_CASES } from "./extras.js";
+import { LIMIT_CASES } from "./limits.js";
 import { FLOW_CASES } from "./flows.js";
 import { OPERATE_CASES } from "./operate.js";
 import type { Executors, Fault } from "./executors.js";
@@ -56,6 +57,7 @@ export const ALL_CASES: Case[] = [
   ...BUS_CASES,
   ...OPERATE_CASES,
   ...DRAIN_CASES,
+  ...LIMIT_CASES,
   ...FLOW_CASES,
   ...REPEAT_CASES,
   ...REFUSAL_CASES,

@@ -114,16 +114,61 @@ export function predictNative(
 
   const due = now + Number(latin1(values[2]!));
   const event = ["event", "delayed", "id", id, "attempt", token, "delay", values[2]!];
+  const released = release(state, q, field(fields, "group"));
   return {
     reply: int(due),
     writes: [
       ["ZREM", active, id],
+      ...released.writes,
       ["HSET", row, "state", "scheduled"],
       ["ZADD", target, String(due), id],
       ...busEntry(state, q, event, now),
     ],
-    wakes: ["0"],
+    wakes: [...released.wakes, "0"],
   };
+}
+
+/**
+ * Flow control's release when one job of group `g` (or none) leaves active (docs/protocol.md,
+ * "Flow control"): the group's active count drops by one (HDEL from 1), its lowest parked id
+ * goes back to pending; wake <moved>, or wake 1 when none moved and the queue has limits (its
+ * meta's flag) with a concurrency. Keys of another type are passed over.
+ */
+function release(state: RawDump, q: Buffer, g: string | undefined): { writes: Command[]; wakes: string[] } {
+  const at = (suffix: string) => Buffer.concat([queueKey(q, "base"), Buffer.from(suffix, "latin1")]);
+  const writes: Command[] = [];
+  let moved = 0;
+  if (g !== undefined && g !== "") {
+    const groups = at("groups");
+    const counts = state.get(latin1(groups));
+    if (counts === undefined || counts.type === "hash") {
+      const n = field(counts, g);
+      if (n !== undefined && accepts("count", n) && Number(n) > 1)
+        writes.push(["HSET", groups, g, String(Number(n) - 1)]);
+      else if (n !== undefined) writes.push(["HDEL", groups, g]);
+    }
+    const parked = at(`group:${g}`);
+    const set = state.get(latin1(parked));
+    const pending = state.get(latin1(queueKey(q, "pending")));
+    if (
+      set?.type === "zset" &&
+      set.members.length > 0 &&
+      (pending === undefined || pending.type === "zset")
+    ) {
+      const [first, score] = [...set.members].sort(
+        ([a, x], [b, y]) => Number(x) - Number(y) || Buffer.compare(a, b),
+      )[0]!;
+      writes.push(["ZADD", queueKey(q, "pending"), score, first], ["ZREM", parked, first]);
+      if (set.members.length === 1 && state.get(latin1(at("parked")))?.type === "zset") {
+        writes.push(["ZREM", at("parked"), g]);
+      }
+      moved = 1;
+    }
+  }
+  if (moved > 0) return { writes, wakes: [String(moved)] };
+  if (field(state.get(latin1(queueKey(q, "meta"))), "limits") !== "1") return { writes, wakes: [] };
+  const limit = field(state.get(latin1(at("limits"))), "concurrency");
+  return { writes, wakes: limit !== undefined && accepts("count", limit) && limit !== "0" ? ["1"] : [] };
 }
 
 /**

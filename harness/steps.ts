@@ -22,6 +22,7 @@ import {
   type KeyRef,
   type Mode,
   offsetsOf,
+  carriedOf,
   queueOf,
   rawKeys,
   resolveKey,
@@ -273,6 +274,7 @@ export class CaseRun {
   ): Promise<string[]> {
     const values = call.values.map((v) => Buffer.from(v));
     const offsets = offsetsOf(verb, values);
+    const carried = carriedOf(verb);
     const given = new Set(call.values.map((v) => Buffer.from(v).toString("latin1")));
     const [rawS, rawN, published] = await Promise.all([
       this.dump(this.script),
@@ -286,6 +288,7 @@ export class CaseRun {
       prev: this.state.script,
       window: windows.script,
       offsets,
+      carried,
       given,
     });
     const n = normalize(rawN, {
@@ -294,6 +297,7 @@ export class CaseRun {
       prev: this.state.native,
       window: windows.native,
       offsets,
+      carried,
       given,
       epoch: { runId: this.ex.scratch.runId, leasedRows: leased },
     });

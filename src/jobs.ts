@@ -21,9 +21,21 @@ export {
   isPaused,
   type AddOptions,
   type ClaimedJob,
+  type ClaimLimited,
+  type ClaimOutcome,
   type EnqueueOptions,
   type EnqueueResult,
 } from "./jobs/admission.js";
+export {
+  assertGroup,
+  readLimits,
+  setGroupLimits,
+  setLimits,
+  type GroupLimits,
+  type LimitsInfo,
+  type QueueLimits,
+  type RateLimit,
+} from "./jobs/limits.js";
 export { DEFAULT_KEY_TTL_MS, type JobExtras, type ParentRef } from "./jobs/add-options.js";
 export { checkDurability, type Durability } from "./jobs/durability.js";
 export {

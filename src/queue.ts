@@ -25,12 +25,18 @@ import {
   expedite,
   forgetKey,
   type FinishedState,
+  type GroupLimits,
+  type LimitsInfo,
   pause,
+  type QueueLimits,
+  readLimits,
   recordLanes,
   remove,
   resume,
   retry,
   setEvents,
+  setGroupLimits,
+  setLimits,
 } from "./jobs.js";
 import { type ChildrenValues, childrenOf } from "./jobs/flows.js";
 import { assertValidQueue, jobKey, queueKey } from "./keyspace.js";
@@ -226,6 +232,28 @@ export class Queue {
     const settings = { ...DEFAULT_EVENTS, ...opts };
     const lanes = await this.lanesInUse();
     await Promise.all(lanes.map((lane) => setEvents(this.connection, lane, settings)));
+  }
+
+  /**
+   * Flow control, kept on the server so every worker and process obeys it: replaces the queue's
+   * `rate` (at most `max` jobs started per `durationMs`), its `concurrency` (active jobs at most)
+   * and its groups' defaults (`group: { rate, concurrency }`); what is left out is cleared, `{}`
+   * clears them all. On every lane (a laned queue's limits hold per lane).
+   */
+  async setLimits(limits: QueueLimits): Promise<void> {
+    const lanes = await this.lanesInUse();
+    for (const lane of lanes) await setLimits(this.connection, lane, limits);
+  }
+
+  /** One group's own limits (they replace the defaults for it), or `null`: the defaults again. */
+  async setGroupLimits(group: string, limits: GroupLimits | null): Promise<void> {
+    const lanes = await this.lanesInUse();
+    for (const lane of lanes) await setGroupLimits(this.connection, lane, group, limits);
+  }
+
+  /** The queue's limits as stored (its first lane's on a laned queue), with every group's own. */
+  async limits(): Promise<LimitsInfo> {
+    return readLimits(this.connection, (await this.lanesInUse())[0] ?? this.name);
   }
 
   /** Deletes a job that is not active. `false` when there is no such job. */

@@ -9,8 +9,17 @@
 import { EventEmitter } from "node:events";
 import type { Connection } from "./connector/connection.js";
 import { InvalidArgumentError, LeaseLostError, ServerError } from "./errors.js";
+import {
+  type ClaimedJob,
+  type ClaimOutcome,
+  claimVerb,
+  complete,
+  extend,
+  fail,
+  isPaused,
+  requeue,
+} from "./jobs.js";
 import { withinTimeout } from "./worker/timeout.js";
-import { type ClaimedJob, claimVerb, complete, extend, fail, isPaused, requeue } from "./jobs.js";
 import { ConsumerSpans, type Settled } from "./observe/consumer-spans.js";
 import type { Queue } from "./queue.js";
 import { ScheduleLoop } from "./schedules/loop.js";
@@ -65,7 +74,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private fatalError: unknown;
   private settleClosed!: (error?: unknown) => void;
   /** Claims sent and not yet answered: close() lets them land before it hands jobs back. */
-  private readonly claims = new Set<Promise<ClaimedJob | null>>();
+  private readonly claims = new Set<Promise<ClaimOutcome>>();
   /** The pause read in flight per lane, shared by every slot that wants to claim there meanwhile. */
   private readonly pauseReads = new Map<string, Promise<boolean>>();
   /** Completions and failures sent and not yet answered. */
@@ -208,7 +217,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         await this.gate.wait();
         continue;
       }
-      let claimed: ClaimedJob | null;
+      let claimed: ClaimOutcome;
       const claimedAt = this.spans ? Date.now() : 0;
       try {
         // Bounded: a claim its connection never answers is abandoned, not waited on for ever.
@@ -231,6 +240,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (!claimed) {
         // The lane is empty: look at the next one (none may hold work → the slot waits above).
         this.lanes.set.empty(pick.lane, pick.epoch);
+        continue;
+      }
+      if ("limited" in claimed) {
+        await this.heldBack(claimed.waitMs);
         continue;
       }
       this.gate.releaseOne(); // the queue may hold more: one more idle slot looks
@@ -272,7 +285,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           return false;
         }
         const lane = lanes[0]!;
-        let claimed: ClaimedJob | null;
+        let claimed: ClaimOutcome;
         const claimedAt = Date.now(); // the claim span's start, when traced
         try {
           const sent = watcher.claim(lane, this.opts.leaseMs);
@@ -296,6 +309,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
           continue;
         }
         if (!claimed) continue;
+        if ("limited" in claimed) {
+          await this.heldBack(claimed.waitMs);
+          continue;
+        }
         // Another idle slot may wait in the server now, while this one runs the job.
         held = false;
         this.watchHeld = false;
@@ -311,13 +328,21 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
+   * Flow control held a claim back: wait until the rate window opens (`waitMs`), or for a wake
+   * (a job left active: the queue's concurrency has room again) with the safety tick's bound.
+   */
+  private heldBack(waitMs: number): Promise<void> {
+    return this.gate.wait(waitMs > 0 ? waitMs : this.opts.idleCheckMs);
+  }
+
+  /**
    * The host's pause read, then the claim — unless the engine's claim reads the flag itself (the
    * native `EMQ.CLAIM`, D2). Slots that want to claim while a pause read is out join it instead
    * of sending their own, so at high concurrency one `HGET` serves many claims. The read a claim
    * acts on is then at most one round trip older than the claim's request — the same window every
    * scripted claim already has between its read and its script (docs/architecture.md, "Pause").
    */
-  private async claimNext(lane: string): Promise<ClaimedJob | null> {
+  private async claimNext(lane: string): Promise<ClaimOutcome> {
     if (!this.conn.engine.claimReadsPause) {
       let read = this.pauseReads.get(lane);
       if (!read) {

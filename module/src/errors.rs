@@ -188,6 +188,34 @@ pub fn bad_attempts(verb: &str) -> Refusal {
     Refusal::text(format!("ERR EMQ.{verb} job row has no integer attempts"))
 }
 
+/// `ERR EMQ.<VERB> scope must be queue, default, group or ungroup` (`LIMIT`).
+pub fn limit_scope(verb: &str) -> Refusal {
+    Refusal::text(format!(
+        "ERR EMQ.{verb} scope must be queue, default, group or ungroup"
+    ))
+}
+
+/// `ERR EMQ.<VERB> group must be empty for scope <scope>` (`LIMIT`).
+pub fn group_not_empty(verb: &str, scope: &[u8]) -> Refusal {
+    let mut line = format!("ERR EMQ.{verb} group must be empty for scope ").into_bytes();
+    line.extend_from_slice(scope);
+    Refusal::text(line)
+}
+
+/// `ERR EMQ.<VERB> group must be 1-255 bytes without control characters` (`LIMIT`).
+pub fn group_label(verb: &str) -> Refusal {
+    Refusal::text(format!(
+        "ERR EMQ.{verb} group must be 1-255 bytes without control characters"
+    ))
+}
+
+/// `ERR EMQ.<VERB> rate max and duration must both be 0 or both positive` (`LIMIT`).
+pub fn rate_pair(verb: &str) -> Refusal {
+    Refusal::text(format!(
+        "ERR EMQ.{verb} rate max and duration must both be 0 or both positive"
+    ))
+}
+
 /// `ERR EMQ.<VERB> child id must start with JOB` (`SETTLE`).
 pub fn child_not_job_id(verb: &str) -> Refusal {
     Refusal::text(format!("ERR EMQ.{verb} child id must start with JOB"))

@@ -58,6 +58,8 @@ pub struct Row {
     pub attempts: Option<Vec<u8>>,
     pub priority: Option<Vec<u8>>,
     pub max_attempts: Option<Vec<u8>>,
+    /// The job's flow-control group (read by every verb that takes a job out of `active`).
+    pub group: Option<Vec<u8>>,
 }
 
 impl Row {
@@ -66,24 +68,40 @@ impl Row {
     pub fn read(row: &Key, fields: Fields) -> Result<Row, Refusal> {
         match fields {
             Fields::Lease => {
-                let [state, attempts] = row.hash_get([b"state", b"attempts"])?;
+                let [state, attempts, group] = row.hash_get([b"state", b"attempts", b"group"])?;
                 Ok(Row {
                     state,
                     attempts,
+                    group,
                     ..Row::default()
                 })
             }
             Fields::All => {
-                let [state, attempts, priority, max_attempts] =
-                    row.hash_get([b"state", b"attempts", b"priority", b"max_attempts"])?;
+                let [state, attempts, priority, max_attempts, group] = row.hash_get([
+                    b"state",
+                    b"attempts",
+                    b"priority",
+                    b"max_attempts",
+                    b"group",
+                ])?;
                 Ok(Row {
                     state,
                     attempts,
                     priority,
                     max_attempts,
+                    group,
                 })
             }
         }
+    }
+
+    /// The row's flow-control group as a list for [`crate::limits::release`]: empty without one.
+    pub fn groups(&self) -> Vec<Vec<u8>> {
+        self.group
+            .iter()
+            .filter(|g| !g.is_empty())
+            .cloned()
+            .collect()
     }
 
     /// Whether the row's `state` is `state`.
@@ -204,6 +222,7 @@ mod tests {
             attempts: attempts.map(<[u8]>::to_vec),
             priority: None,
             max_attempts: max.map(<[u8]>::to_vec),
+            group: None,
         }
     }
 

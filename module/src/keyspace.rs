@@ -31,6 +31,13 @@ pub const OUTBOX: &[u8] = b"outbox";
 pub const WAKE: &[u8] = b"wake";
 /// A row is `<base>job:<id>`.
 pub const ROW: &[u8] = b"job:";
+/// Flow control's keys (derived from the base): the limits, the rate windows, the groups'
+/// active counts, the groups with parked ids, and the prefix of a group's parked set.
+pub const LIMITS: &[u8] = b"limits";
+pub const RATE: &[u8] = b"rate";
+pub const GROUPS: &[u8] = b"groups";
+pub const PARKED: &[u8] = b"parked";
+pub const GROUP: &[u8] = b"group:";
 /// A schedule's record: `emq:{q}:repeat:<name>`.
 pub const REPEAT: &[u8] = b"repeat:";
 
@@ -146,6 +153,11 @@ impl<'a> Queue<'a> {
     /// `emq:{<q>}:meta`
     pub fn meta(&self) -> KeyBuf {
         self.key(META)
+    }
+
+    /// `emq:{<q>}:group:<g>`: the ids of group `g` parked by flow control.
+    pub fn group(&self, g: &[u8]) -> KeyBuf {
+        KeyBuf::of(&[PREFIX, self.name, CLOSE, GROUP, g])
     }
 
     /// `emq:{<q>}:job:<id>`

@@ -11,6 +11,7 @@ pub mod fence;
 pub mod gates;
 pub mod guard;
 pub mod keyspace;
+pub mod limits;
 pub mod moves;
 pub mod open;
 pub mod outbox;

@@ -68,6 +68,25 @@ export interface ClaimedJob {
   timeoutMs: number;
 }
 
+/**
+ * A claim flow control held back (docs/protocol.md, "Flow control"): nothing was claimed. Wait
+ * `waitMs` (the queue's rate window opens then), or with `waitMs` 0 until a job leaves active
+ * (the queue's concurrency is full; a wake says so).
+ */
+export interface ClaimLimited {
+  limited: true;
+  waitMs: number;
+}
+
+/** What a claim verb answers: a job, a limited claim, or null (nothing to claim, or paused). */
+export type ClaimOutcome = ClaimedJob | ClaimLimited | null;
+
+/** The claim verbs' reply, parsed: `[]`/nil → null, an integer → limited, else the job. */
+export function claimOutcome(reply: unknown): ClaimOutcome {
+  if (typeof reply === "number") return { limited: true, waitMs: reply };
+  return claimedJob(Array.isArray(reply) ? (reply as ClaimReply | []) : null);
+}
+
 const GENERATED_ID_TRIES = 3;
 
 /**
@@ -254,14 +273,16 @@ export async function isPaused(conn: Connection, queue: string): Promise<boolean
 }
 
 /**
- * Claims the next job under a lease of `leaseMs`, or `null` when the queue is empty or paused.
- * The pause flag is read first, in its own round trip; on a paused queue nothing else is sent.
+ * Claims the next job under a lease of `leaseMs`, or `null` when the queue is empty, paused or
+ * held back by its limits (`claimVerb` tells how long to wait). The pause flag is read first, in
+ * its own round trip; on a paused queue nothing else is sent.
  */
 export async function claim(conn: Connection, queue: string, leaseMs: number): Promise<ClaimedJob | null> {
   assertValidQueue(queue);
   assertLeaseMs(leaseMs);
   if (await isPaused(conn, queue)) return null;
-  return claimVerb(conn, queue, leaseMs);
+  const got = await claimVerb(conn, queue, leaseMs);
+  return got && "limited" in got ? null : got;
 }
 
 /**
@@ -269,18 +290,9 @@ export async function claim(conn: Connection, queue: string, leaseMs: number): P
  * pause flag itself (the native `EMQ.CLAIM`, declared difference D2) uses it: the separate round
  * trip would only repeat the read. Validate `queue` and `leaseMs` before calling.
  */
-export async function claimVerb(
-  conn: Connection,
-  queue: string,
-  leaseMs: number,
-): Promise<ClaimedJob | null> {
-  const reply = (await run(
-    conn,
-    "CLAIM",
-    [key(queue, "pending"), key(queue, "active"), key(queue, "")],
-    [leaseMs],
-  )) as ClaimReply | [];
-  return claimedJob(reply);
+export async function claimVerb(conn: Connection, queue: string, leaseMs: number): Promise<ClaimOutcome> {
+  const keys = [key(queue, "pending"), key(queue, "active"), key(queue, "")];
+  return claimOutcome(await run(conn, "CLAIM", keys, [leaseMs]));
 }
 
 /** A claim's reply: `[<id>, <payload>, <attempts>, <deadline>, <timeout>]`. */

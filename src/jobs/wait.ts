@@ -8,7 +8,7 @@ import { parseModuleVersion } from "../connector/fence.js";
 import type { RespReply } from "../connector/resp.js";
 import { ServerError, WAIT_ENDED, WaitInterruptedError } from "../errors.js";
 import { assertValidQueue } from "../keyspace.js";
-import { type ClaimedJob, type ClaimReply, claimedJob } from "./admission.js";
+import { type ClaimOutcome, claimOutcome } from "./admission.js";
 import { assertInteger, assertLeaseMs, key, MAX_INTEGER, run } from "./common.js";
 
 /** The verb token a module lists under `extensions` when it offers the blocking claim. */
@@ -26,7 +26,8 @@ export async function moduleExtensions(conn: Connection, queue: string): Promise
 /**
  * `EMQ.BCLAIM`: claims the next job under a lease of `leaseMs`, waiting inside the server up to
  * `timeoutMs` (a positive integer of ms) for one to be ready; `null` when the wait ended with
- * nothing (a paused queue stays empty to it). The server may end the wait early
+ * nothing (a paused queue stays empty to it); a limited claim at once when flow control holds
+ * the queue back (it does not wait then). The server may end the wait early
  * (`WaitInterruptedError`: the node turned replica, the slot moved).
  */
 export async function claimWaiting(
@@ -34,7 +35,7 @@ export async function claimWaiting(
   queue: string,
   leaseMs: number,
   timeoutMs: number,
-): Promise<ClaimedJob | null> {
+): Promise<ClaimOutcome> {
   assertValidQueue(queue);
   assertLeaseMs(leaseMs);
   assertInteger("timeoutMs", timeoutMs, 1, MAX_INTEGER, " of milliseconds");
@@ -52,6 +53,5 @@ export async function claimWaiting(
     }
     throw err;
   }
-  if (!Array.isArray(reply)) return null;
-  return claimedJob(reply as ClaimReply | []);
+  return claimOutcome(reply);
 }

@@ -11,6 +11,7 @@
 -- ARGV[4]  <keep>             non-negative integer: done keeps at most this many ids (0 = delete the row)
 -- Reply:   1
 -- Event:   completed (id, attempt) on emq:{q}:events
+-- Flow:    the job's group slot is released (below)
 -- Outbox:  a row with a parent (a flow's child): ZADD <base>outbox <now> <parent> NUL <id> NUL
 --          completed NUL <result>, with the completion (docs/protocol.md, "Flows")
 -- Retention: while done holds more than keep, the oldest are removed with their rows, at most 10 per call.
@@ -42,11 +43,46 @@ end
 
 -- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
 -- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+-- Also whether the queue has limits (<base>meta limits = 1, kept by LIMIT).
 local function bus(base)
-  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
-  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  local got = redis.pcall('HMGET', base .. 'meta', 'events_maxlen', 'limits')
+  if got.err then got = {} end
+  local maxlen = (got[1] and count(got[1])) and got[1] or '10000'
   return function(...)
     if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end, got[2] == '1'
+end
+
+-- Flow control (docs/protocol.md, "Flow control"): <left> ids left active, of the groups <gs>.
+-- Each group's active count in <base>groups drops by one (HDEL from 1) and its lowest parked id
+-- (<base>group:<g>) goes back to pending; wake <moved>, or wake 1 when none moved and the queue
+-- has limits (<limited>: <base>meta limits = 1) with a concurrency (a slot opened). Never fails
+-- the call.
+local function release(base, gs, left, limited)
+  local moved = 0
+  for _, g in ipairs(gs) do
+    local n = redis.pcall('HGET', base .. 'groups', g)
+    if type(n) == 'string' and count(n) and tonumber(n) > 1 then
+      redis.call('HSET', base .. 'groups', g, string.format('%d', tonumber(n) - 1))
+    elseif type(n) ~= 'table' then
+      redis.call('HDEL', base .. 'groups', g)
+    end
+    local parked = base .. 'group:' .. g
+    local first = redis.pcall('ZRANGE', parked, 0, 0, 'WITHSCORES')
+    if not first.err and #first > 0 then
+      local back = redis.pcall('ZADD', base .. 'pending', first[2], first[1])
+      if type(back) == 'number' then
+        redis.call('ZREM', parked, first[1])
+        if redis.call('EXISTS', parked) == 0 then redis.pcall('ZREM', base .. 'parked', g) end
+        moved = moved + 1
+      end
+    end
+  end
+  if moved > 0 then
+    redis.pcall('SPUBLISH', base .. 'wake', string.format('%d', moved))
+  elseif left > 0 and limited then
+    local c = redis.pcall('HGET', base .. 'limits', 'concurrency')
+    if type(c) == 'string' and count(c) and c ~= '0' then redis.pcall('SPUBLISH', base .. 'wake', '1') end
   end
 end
 
@@ -67,7 +103,7 @@ local function gated(text)
   return refuse(text)
 end
 local row = base .. 'job:' .. id
-local fields = redis.pcall('HMGET', row, 'state', 'attempts', 'parent')
+local fields = redis.pcall('HMGET', row, 'state', 'attempts', 'parent', 'group')
 if fields.err or (fields[1] ~= 'active' and redis.call('TYPE', row).ok ~= 'hash') then
   return gated('job not found')
 end
@@ -81,7 +117,9 @@ end
 local left = redis.pcall('ZREM', active, id)
 if type(left) == 'table' then return left end
 if left == 0 then return refuse('job is not active') end
-bus(base)('event', 'completed', 'id', id, 'attempt', token)
+local emit, limited = bus(base)
+release(base, (fields[4] and fields[4] ~= '') and { fields[4] } or {}, 1, limited)
+emit('event', 'completed', 'id', id, 'attempt', token)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if fields[3] and fields[3] ~= '' then

@@ -54,11 +54,46 @@ end
 
 -- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
 -- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+-- Also whether the queue has limits (<base>meta limits = 1, kept by LIMIT).
 local function bus(base)
-  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
-  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  local got = redis.pcall('HMGET', base .. 'meta', 'events_maxlen', 'limits')
+  if got.err then got = {} end
+  local maxlen = (got[1] and count(got[1])) and got[1] or '10000'
   return function(...)
     if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end, got[2] == '1'
+end
+
+-- Flow control (docs/protocol.md, "Flow control"): <left> ids left active, of the groups <gs>.
+-- Each group's active count in <base>groups drops by one (HDEL from 1) and its lowest parked id
+-- (<base>group:<g>) goes back to pending; wake <moved>, or wake 1 when none moved and the queue
+-- has limits (<limited>: <base>meta limits = 1) with a concurrency (a slot opened). Never fails
+-- the call.
+local function release(base, gs, left, limited)
+  local moved = 0
+  for _, g in ipairs(gs) do
+    local n = redis.pcall('HGET', base .. 'groups', g)
+    if type(n) == 'string' and count(n) and tonumber(n) > 1 then
+      redis.call('HSET', base .. 'groups', g, string.format('%d', tonumber(n) - 1))
+    elseif type(n) ~= 'table' then
+      redis.call('HDEL', base .. 'groups', g)
+    end
+    local parked = base .. 'group:' .. g
+    local first = redis.pcall('ZRANGE', parked, 0, 0, 'WITHSCORES')
+    if not first.err and #first > 0 then
+      local back = redis.pcall('ZADD', base .. 'pending', first[2], first[1])
+      if type(back) == 'number' then
+        redis.call('ZREM', parked, first[1])
+        if redis.call('EXISTS', parked) == 0 then redis.pcall('ZREM', base .. 'parked', g) end
+        moved = moved + 1
+      end
+    end
+  end
+  if moved > 0 then
+    redis.pcall('SPUBLISH', base .. 'wake', string.format('%d', moved))
+  elseif left > 0 and limited then
+    local c = redis.pcall('HGET', base .. 'limits', 'concurrency')
+    if type(c) == 'string' and count(c) and c ~= '0' then redis.pcall('SPUBLISH', base .. 'wake', '1') end
   end
 end
 
@@ -84,8 +119,11 @@ local own = redis.call('HGET', row, 'max_attempts')
 if own and positive(own) then max = own end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local group = redis.call('HGET', row, 'group')
 redis.call('ZREM', active, id)
-local emit, reason = bus(base), string.sub(err, 1, 200)
+local emit, limited = bus(base)
+release(base, (group and group ~= '') and { group } or {}, 1, limited)
+local reason = string.sub(err, 1, 200)
 emit('event', 'failed', 'id', id, 'attempt', token, 'reason', reason)
 if tonumber(token) >= tonumber(max) then
   emit('event', 'dead', 'id', id, 'attempt', token, 'reason', reason)

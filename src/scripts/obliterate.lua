@@ -1,7 +1,8 @@
 #!lua flags=allow-oom
 -- obliterate: delete a queue — every job of its five sets and of <base>waiting (a flow's parents),
 --          at most <limit> per call; the call that leaves the sets empty also deletes its meta,
---          its events stream and its flow-outbox.
+--          its events stream, its flow-outbox and its flow control (limits, windows, groups'
+--          counts, parked ids with their rows).
 -- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
 -- Form:    EMQ.OBLITERATE 6 <pending> <active> <schedule> <done> <dead> <base> <force> <limit>
 -- KEYS[1-5] emq:{q}:pending, active, schedule, done, dead
@@ -49,5 +50,20 @@ for i, set in ipairs(sets) do
   end
   left = left + redis.call('ZCARD', set)
 end
-if left == 0 then redis.call('DEL', base .. 'meta', base .. 'events', base .. 'outbox') end
+if left == 0 then
+  -- Flow control's keys go with the queue: the parked ids (their rows), their sets, the limits,
+  -- the windows and the groups' counts (docs/protocol.md, "Flow control").
+  local groups = redis.pcall('ZRANGE', base .. 'parked', 0, -1)
+  if not groups.err then
+    for _, g in ipairs(groups) do
+      local ids = redis.pcall('ZRANGE', base .. 'group:' .. g, 0, -1)
+      if not ids.err then
+        for _, id in ipairs(ids) do redis.call('DEL', base .. 'job:' .. id) end
+      end
+      redis.call('DEL', base .. 'group:' .. g)
+    end
+  end
+  redis.call('DEL', base .. 'meta', base .. 'events', base .. 'outbox', base .. 'limits', base .. 'rate',
+    base .. 'groups', base .. 'parked')
+end
 return { deleted, left }

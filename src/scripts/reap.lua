@@ -43,7 +43,7 @@ end
 -- the age trim (<base>meta events_maxlen, a count else 10000, 0 = off; events_maxage, a count
 -- else 86400000, 0 = no age bound). Never fails the call.
 local function bus(base, now)
-  local got = redis.pcall('HMGET', base .. 'meta', 'events_maxlen', 'events_maxage')
+  local got = redis.pcall('HMGET', base .. 'meta', 'events_maxlen', 'events_maxage', 'limits')
   if got.err then got = {} end
   local maxlen = (got[1] and count(got[1])) and got[1] or '10000'
   local maxage = (got[2] and count(got[2])) and got[2] or '86400000'
@@ -52,6 +52,39 @@ local function bus(base, now)
   end
   return function(...)
     if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end, got[3] == '1'
+end
+
+-- Flow control (docs/protocol.md, "Flow control"): <left> ids left active, of the groups <gs>.
+-- Each group's active count in <base>groups drops by one (HDEL from 1) and its lowest parked id
+-- (<base>group:<g>) goes back to pending; wake <moved>, or wake 1 when none moved and the queue
+-- has limits (<limited>: <base>meta limits = 1) with a concurrency (a slot opened). Never fails
+-- the call.
+local function release(base, gs, left, limited)
+  local moved = 0
+  for _, g in ipairs(gs) do
+    local n = redis.pcall('HGET', base .. 'groups', g)
+    if type(n) == 'string' and count(n) and tonumber(n) > 1 then
+      redis.call('HSET', base .. 'groups', g, string.format('%d', tonumber(n) - 1))
+    elseif type(n) ~= 'table' then
+      redis.call('HDEL', base .. 'groups', g)
+    end
+    local parked = base .. 'group:' .. g
+    local first = redis.pcall('ZRANGE', parked, 0, 0, 'WITHSCORES')
+    if not first.err and #first > 0 then
+      local back = redis.pcall('ZADD', base .. 'pending', first[2], first[1])
+      if type(back) == 'number' then
+        redis.call('ZREM', parked, first[1])
+        if redis.call('EXISTS', parked) == 0 then redis.pcall('ZREM', base .. 'parked', g) end
+        moved = moved + 1
+      end
+    end
+  end
+  if moved > 0 then
+    redis.pcall('SPUBLISH', base .. 'wake', string.format('%d', moved))
+  elseif left > 0 and limited then
+    local c = redis.pcall('HGET', base .. 'limits', 'concurrency')
+    if type(c) == 'string' and count(c) and c ~= '0' then redis.pcall('SPUBLISH', base .. 'wake', '1') end
   end
 end
 
@@ -69,12 +102,14 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local stamp = string.format('%d', now)
 local expired = redis.call('ZRANGE', active, '-inf', '(' .. stamp, 'BYSCORE', 'LIMIT', 0, limit)
-local emit = bus(base, now)
-local requeued, buried = {}, {}
+local emit, limited = bus(base, now)
+local requeued, buried, gs = {}, {}, {}
 for _, id in ipairs(expired) do
   redis.call('ZREM', active, id)
   local row = base .. 'job:' .. id
   if string.sub(id, 1, 3) == 'JOB' and redis.call('TYPE', row).ok == 'hash' then
+    local group = redis.call('HGET', row, 'group')
+    if group and group ~= '' then table.insert(gs, group) end
     local attempts = redis.call('HGET', row, 'attempts')
     attempts = (attempts and count(attempts)) and tonumber(attempts) or 0
     local own = redis.call('HGET', row, 'max_attempts')
@@ -111,5 +146,6 @@ if #buried > 0 and keep ~= '0' then
     end
   end
 end
+release(base, gs, #expired, limited)
 if #requeued > 0 then redis.pcall('SPUBLISH', base .. 'wake', string.format('%d', #requeued)) end
 return { requeued, buried }

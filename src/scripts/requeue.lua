@@ -33,11 +33,46 @@ end
 
 -- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
 -- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
+-- Also whether the queue has limits (<base>meta limits = 1, kept by LIMIT).
 local function bus(base)
-  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
-  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
+  local got = redis.pcall('HMGET', base .. 'meta', 'events_maxlen', 'limits')
+  if got.err then got = {} end
+  local maxlen = (got[1] and count(got[1])) and got[1] or '10000'
   return function(...)
     if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
+  end, got[2] == '1'
+end
+
+-- Flow control (docs/protocol.md, "Flow control"): <left> ids left active, of the groups <gs>.
+-- Each group's active count in <base>groups drops by one (HDEL from 1) and its lowest parked id
+-- (<base>group:<g>) goes back to pending; wake <moved>, or wake 1 when none moved and the queue
+-- has limits (<limited>: <base>meta limits = 1) with a concurrency (a slot opened). Never fails
+-- the call.
+local function release(base, gs, left, limited)
+  local moved = 0
+  for _, g in ipairs(gs) do
+    local n = redis.pcall('HGET', base .. 'groups', g)
+    if type(n) == 'string' and count(n) and tonumber(n) > 1 then
+      redis.call('HSET', base .. 'groups', g, string.format('%d', tonumber(n) - 1))
+    elseif type(n) ~= 'table' then
+      redis.call('HDEL', base .. 'groups', g)
+    end
+    local parked = base .. 'group:' .. g
+    local first = redis.pcall('ZRANGE', parked, 0, 0, 'WITHSCORES')
+    if not first.err and #first > 0 then
+      local back = redis.pcall('ZADD', base .. 'pending', first[2], first[1])
+      if type(back) == 'number' then
+        redis.call('ZREM', parked, first[1])
+        if redis.call('EXISTS', parked) == 0 then redis.pcall('ZREM', base .. 'parked', g) end
+        moved = moved + 1
+      end
+    end
+  end
+  if moved > 0 then
+    redis.pcall('SPUBLISH', base .. 'wake', string.format('%d', moved))
+  elseif left > 0 and limited then
+    local c = redis.pcall('HGET', base .. 'limits', 'concurrency')
+    if type(c) == 'string' and count(c) and c ~= '0' then redis.pcall('SPUBLISH', base .. 'wake', '1') end
   end
 end
 
@@ -51,7 +86,7 @@ if not typed({ active, pending }, 'zset') then
 end
 local row = base .. 'job:' .. id
 if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
-local fields = redis.call('HMGET', row, 'state', 'attempts', 'priority', 'max_attempts')
+local fields = redis.call('HMGET', row, 'state', 'attempts', 'priority', 'max_attempts', 'group')
 if fields[1] ~= 'active' or not redis.call('ZSCORE', active, id) then return refuse('job is not active') end
 if fields[2] ~= token then return refuse('stale lease token') end
 
@@ -62,8 +97,10 @@ end
 local own = fields[4]
 if own and positive(own) then max = own end
 redis.call('ZREM', active, id)
+local emit, limited = bus(base)
+release(base, (fields[5] and fields[5] ~= '') and { fields[5] } or {}, 1, limited)
 redis.call('HSET', row, 'state', 'pending', 'max_attempts', string.format('%d', tonumber(max) + 1))
 redis.call('ZADD', pending, priority, id)
-bus(base)('event', 'requeued', 'id', id, 'attempt', token)
+emit('event', 'requeued', 'id', id, 'attempt', token)
 redis.pcall('SPUBLISH', base .. 'wake', '1')
 return 1

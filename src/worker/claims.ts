@@ -12,7 +12,7 @@
  * reply never comes, a job the server leased to it goes back to `pending` when the lease expires.
  */
 import { ClaimUnansweredError } from "../errors.js";
-import type { ClaimedJob } from "../jobs.js";
+import type { ClaimedJob, ClaimOutcome } from "../jobs.js";
 
 /** How long a non-blocking claim may stay unanswered before its slot abandons it (ms). */
 export const CLAIM_WATCHDOG_MS = 5000;
@@ -22,11 +22,11 @@ export const CLAIM_WATCHDOG_MS = 5000;
  * goes to `handBack`.
  */
 export function abandonable(
-  sent: Promise<ClaimedJob | null>,
+  sent: Promise<ClaimOutcome>,
   queue: string,
   handBack: (job: ClaimedJob) => void,
   ms = CLAIM_WATCHDOG_MS,
-): Promise<ClaimedJob | null> {
+): Promise<ClaimOutcome> {
   let timer: NodeJS.Timeout | undefined;
   let abandoned = false;
   const watchdog = new Promise<never>((_, reject) => {
@@ -37,7 +37,7 @@ export function abandonable(
   });
   sent.then(
     (job) => {
-      if (abandoned && job) handBack(job);
+      if (abandoned && job && "id" in job) handBack(job);
     },
     () => {}, // failed after it was abandoned: nothing waits for it then
   );

@@ -20,7 +20,7 @@
  */
 import type { Connection } from "../connector/connection.js";
 import { ClaimWatchdogError } from "../errors.js";
-import type { ClaimedJob } from "../jobs.js";
+import type { ClaimOutcome } from "../jobs.js";
 import { key } from "../jobs/common.js";
 import { BLOCKING_CLAIM, claimWaiting, moduleExtensions } from "../jobs/wait.js";
 
@@ -68,10 +68,11 @@ export class ClaimWatcher {
   ) {}
 
   /**
-   * One wait on `queue`: the job claimed under `leaseMs`, or null when the wait ended with
-   * nothing (its timeout, an interrupt, the watcher closed). Throws what the claim met, typed.
+   * One wait on `queue`: the job claimed under `leaseMs`, a limited claim (flow control: it does
+   * not wait then), or null when the wait ended with nothing (its timeout, an interrupt, the
+   * watcher closed). Throws what the claim met, typed.
    */
-  async claim(queue: string, leaseMs: number): Promise<ClaimedJob | null> {
+  async claim(queue: string, leaseMs: number): Promise<ClaimOutcome> {
     if (this.closed) return null;
     const generation = this.generation;
     let done!: () => void;
@@ -143,7 +144,7 @@ export class ClaimWatcher {
     queue: string,
     leaseMs: number,
     generation: number,
-  ): Promise<ClaimedJob | null> {
+  ): Promise<ClaimOutcome> {
     await this.learnClientId(conn, queue);
     if (this.closed || this.generation !== generation) return null;
     return claimWaiting(conn, queue, leaseMs, this.blockMs);

@@ -13,6 +13,7 @@ use crate::errors::{self, Refusal, Reply};
 use crate::gates;
 use crate::guard;
 use crate::keyspace::{is_job_id, Queue};
+use crate::limits;
 use crate::moves;
 use crate::open::{argv, open};
 use crate::protocol::{add, claim, enqueue};
@@ -158,17 +159,27 @@ pub fn lease_head(
 
     let lease = how.lease.read(&call)?;
     let timeout = how.timeout.map_or(Ok(0), |value| value.read(&call))?;
-    let (paused, maxlen) = flags(&db, &queue)?;
+    let (paused, maxlen, limited) = flags(&db, &queue)?;
     if paused {
         return Ok((None, timeout));
     }
 
     let [mut pending, mut active] = gates::sorted_sets(&db, [pending, active])?;
-    let (orphans, head) = heads(&db, &queue, &pending)?;
-    let Some((id, mut row)) = head else {
-        if !orphans.is_empty() {
-            guard?;
-            drop_orphans(&db, &queue, &mut pending, &orphans)?;
+    let limits = limits::Limits::read(&db, &queue, limited)?;
+    let now = clock::now_ms();
+    let queue_window = match limits::queue_gate(&db, &queue, &active, &limits, now)? {
+        Err(wait) => return Ok((Some(ValkeyValue::Integer(wait)), timeout)),
+        Ok(held) => limits.rate.on().then_some(held),
+    };
+    let mut scan = heads(&db, &queue, &pending, &limits, now)?;
+    let Some(Head { id, mut row, group }) = scan.head.take() else {
+        if !scan.skipped() {
+            return Ok((None, timeout));
+        }
+        guard?;
+        skip(&db, &queue, &mut pending, &scan)?;
+        if scan.bounded && scan.held_back() {
+            return Ok((Some(ValkeyValue::Integer(1)), timeout));
         }
         return Ok((None, timeout));
     };
@@ -186,11 +197,11 @@ pub fn lease_head(
     let attempts = attempts + 1;
 
     guard.map_err(unless_active)?;
-    let deadline = clock::now_ms() + lease;
+    let deadline = now + lease;
     if active.zadd_when(When::New, deadline, &id)? == Zadd::Skipped {
         return Err(errors::head_already_active(form.verb));
     }
-    drop_orphans(&db, &queue, &mut pending, &orphans)?;
+    skip(&db, &queue, &mut pending, &scan)?;
     write_check(form, pending.zrem(&id)?)?;
     let attempts_text = attempts.to_string();
     let lease_fields: [(&[u8], &[u8]); 3] = [
@@ -199,6 +210,9 @@ pub fn lease_head(
         (b"lease_epoch", clock::run_id(ctx)),
     ];
     row.hset(&lease_fields)?;
+    drop(row);
+    let group = group.as_ref().map(|(g, n, w)| (&g[..], *n, *w));
+    limits::count_claim(&db, &queue, queue_window, group, now)?;
     let mut bus = Bus::with(&db, &queue, maxlen.as_deref());
     bus.job(b"active", &id, attempts_text.as_bytes(), None)?;
 
@@ -215,32 +229,128 @@ pub fn lease_head(
 /// The most orphans one claim drops.
 pub const MAX_ORPHANS: usize = 100;
 
-/// The orphans ahead of the head, and the head with its row (open for writing), if any.
-type Heads<'d> = (Vec<Vec<u8>>, Option<(Vec<u8>, Key<'d>)>);
+/// The head a claim takes: its id, its row (open for the claim's writes) and, when the row has
+/// a `group`, the group with its active count and window ([`limits::Verdict::Claim`]).
+struct Head<'d> {
+    id: Vec<u8>,
+    row: Key<'d>,
+    group: Option<(Vec<u8>, i64, Option<Option<i64>>)>,
+}
 
-/// The claimable head of the open `pending` (a `JOB` id whose row is a hash; the row open for the
-/// claim's writes) and the orphans ahead of it, lowest first: an orphan is an id without the
-/// `JOB` prefix or whose row is not a hash. At most [`MAX_ORPHANS`]: when the head after them is
-/// an orphan too, there is no head. Reads only.
-fn heads<'d>(db: &'d Db, queue: &Queue, pending: &Key) -> Result<Heads<'d>, Refusal> {
-    // The usual case first: the head is claimable (one id read, its row opened once).
-    let Some(first) = head(pending)? else {
-        return Ok((Vec::new(), None));
-    };
-    if let Some(row) = claimable(db, queue, &first) {
-        return Ok((Vec::new(), Some((first, row))));
+/// What a claim's scan of `pending` found: the ids it passes over, lowest first — orphans,
+/// heads parked by their group's concurrency (id, group, priority), heads delayed by their
+/// group's rate (id, due) — at most [`MAX_ORPHANS`] in all; the head it takes, if any; whether
+/// it stopped at the bound with ids still behind.
+#[derive(Default)]
+struct Scan<'d> {
+    orphans: Vec<Vec<u8>>,
+    parks: Vec<(Vec<u8>, Vec<u8>, i64)>,
+    delays: Vec<(Vec<u8>, i64)>,
+    head: Option<Head<'d>>,
+    bounded: bool,
+}
+
+impl Scan<'_> {
+    fn count(&self) -> usize {
+        self.orphans.len() + self.parks.len() + self.delays.len()
     }
-    let mut orphans = vec![first];
-    for id in pending.first(MAX_ORPHANS + 1)?.into_iter().skip(1) {
-        if let Some(row) = claimable(db, queue, &id) {
-            return Ok((orphans, Some((id, row))));
+
+    fn skipped(&self) -> bool {
+        self.count() > 0
+    }
+
+    fn held_back(&self) -> bool {
+        !self.parks.is_empty() || !self.delays.is_empty()
+    }
+}
+
+/// What one id of `pending` is to the claim.
+enum Seen<'d> {
+    Orphan,
+    Take(Head<'d>),
+    Park(Vec<u8>, i64),
+    Delay(i64),
+}
+
+/// The claimable head of the open `pending` — a `JOB` id whose row is a hash (the row open for
+/// the claim's writes), not held back by its group ([`limits::judge`]) — and the ids passed over
+/// ahead of it, at most [`MAX_ORPHANS`]. Reads only.
+fn heads<'d>(
+    db: &'d Db,
+    queue: &Queue,
+    pending: &Key,
+    limits: &limits::Limits,
+    now: i64,
+) -> Result<Scan<'d>, Refusal> {
+    let mut scan = Scan::default();
+    // The usual case first: the head is claimable (one id read, its row opened once).
+    let mut ids = pending.first(1)?;
+    let mut at = 0;
+    loop {
+        if at == ids.len() {
+            if at != 1 {
+                break;
+            }
+            ids = pending.first(MAX_ORPHANS + 1)?;
+            if at == ids.len() {
+                break;
+            }
         }
-        if orphans.len() == MAX_ORPHANS {
+        let id = std::mem::take(&mut ids[at]);
+        at += 1;
+        let seen = seen(db, queue, id.clone(), limits, now)?;
+        if let Seen::Take(head) = seen {
+            scan.head = Some(head);
             break;
         }
-        orphans.push(id);
+        if scan.count() == MAX_ORPHANS {
+            scan.bounded = true;
+            break;
+        }
+        match seen {
+            Seen::Orphan => scan.orphans.push(id),
+            Seen::Park(g, priority) => scan.parks.push((id, g, priority)),
+            Seen::Delay(due) => scan.delays.push((id, due)),
+            Seen::Take(_) => unreachable!(),
+        }
     }
-    Ok((orphans, None))
+    Ok(scan)
+}
+
+/// One id of `pending` as the claim sees it: `HMGET <row> group priority` on a claimable row,
+/// then its group's verdict.
+fn seen<'d>(
+    db: &'d Db,
+    queue: &Queue,
+    id: Vec<u8>,
+    limits: &limits::Limits,
+    now: i64,
+) -> Result<Seen<'d>, Refusal> {
+    let Some(row) = claimable(db, queue, &id) else {
+        return Ok(Seen::Orphan);
+    };
+    let [group, priority] = row.hash_get([b"group", b"priority"])?;
+    let Some(g) = group.filter(|g| !g.is_empty()) else {
+        return Ok(Seen::Take(Head {
+            id,
+            row,
+            group: None,
+        }));
+    };
+    Ok(match limits::judge(db, queue, limits, &g, now)? {
+        limits::Verdict::Claim(n, window) => Seen::Take(Head {
+            row,
+            id,
+            group: Some((g, n, window)),
+        }),
+        limits::Verdict::Park => {
+            let priority = priority
+                .and_then(|p| Grammar::Priority.parse(&p))
+                .unwrap_or(0);
+            Seen::Park(g, priority)
+        }
+        limits::Verdict::Delay(due) => Seen::Delay(due),
+    })
 }
 
 /// The row of `id`, open for the claim's writes, when `id` is a `JOB` id whose row is a hash.
@@ -250,6 +360,22 @@ fn claimable<'d>(db: &'d Db, queue: &Queue, id: &[u8]) -> Option<Key<'d>> {
     }
     let row = db.open(&queue.job(id));
     (row.kind() == Kind::Hash).then_some(row)
+}
+
+/// The ids a claim passed over leave `pending`: the orphans ([`drop_orphans`]), the parked
+/// ([`limits::park`]) and the delayed ([`limits::delay`], then wake `0`), in that order.
+fn skip(db: &Db, queue: &Queue, pending: &mut Key, scan: &Scan) -> Result<(), Refusal> {
+    drop_orphans(db, queue, pending, &scan.orphans)?;
+    for (id, g, priority) in &scan.parks {
+        limits::park(db, queue, pending, id, g, *priority)?;
+    }
+    for (id, due) in &scan.delays {
+        limits::delay(db, queue, pending, id, *due)?;
+    }
+    if !scan.delays.is_empty() {
+        moves::wake_scheduled(db, queue);
+    }
+    Ok(())
 }
 
 /// The orphans leave `pending` (`ZREM` each) and are counted, one write:
@@ -286,19 +412,16 @@ fn empty() -> ValkeyValue {
     ValkeyValue::Array(Vec::new())
 }
 
-/// Whether the queue's `meta` hash has `paused` = `1`, and its `events_maxlen` as stored
-/// (`HMGET <meta> paused events_maxlen`).
-type Flags = (bool, Option<Vec<u8>>);
+/// Whether the queue's `meta` hash has `paused` = `1`, its `events_maxlen` as stored, and
+/// whether it has `limits` = `1` (the queue has limits: flow control) (`HMGET <meta> paused
+/// events_maxlen limits`).
+type Flags = (bool, Option<Vec<u8>>, bool);
 fn flags(db: &Db, queue: &Queue) -> Result<Flags, Refusal> {
-    let [flag, maxlen] = db
-        .read(&queue.meta())
-        .hash_get([b"paused", bus::MAXLEN_FIELD])?;
-    Ok((flag.as_deref() == Some(b"1"), maxlen))
-}
-
-/// The lowest-scored id of the open `pending` (ties by id), if any: `ZRANGE <pending> 0 0`.
-fn head(pending: &Key) -> Result<Option<Vec<u8>>, Refusal> {
-    Ok(pending.first(1)?.into_iter().next())
+    let [flag, maxlen, limited] =
+        db.read(&queue.meta())
+            .hash_get([b"paused", bus::MAXLEN_FIELD, limits::LIMITED])?;
+    let on = |v: &Option<Vec<u8>>| v.as_deref() == Some(b"1");
+    Ok((on(&flag), maxlen, on(&limited)))
 }
 
 /// The open row's `attempts` (absent counts as 0) and `payload` (absent is `None`); a refusal

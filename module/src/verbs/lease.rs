@@ -13,6 +13,7 @@ use crate::errors::{Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
 use crate::keyspace::{Queue, OUTBOX};
+use crate::limits;
 use crate::moves;
 use crate::open::{argv, open};
 use crate::outbox::{self, COMPLETED, FAILED};
@@ -96,11 +97,12 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
     let Leased {
         sets: [mut active, mut done, mut outbox],
         mut row,
-        ..
+        fields,
     } = leased(&db, &FORM, &queue, [active, done, &outbox], id, lease_token)?;
     let [parent] = row.hash_get([b"parent"])?;
 
     leave_active(&FORM, guard, &mut active, id)?;
+    limits::release(&db, &queue, None, &fields.groups(), 1);
     Bus::open(&db, &queue).job(b"completed", id, TOKEN.of(&call), None)?;
     let now = clock::now_ms();
     outbox::post(&mut outbox, now, parent.as_deref(), (id, COMPLETED, result))?;
@@ -139,6 +141,7 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
     } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
 
     leave_active(&FORM, guard, &mut active, id)?;
+    limits::release(&db, &queue, Some(&mut pending), &fields.groups(), 1);
     let (token, reason) = (TOKEN.of(&call), short(error));
     let mut bus = Bus::open(&db, &queue);
     bus.job(b"failed", id, token, Some((b"reason", reason)))?;
@@ -185,10 +188,11 @@ pub fn reschedule(ctx: &Context, args: Args) -> Reply {
     let Leased {
         sets: [mut active, mut schedule],
         mut row,
-        ..
+        fields,
     } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
 
     leave_active(&FORM, guard, &mut active, id)?;
+    limits::release(&db, &queue, None, &fields.groups(), 1);
     let due = clock::now_ms() + delay;
     moves::set_state(&mut row, b"scheduled")?;
     moves::add(&mut schedule, due, id)?;
@@ -221,6 +225,7 @@ pub fn requeue(ctx: &Context, args: Args) -> Reply {
     } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
 
     leave_active(&FORM, guard, &mut active, id)?;
+    limits::release(&db, &queue, Some(&mut pending), &fields.groups(), 1);
     let budget = (fields.max_attempts(max_attempts) + 1).to_string();
     let hset: [(&[u8], &[u8]); 2] = [(b"state", b"pending"), (b"max_attempts", budget.as_bytes())];
     row.hset(&hset)?;

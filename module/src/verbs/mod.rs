@@ -8,6 +8,7 @@ pub mod flows;
 pub mod install;
 pub mod jobs;
 pub mod lease;
+pub mod limits;
 pub mod operate;
 pub mod repeat;
 pub mod report;

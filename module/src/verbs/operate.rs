@@ -14,6 +14,7 @@ use crate::errors::{self, Refusal, Reply};
 use crate::gates::{self, Fields};
 use crate::guard;
 use crate::keyspace::{Queue, EVENTS, OUTBOX, WAITING};
+use crate::limits;
 use crate::moves;
 use crate::open::{argv, open};
 use crate::protocol::{clean, drain, expedite, forget, obliterate};
@@ -123,7 +124,8 @@ pub fn drain(ctx: &Context, args: Args) -> Reply {
         0 => Vec::new(),
         room => schedule.first(room)?,
     };
-    let n = ready.len() + waiting.len();
+    let parked = limits::parked_picks(&db, &queue, limit - ready.len() - waiting.len());
+    let n = ready.len() + waiting.len() + parked.iter().map(|(_, ids)| ids.len()).sum::<usize>();
     if n == 0 {
         return Ok(ValkeyValue::Integer(0));
     }
@@ -131,6 +133,7 @@ pub fn drain(ctx: &Context, args: Args) -> Reply {
     guard?;
     delete_jobs(&db, &queue, &mut pending, &ready)?;
     delete_jobs(&db, &queue, &mut schedule, &waiting)?;
+    limits::drop_parked(&db, &queue, &parked)?;
     let count = n.to_string();
     let fields: [(&[u8], &[u8]); 1] = [(b"count", count.as_bytes())];
     Bus::open(&db, &queue).queue_with(b"drained", &fields)?;
@@ -177,7 +180,8 @@ pub fn obliterate(ctx: &Context, args: Args) -> Reply {
     let gone = left == 0
         && [&meta, &events, &outbox]
             .iter()
-            .all(|key| !db.read(key).exists());
+            .all(|key| !db.read(key).exists())
+        && !limits::present(&db, &queue);
     if deleted == 0 && gone {
         return Ok(obliterated(0, 0));
     }
@@ -187,6 +191,7 @@ pub fn obliterate(ctx: &Context, args: Args) -> Reply {
         delete_jobs(&db, &queue, set, pick)?;
     }
     if left == 0 {
+        limits::forget(&db, &queue)?;
         db.del(&meta)?;
         db.del(&events)?;
         db.del(&outbox)?;

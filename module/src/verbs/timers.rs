@@ -14,6 +14,7 @@ use crate::errors::{Refusal, Reply};
 use crate::gates::{self, Fields, Row};
 use crate::guard;
 use crate::keyspace::{is_job_id, KeyBuf, Queue, OUTBOX};
+use crate::limits;
 use crate::moves;
 use crate::open::{argv, open};
 use crate::outbox::{self, FAILED};
@@ -171,9 +172,12 @@ pub fn reap_expired(
 
     guard?;
     bus.trim()?;
+    let left = plan.len() as i64;
+    let mut groups = Vec::new();
     for (id, row) in plan {
         moves::remove(&mut active, &id)?;
         let Some((key, fields)) = row else { continue };
+        groups.extend(fields.groups());
         let mut row = db.open(&key);
         let attempt = fields.attempts().to_string();
         bus.job(b"stalled", &id, attempt.as_bytes(), None)?;
@@ -198,6 +202,7 @@ pub fn reap_expired(
     if !buried.is_empty() {
         moves::retain(db, queue, &mut dead, keep)?;
     }
+    limits::release(db, queue, Some(&mut pending), &groups, left);
     if !back.is_empty() {
         moves::wake(db, queue, back.len() as i64);
     }

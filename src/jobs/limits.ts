@@ -1,0 +1,128 @@
+/**
+ * Flow control's host steps (docs/protocol.md, "Flow control"): `setLimits` and `setGroupLimits`
+ * write a queue's limits on the server (`LIMIT`), where every claim of every worker and process
+ * reads them; `readLimits` reads them back. Bad values are refused here, before anything is sent.
+ */
+import type { Connection } from "../connector/connection.js";
+import { InvalidArgumentError } from "../errors.js";
+import { assertValidQueue, queueKey } from "../keyspace.js";
+import { assertInteger, assertOptions, key, MAX_INTEGER, run, text } from "./common.js";
+
+/** A rate: at most `max` jobs start per window of `durationMs` (a fixed window, see the docs). */
+export interface RateLimit {
+  max: number;
+  durationMs: number;
+}
+
+/** The limits of one group (or of every group, as the default). */
+export interface GroupLimits {
+  rate?: RateLimit;
+  /** Active jobs of the group at most. */
+  concurrency?: number;
+}
+
+/** A queue's limits. Absent = none. */
+export interface QueueLimits {
+  rate?: RateLimit;
+  /** Active jobs of the queue at most, across every worker and process. */
+  concurrency?: number;
+  /** The default limits of every group (a group's own limits win). */
+  group?: GroupLimits;
+}
+
+/** What `readLimits` returns: the queue's limits, and every group's own. */
+export interface LimitsInfo extends QueueLimits {
+  groups: Record<string, GroupLimits>;
+}
+
+/** The longest group label (bytes). */
+export const MAX_GROUP_BYTES = 255;
+
+/** A group label: 1–255 bytes, no control characters. */
+export function assertGroup(group: unknown, name = "group"): string {
+  if (typeof group !== "string" || group.length === 0) {
+    throw new InvalidArgumentError(name, "must be a non-empty string");
+  }
+  if (Buffer.byteLength(group) > MAX_GROUP_BYTES || /[\u0000-\u001f\u007f]/.test(group)) {
+    throw new InvalidArgumentError(name, `must be 1-${MAX_GROUP_BYTES} bytes without control characters`);
+  }
+  return group;
+}
+
+/** [rate_max, rate_ms, concurrency] of `limits` (named `name`), checked; absent = 0. */
+function values(limits: unknown, name: string): [string, string, string] {
+  const o = assertOptions(limits ?? {}, name);
+  let max = 0;
+  let ms = 0;
+  if (o.rate !== undefined) {
+    const rate = assertOptions(o.rate, `${name}.rate`);
+    max = assertInteger(`${name}.rate.max`, rate.max, 1, MAX_INTEGER);
+    ms = assertInteger(`${name}.rate.durationMs`, rate.durationMs, 1, MAX_INTEGER, " of milliseconds");
+  }
+  const concurrency =
+    o.concurrency === undefined ? 0 : assertInteger(`${name}.concurrency`, o.concurrency, 1, MAX_INTEGER);
+  return [String(max), String(ms), String(concurrency)];
+}
+
+type Scope = "queue" | "default" | "group" | "ungroup";
+
+function limit(conn: Connection, queue: string, scope: Scope, group: string, v: string[]): Promise<number> {
+  return run(conn, "LIMIT", [key(queue, "pending"), key(queue, "")], [scope, group, ...v]) as Promise<number>;
+}
+
+/**
+ * Replaces a queue's limits and its groups' defaults (what `limits` leaves out is cleared; `{}`
+ * clears them all). Parked jobs go back to `pending`. Returns how many did.
+ */
+export async function setLimits(conn: Connection, queue: string, limits: QueueLimits): Promise<number> {
+  assertValidQueue(queue);
+  const own = values(limits, "limits");
+  const group = values(assertOptions(limits, "limits").group, "limits.group");
+  return (await limit(conn, queue, "queue", "", own)) + (await limit(conn, queue, "default", "", group));
+}
+
+/**
+ * Sets one group's own limits (they replace the defaults for that group; `{}` = no limit for
+ * it), or clears them (`null`: the defaults apply again). Returns how many parked jobs went back.
+ */
+export async function setGroupLimits(
+  conn: Connection,
+  queue: string,
+  group: string,
+  limits: GroupLimits | null,
+): Promise<number> {
+  assertValidQueue(queue);
+  assertGroup(group);
+  if (limits === null) return limit(conn, queue, "ungroup", group, ["0", "0", "0"]);
+  return limit(conn, queue, "group", group, values(limits, "limits"));
+}
+
+const FIELDS = ["concurrency", "rate_max", "rate_ms"] as const;
+
+/** A queue's limits as stored (`HGETALL <base>limits`). */
+export async function readLimits(conn: Connection, queue: string): Promise<LimitsInfo> {
+  assertValidQueue(queue);
+  const stored = (await conn.send("HGETALL", [queueKey(queue, "limits")])) as Record<string, Buffer>;
+  const pairs = new Map<string, number>();
+  for (const [f, v] of Object.entries(stored ?? {})) pairs.set(f, Number(text(v)));
+  const info: LimitsInfo = { ...pick(pairs, ""), groups: {} };
+  const defaults = pick(pairs, "group_");
+  if (defaults.rate || defaults.concurrency) info.group = defaults;
+  for (const field of pairs.keys()) {
+    for (const f of FIELDS) {
+      if (field.startsWith(`${f}:`)) {
+        const g = field.slice(f.length + 1);
+        info.groups[g] ??= pick(pairs, "", `:${g}`);
+      }
+    }
+  }
+  return info;
+}
+
+function pick(pairs: Map<string, number>, prefix: string, suffix = ""): GroupLimits {
+  const at = (f: string) => pairs.get(`${prefix}${f}${suffix}`) ?? 0;
+  const out: GroupLimits = {};
+  if (at("rate_max") > 0 && at("rate_ms") > 0) out.rate = { max: at("rate_max"), durationMs: at("rate_ms") };
+  if (at("concurrency") > 0) out.concurrency = at("concurrency");
+  return out;
+}
