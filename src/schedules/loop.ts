@@ -39,6 +39,8 @@ export class ScheduleLoop {
   private running: Promise<void> | undefined;
   private sleeping: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
   private poking: NodeJS.Timeout | undefined;
+  /** A poke that came while the loop was reading or firing: the round it ends may be stale. */
+  private pokedAwake = false;
   private clock: { offset: number; at: number } | undefined;
   /** Parsed specs by record text, so a round does not parse a cron pattern again. */
   private readonly instants = new Map<string, Instants>();
@@ -59,7 +61,11 @@ export class ScheduleLoop {
    * costs one read, not one per add.
    */
   poke(): void {
-    if (this.poking || !this.sleeping) return;
+    if (!this.sleeping) {
+      this.pokedAwake = true; // the round under way may have read `repeats` before the change
+      return;
+    }
+    if (this.poking) return;
     const sleep = this.sleeping;
     this.poking = setTimeout(() => {
       this.poking = undefined;
@@ -122,11 +128,13 @@ export class ScheduleLoop {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       let sleep = REREAD_MS;
+      this.pokedAwake = false;
       try {
         sleep = await this.once();
       } catch (err) {
         if (!this.stopped) this.events.error(err);
       }
+      if (this.pokedAwake) sleep = Math.min(sleep, POKE_MS);
       if (sleep > 0 && !this.stopped) await this.sleep(sleep);
     }
   }
