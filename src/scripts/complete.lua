@@ -95,7 +95,7 @@ local function wrongtype()
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
 local outbox = base .. 'outbox'
-if not typed({ done, outbox }, 'zset') then return wrongtype() end
+if not typed({ done }, 'zset') then return wrongtype() end
 -- The type gate on active runs where it decides something: before any later refusal; on the
 -- success path ZREM (the first write) is the gate, and its count is the membership gate.
 local function gated(text)
@@ -113,6 +113,9 @@ if fields[2] ~= token then
   if not redis.call('ZSCORE', active, id) then return refuse('job is not active') end
   return refuse('stale lease token')
 end
+-- A flow's child (a row with a parent) writes its outbox: its type gate, before any write.
+local child = fields[3] and fields[3] ~= ''
+if child and not typed({ outbox }, 'zset') then return wrongtype() end
 
 local left = redis.pcall('ZREM', active, id)
 if type(left) == 'table' then return left end
@@ -120,9 +123,13 @@ if left == 0 then return refuse('job is not active') end
 local emit, limited = bus(base)
 release(base, (fields[4] and fields[4] ~= '') and { fields[4] } or {}, 1, limited)
 emit('event', 'completed', 'id', id, 'attempt', token)
+if keep == '0' and not child then
+  redis.call('DEL', row)
+  return 1
+end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-if fields[3] and fields[3] ~= '' then
+if child then
   redis.call('ZADD', outbox, string.format('%d', now), fields[3] .. '\0' .. id .. '\0completed\0' .. result)
 end
 if keep == '0' then

@@ -88,24 +88,33 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
     let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (active, done, outbox) = (ACTIVE.of(&call), DONE.of(&call), queue.key(OUTBOX));
+    let (active, done) = (ACTIVE.of(&call), DONE.of(&call));
     let (id, result) = (ID.of(&call), RESULT.of(&call));
 
     TOKEN.read(&call)?;
     let keep = KEEP.read(&call)?;
     let lease_token = (TOKEN.of(&call), Fields::Lease);
     let Leased {
-        sets: [mut active, mut done, mut outbox],
+        sets: [mut active, mut done],
         mut row,
         fields,
-    } = leased(&db, &FORM, &queue, [active, done, &outbox], id, lease_token)?;
+    } = leased(&db, &FORM, &queue, [active, done], id, lease_token)?;
+    // A flow's child (a row with a parent) writes its outbox: its type gate, before any write.
     let [parent] = row.hash_get([b"parent"])?;
+    let parent = parent.filter(|p| !p.is_empty());
+    let outbox_key = queue.key(OUTBOX);
+    let mut outbox = match parent {
+        Some(_) => Some(gates::sorted_sets(&db, [&outbox_key[..]])?),
+        None => None,
+    };
 
     leave_active(&FORM, guard, &mut active, id)?;
     limits::release(&db, &queue, None, &fields.groups(), 1);
     Bus::open(&db, &queue).job(b"completed", id, TOKEN.of(&call), None)?;
     let now = clock::now_ms();
-    outbox::post(&mut outbox, now, parent.as_deref(), (id, COMPLETED, result))?;
+    if let Some([outbox]) = outbox.as_mut() {
+        outbox::post(outbox, now, parent.as_deref(), (id, COMPLETED, result))?;
+    }
     let completed = (&b"completed"[..], &b"result"[..], result);
     moves::finish(&mut row, &mut done, id, completed, keep, now)?;
     drop(row);
