@@ -28,10 +28,12 @@ export {
 } from "./jobs/admission.js";
 export {
   assertGroup,
+  readGroups,
   readLimits,
   setGroupLimits,
   setLimits,
   type GroupLimits,
+  type GroupState,
   type LimitsInfo,
   type QueueLimits,
   type RateLimit,

@@ -26,9 +26,11 @@ import {
   forgetKey,
   type FinishedState,
   type GroupLimits,
+  type GroupState,
   type LimitsInfo,
   pause,
   type QueueLimits,
+  readGroups,
   readLimits,
   recordLanes,
   remove,
@@ -254,6 +256,14 @@ export class Queue {
   /** The queue's limits as stored (its first lane's on a laned queue), with every group's own. */
   async limits(): Promise<LimitsInfo> {
     return readLimits(this.connection, (await this.lanesInUse())[0] ?? this.name);
+  }
+
+  /**
+   * Every group with jobs active or parked by flow control, with both counts (its first lane's on
+   * a laned queue, as `limits()`).
+   */
+  async groups(): Promise<Record<string, GroupState>> {
+    return readGroups(this.connection, (await this.lanesInUse())[0] ?? this.name);
   }
 
   /** Deletes a job that is not active. `false` when there is no such job. */

@@ -264,6 +264,7 @@ forEachWire("flow control", (ctx) => {
     assert.ok(one && "id" in one && one.id === ids[0]);
     assert.equal(await claimVerb(conn, "fl10", 30_000), null, "the others are parked");
     assert.equal(await card("fl10", "group:g"), 3);
+    assert.deepEqual(await q.groups(), { g: { active: 1, parked: 3 } });
     assert.equal(
       await fail(conn, "fl10", one.id, 1, "e", { backoffMs: 0, maxAttempts: 5, keep: 10 }),
       "pending",
@@ -279,5 +280,6 @@ forEachWire("flow control", (ctx) => {
     assert.equal(await exists(queueKey("fl10", "groups")), false);
     assert.equal(await exists(queueKey("fl10", "parked")), false);
     assert.equal(await exists(queueKey("fl10", "group:g")), false);
+    assert.deepEqual(await q.groups(), {});
   });
 });

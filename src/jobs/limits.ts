@@ -126,3 +126,32 @@ function pick(pairs: Map<string, number>, prefix: string, suffix = ""): GroupLim
   if (at("concurrency") > 0) out.concurrency = at("concurrency");
   return out;
 }
+
+/** A group as flow control sees it: its jobs active now, and its jobs parked (held back). */
+export interface GroupState {
+  active: number;
+  parked: number;
+}
+
+/**
+ * Every group with jobs active or parked (`HGETALL <base>groups`, `ZRANGE <base>parked 0 -1`,
+ * then `ZCARD <base>group:<g>` for each parked group). Reads only; a group with neither is not
+ * listed.
+ */
+export async function readGroups(conn: Connection, queue: string): Promise<Record<string, GroupState>> {
+  assertValidQueue(queue);
+  const base = queueKey(queue, "");
+  const [counts, parked] = (await Promise.all([
+    conn.send("HGETALL", [`${base}groups`]),
+    conn.send("ZRANGE", [`${base}parked`, 0, -1]),
+  ])) as [Record<string, Buffer> | null, Buffer[] | null];
+  const out: Record<string, GroupState> = {};
+  for (const [g, n] of Object.entries(counts ?? {})) out[g] = { active: Number(text(n)) || 0, parked: 0 };
+  const names = (parked ?? []).map((g) => g.toString("utf8"));
+  const sizes = await Promise.all(names.map((g) => conn.send("ZCARD", [`${base}group:${g}`])));
+  names.forEach((g, i) => {
+    out[g] ??= { active: 0, parked: 0 };
+    out[g].parked = Number(sizes[i]);
+  });
+  return out;
+}
