@@ -5,32 +5,12 @@
  * (shape, layout, value grammars, orphans).
  */
 import { isTraceContext } from "../src/observe/trace-context.js";
-import { formOf, JOB_CORE, PROTOCOL, type VerbSpec } from "../src/protocol.js";
+import { formOf, type Grammar, JOB_CORE, type KeySlot as DataKeySlot, PROTOCOL, type VerbSpec } from "../src/protocol.js";
 import type { RawDump } from "./dump.js";
 
-export type KeySlot =
-  | "row"
-  | "pending"
-  | "active"
-  | "schedule"
-  | "done"
-  | "dead"
-  | "meta"
-  | "waiting"
-  | "outbox"
-  | "base"
-  | "repeats";
-export type Grammar =
-  | "ms"
-  | "delay"
-  | "count"
-  | "positive"
-  | "priority"
-  | "limit"
-  | "trace"
-  | "label"
-  | "parent"
-  | "name";
+/** The key slots of a queue's transitions (the protocol data's, the brand key aside). */
+export type KeySlot = Exclude<DataKeySlot, "version">;
+export type { Grammar };
 export type TimeSet = "active" | "schedule" | "done" | "dead" | "waiting" | "outbox";
 export const TIME_SETS: readonly TimeSet[] = ["active", "schedule", "done", "dead", "waiting", "outbox"];
 

@@ -16,7 +16,8 @@ export const ID_LENGTH = 14;
 export const NAMESPACE_LENGTH = 3;
 const TIME_CHARS = 7;
 const COUNTER_CHARS = 4;
-const EPOCH_MS = Date.UTC(2024, 0, 1);
+/** The ids' epoch: their time characters count ms since 2024-01-01 UTC. */
+export const ID_EPOCH_MS = Date.UTC(2024, 0, 1);
 const COUNTER_SPACE = 62 ** COUNTER_CHARS;
 const TIME_SPACE = 62 ** TIME_CHARS;
 const ID_PATTERN = /^[A-Z]{3}[0-9A-Za-z]{11}$/;
@@ -30,6 +31,14 @@ function base62(value: number, width: number): string {
     rest = Math.floor(rest / 62);
   }
   return out;
+}
+
+/**
+ * A branded id from its parts: `namespace`, 7 Base62 characters of `ms` (since `ID_EPOCH_MS`)
+ * and 4 of `counter` (taken modulo 62⁴). No checks: the callers hold their parts in range.
+ */
+export function composeId(namespace: string, ms: number, counter: number): string {
+  return namespace + base62(ms, TIME_CHARS) + base62(counter % COUNTER_SPACE, COUNTER_CHARS);
 }
 
 /** A generator with its own clock state; `newId` uses one per process. */
@@ -47,7 +56,7 @@ export class IdGenerator {
     if (!NAMESPACE_PATTERN.test(namespace)) {
       throw new InvalidIdError(namespace, "a namespace is exactly 3 upper-case ASCII letters");
     }
-    let ms = Math.max(this.now() - EPOCH_MS, 0);
+    let ms = Math.max(this.now() - ID_EPOCH_MS, 0);
     this.counter += 1;
     if (this.counter >= COUNTER_SPACE) {
       // Wrapped: move the logical clock past the last millisecond so order still holds.
@@ -57,7 +66,7 @@ export class IdGenerator {
     if (ms < this.lastMs) ms = this.lastMs; // the wall clock went back: keep order
     this.lastMs = ms;
     if (ms >= TIME_SPACE) throw new RangeError("branded id clock overflow (year 2135)");
-    return namespace + base62(ms, TIME_CHARS) + base62(this.counter, COUNTER_CHARS);
+    return composeId(namespace, ms, this.counter);
   }
 }
 
@@ -85,5 +94,5 @@ export function idTime(id: string): number {
   let ms = 0;
   for (const ch of id.slice(NAMESPACE_LENGTH, NAMESPACE_LENGTH + TIME_CHARS))
     ms = ms * 62 + BASE62.indexOf(ch);
-  return ms + EPOCH_MS;
+  return ms + ID_EPOCH_MS;
 }

@@ -6,6 +6,7 @@
  * interval; the reaper sleeps its interval. Sleeps carry ±20% jitter so many workers spread out,
  * except a sleep to a due time, which all take: that is when the work is.
  */
+import { ServerClock } from "./server-clock.js";
 import type { Connection } from "./connector/connection.js";
 import { promote, reap } from "./jobs.js";
 import { queueKey } from "./keyspace.js";
@@ -41,9 +42,6 @@ const MIN_SLEEP_MS = 5;
 /** How soon after a `0` wake the promoter looks at the schedule again (ms). */
 const POKE_MS = 10;
 
-/** How often the estimate of the server's clock is taken again (ms). */
-const CLOCK_REFRESH_MS = 60_000;
-
 export class Timers {
   private stopped = false;
   private readonly sleeping = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
@@ -51,15 +49,18 @@ export class Timers {
   /** The promoter's current sleep, which `scheduleChanged` may cut short. */
   private promoterSleep: { resolve: () => void } | undefined;
   private poke: NodeJS.Timeout | undefined;
-  /** Server time − local time (ms), and when it was measured. */
-  private clock: { offset: number; at: number } | undefined;
+
+  /** The server's clock, estimated (due times are server times). */
+  private readonly serverClock: ServerClock;
 
   constructor(
     private readonly conn: Connection,
     private readonly queue: string,
     private readonly opts: TimerOptions,
     private readonly events: TimerEvents,
-  ) {}
+  ) {
+    this.serverClock = new ServerClock(conn, queue);
+  }
 
   start(): void {
     this.loops = [
@@ -84,7 +85,7 @@ export class Timers {
     const due = Number(String(head[1]));
     if (!Number.isFinite(due)) return { more: false };
     // At least a few ms: a clock estimate a little ahead of the server must not spin the loop.
-    return { more: false, inMs: Math.max(MIN_SLEEP_MS, due - (await this.serverNow())) };
+    return { more: false, inMs: Math.max(MIN_SLEEP_MS, due - (await this.serverClock.now())) };
   }
 
   /** Reaps once; true when the batch was full (more may be waiting). */
@@ -120,21 +121,6 @@ export class Timers {
       s.resolve();
     }
     await Promise.all(this.loops);
-  }
-
-  /**
-   * The server's clock, from a `TIME` taken at most a minute ago and the local clock since (on a
-   * cluster, the clock of the node that holds the queue).
-   */
-  private async serverNow(): Promise<number> {
-    const local = Date.now();
-    if (!this.clock || local - this.clock.at > CLOCK_REFRESH_MS) {
-      const [seconds, micros] = (await this.conn.send("TIME", [], queueKey(this.queue, ""))) as Buffer[];
-      const after = Date.now();
-      const server = Number(String(seconds)) * 1000 + Math.floor(Number(String(micros)) / 1000);
-      this.clock = { offset: server - (local + after) / 2, at: after };
-    }
-    return Date.now() + this.clock.offset;
   }
 
   private async loop(

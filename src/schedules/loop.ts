@@ -6,9 +6,9 @@
  * `FIRE` is a compare-and-set on the record's next instant, so one of them adds an instant's job
  * and the others miss. No leader.
  */
+import { ServerClock } from "../server-clock.js";
 import type { Connection } from "../connector/connection.js";
 import { fireInstant, readRecord, soonest } from "../jobs/repeat.js";
-import { queueKey } from "../keyspace.js";
 import { Instants, plan } from "./instants.js";
 import { instantId, parseSpec } from "./options.js";
 
@@ -25,8 +25,6 @@ const POKE_MS = 10;
 const BATCH = 10;
 /** How long after an instant the loop wakes (ms), so the server's clock has passed it. */
 const AFTER_MS = 2;
-/** How often the estimate of the server's clock is taken again (ms). */
-const CLOCK_REFRESH_MS = 60_000;
 
 export interface ScheduleLoopEvents {
   /** A job was added for `instant` of schedule `name`. */
@@ -41,15 +39,19 @@ export class ScheduleLoop {
   private poking: NodeJS.Timeout | undefined;
   /** A poke that came while the loop was reading or firing: the round it ends may be stale. */
   private pokedAwake = false;
-  private clock: { offset: number; at: number } | undefined;
   /** Parsed specs by record text, so a round does not parse a cron pattern again. */
   private readonly instants = new Map<string, Instants>();
+
+  /** The server's clock, estimated (due times are server times). */
+  private readonly serverClock: ServerClock;
 
   constructor(
     private readonly conn: Connection,
     private readonly queue: string,
     private readonly events: ScheduleLoopEvents,
-  ) {}
+  ) {
+    this.serverClock = new ServerClock(conn, queue);
+  }
 
   start(): void {
     this.running ??= this.loop();
@@ -83,7 +85,7 @@ export class ScheduleLoop {
   /** One round: fires what is due; says how long to sleep before the next. */
   async once(): Promise<number> {
     const head = await soonest(this.conn, this.queue, BATCH);
-    const now = await this.serverNow();
+    const now = await this.serverClock.now();
     let sleep = REREAD_MS;
     for (const [name, next] of head) {
       if (next > now) {
@@ -149,17 +151,5 @@ export class ScheduleLoop {
       const entry = { timer: setTimeout(done, ms), resolve: done };
       this.sleeping = entry;
     });
-  }
-
-  /** The server's clock: a `TIME` taken at most a minute ago, and the local clock since. */
-  private async serverNow(): Promise<number> {
-    const local = Date.now();
-    if (!this.clock || local - this.clock.at > CLOCK_REFRESH_MS) {
-      const [seconds, micros] = (await this.conn.send("TIME", [], queueKey(this.queue, ""))) as Buffer[];
-      const after = Date.now();
-      const server = Number(String(seconds)) * 1000 + Math.floor(Number(String(micros)) / 1000);
-      this.clock = { offset: server - (local + after) / 2, at: after };
-    }
-    return Date.now() + this.clock.offset;
   }
 }

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { Cron } from "croner";
-import { BASE62 } from "../branded-id.js";
+import { composeId, ID_EPOCH_MS } from "../branded-id.js";
 import { InvalidArgumentError } from "../errors.js";
 import {
   assertInteger,
@@ -196,18 +196,6 @@ export function parseSpec(text: string): ScheduleSpec {
   return spec;
 }
 
-const EPOCH_MS = Date.UTC(2024, 0, 1);
-
-function base62(value: number, width: number): string {
-  let out = "";
-  let rest = value;
-  for (let i = 0; i < width; i++) {
-    out = BASE62[rest % 62]! + out;
-    rest = Math.floor(rest / 62);
-  }
-  return out;
-}
-
 /**
  * The job id of a schedule's instant: `JOB`, 7 Base62 characters of the instant (ms since
  * 2024-01-01, as every branded id), 4 of a SHA-256 of queue, NUL and name. Every process derives
@@ -215,5 +203,5 @@ function base62(value: number, width: number): string {
  */
 export function instantId(queue: string, name: string, instant: number): string {
   const digest = createHash("sha256").update(queue).update("\0").update(name).digest();
-  return `JOB${base62(Math.max(instant - EPOCH_MS, 0), 7)}${base62(digest.readUInt32BE(0) % 62 ** 4, 4)}`;
+  return composeId("JOB", Math.max(instant - ID_EPOCH_MS, 0), digest.readUInt32BE(0));
 }
