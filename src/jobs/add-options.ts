@@ -86,9 +86,7 @@ function checkParent(name: string, value: unknown): string {
 /** Checks the extras of one job (`where` prefixes option names); `null` when none is set. */
 export function checkExtras(o: Record<string, unknown>, where = ""): ExtraValues | null {
   const { group, key, keyTtlMs, timeoutMs, parent } = o;
-  if (group === undefined && key === undefined && keyTtlMs === undefined) {
-    if (timeoutMs === undefined && parent === undefined) return null;
-  }
+  if ([group, key, keyTtlMs, timeoutMs, parent].every((v) => v === undefined)) return null;
   if (keyTtlMs !== undefined && key === undefined) {
     throw new InvalidArgumentError(
       `${where}keyTtlMs`,
