@@ -1,5 +1,5 @@
 //! Direct access to the server through the module API: the keyspace, the caller's ACL, replies
-//! and registration. Every `unsafe` line of the crate is in one file, [`ffi`]; the others here
+//! and registration. Every `unsafe` line of the crate is in one module, [`ffi`]; the others here
 //! are safe code over it, one concern each:
 //!
 //! * `strings` — string objects: interned at load ([`intern`]), an argument passed as itself, or
