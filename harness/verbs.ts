@@ -5,7 +5,14 @@
  * (shape, layout, value grammars, orphans).
  */
 import { isTraceContext } from "../src/observe/trace-context.js";
-import { formOf, type Grammar, JOB_CORE, type KeySlot as DataKeySlot, PROTOCOL, type VerbSpec } from "../src/protocol.js";
+import {
+  formOf,
+  type Grammar,
+  JOB_CORE,
+  type KeySlot as DataKeySlot,
+  PROTOCOL,
+  type VerbSpec,
+} from "../src/protocol.js";
 import type { RawDump } from "./dump.js";
 
 /** The key slots of a queue's transitions (the protocol data's, the brand key aside). */
