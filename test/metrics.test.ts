@@ -72,7 +72,7 @@ forEachWire("Prometheus metrics", (ctx) => {
     assert.equal(at('echomq_jobs{queue="m2",state="pending"}'), 1);
     assert.equal(at('echomq_jobs{queue="m2",state="scheduled"}'), 1);
     assert.equal(at('echomq_jobs_completed_total{queue="m1"}'), 4);
-    assert.equal(at('echomq_jobs_failed_total{queue="m1"}'), 2);
+    assert.equal(at('echomq_attempts_failed_total{queue="m1"}'), 2);
     assert.equal(at('echomq_jobs_dead_total{queue="m1"}'), 2);
     assert.equal(at('echomq_job_duration_seconds_count{queue="m1",outcome="completed"}'), 4);
     assert.equal(at('echomq_job_duration_seconds_count{queue="m1",outcome="failed"}'), 2);
