@@ -24,18 +24,8 @@ import {
 } from "../src/index.js";
 import { assertBuilt, echomq, echomqJson, follow } from "./support/cli.js";
 import { until } from "./support/until.js";
+import { parseSamples } from "./support/prom.js";
 import { forEachWire } from "./support/wires.js";
-
-/** `name{labels} value` lines → a map from `name{labels}` to the number. */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split("\n")) {
-    if (line === "" || line.startsWith("#")) continue;
-    const at = line.lastIndexOf(" ");
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
-}
 
 /** A text table's rows as objects keyed by its header's columns. */
 function rows(table: string): Record<string, string>[] {
@@ -92,7 +82,7 @@ forEachWire("what operators see", (ctx) => {
     const statusTable = statusText.slice(statusText.indexOf("queue "));
     assert.equal(rows(statusTable).find((r) => r.queue === "reports")?.waiting, "1", "status' column");
 
-    const metrics = samples((await run(["metrics"])).stdout);
+    const metrics = parseSamples((await run(["metrics"])).stdout);
     assert.equal(metrics.get('echomq_jobs{queue="reports",state="waiting"}'), 1);
   });
 
@@ -146,7 +136,7 @@ forEachWire("what operators see", (ctx) => {
     const scrapedFrom = Date.now();
     const text = await new Metrics(conn, { queues: ["lat"] }).text();
     const scrapedTo = Date.now();
-    const latency = samples(text).get('echomq_queue_latency_seconds{queue="lat"}')!;
+    const latency = parseSamples(text).get('echomq_queue_latency_seconds{queue="lat"}')!;
     const age = (scrapedFrom - idTime(id)) / 1000;
     assert.ok(latency < age, `latency ${latency} s is less than the job's age ${age} s`);
     assert.ok(
@@ -172,7 +162,7 @@ forEachWire("what operators see", (ctx) => {
     try {
       await dash.until(() => dash.lines.length > 0, "the dashboard's url");
       const { url } = JSON.parse(dash.lines[0]!) as { url: string };
-      const scrape = async () => samples(await (await fetch(new URL("/metrics", url))).text());
+      const scrape = async () => parseSamples(await (await fetch(new URL("/metrics", url))).text());
       await until(
         "the dashboard's first sample",
         async () => (await scrape()).has('echomq_jobs{queue="counted",state="pending"}'),
@@ -196,11 +186,11 @@ forEachWire("what operators see", (ctx) => {
         await worker.close();
       }
       let last = new Map<string, number>();
-      await until(
-        "the dashboard's counters",
-        async () => (last = await scrape()).get('echomq_jobs_completed_total{queue="counted"}') === 4,
-        15_000,
-      ).catch(() =>
+      const completed = async () => {
+        last = await scrape();
+        return last.get('echomq_jobs_completed_total{queue="counted"}');
+      };
+      await until("the dashboard's counters", async () => (await completed()) === 4, 15_000).catch(() =>
         assert.fail(`completed_total: ${last.get('echomq_jobs_completed_total{queue="counted"}')}`),
       );
       assert.equal(last.get('echomq_attempts_failed_total{queue="counted"}'), 1);
