@@ -4,8 +4,12 @@
  * child has settled; each child's completion or death reaches its parent through the child
  * queue's outbox and a relay (src/flows/relay.ts).
  *
- * Order of writes: each parent first, waiting for its full count of children, then its children.
- * A crash mid-way leaves a parent that waits for children never added (it never runs early);
+ * The whole flow is checked first, without recursion (any depth up to `MAX_FLOW_JOBS` jobs): each
+ * job's fields and options, then its shape — a job id once per queue, each node object once (no
+ * cycle, no shared child) — `InvalidFlowError` for a shape refused, before anything is sent.
+ *
+ * Order of writes: a level at a time, each parent waiting for its full count of children before
+ * any of them is written. A crash mid-way leaves a parent that waits for children never added (it never runs early);
  * adding the same flow again with the same ids (`opts.id` on every node) adds what is missing
  * and nothing twice (an id that exists is a duplicate).
  */
@@ -23,7 +27,10 @@ import { assertValidQueue } from "../keyspace.js";
  * `maxAttempts` and `onChildFailure` only (any other is refused).
  */
 export interface FlowJobOptions extends Omit<AddOptions, "parent" | "durability"> {
-  /** Your own branded id: adding the same flow again then adds only what is missing. */
+  /**
+   * Your own branded id: adding the same flow again then adds only what is missing. Once per queue
+   * in a flow (one id in two queues is two jobs); a repeat is refused (`InvalidFlowError`).
+   */
   id?: string;
   /** A job with children: what a dead child does to it. `fail` (default): the job dies, naming the child; `ignore`: it counts as settled. */
   onChildFailure?: ChildFailurePolicy;
