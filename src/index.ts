@@ -96,6 +96,7 @@ export {
   WaitInterruptedError,
   ClaimUnansweredError,
   ClaimWatchdogError,
+  InvalidFlowError,
 } from "./errors.js";
 export {
   Queue,
