@@ -73,11 +73,6 @@ export function checkListen(
   return { port, host, token: opts.token, allowedHosts: checkAllowedHosts(opts.allowedHosts) };
 }
 
-/** The address a listener answers at, `http://host:port`. */
-export function baseUrl(host: string, port: number): string {
-  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-}
-
 /** Headers on every reply: never framed by another page (clickjacking), types never sniffed. */
 export function guardHeaders(res: ServerResponse): void {
   res.setHeader("content-security-policy", "frame-ancestors 'none'");

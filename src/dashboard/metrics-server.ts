@@ -7,18 +7,10 @@
  *   const remote = await serveMetrics(metrics, { host: "0.0.0.0", token: process.env.METRICS_TOKEN });
  */
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Metrics } from "../observe/metrics.js";
 import { sameToken, tokenOf } from "./access.js";
-import {
-  baseUrl,
-  checkHost,
-  checkListen,
-  guardHeaders,
-  LISTEN_OPTIONS,
-  type ListenOptions,
-} from "./guard.js";
-import { errorReply, HttpError, sendJson } from "./http.js";
+import { checkHost, checkListen, guardHeaders, LISTEN_OPTIONS, type ListenOptions } from "./guard.js";
+import { errorReply, HttpError, listen, sendJson, shut } from "./http.js";
 
 /** `ListenOptions` (`port` default 9464, `host` default loopback, `token`, `insecureNoToken`, `allowedHosts`). */
 export type MetricsServerOptions = ListenOptions;
@@ -57,17 +49,6 @@ export async function serveMetrics(
       sendJson(res, status, body);
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(opts.port, opts.host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `${baseUrl(opts.host, port)}/metrics`,
-    server,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  const base = await listen(server, opts.port, opts.host);
+  return { url: `${base}/metrics`, server, close: () => shut(server) };
 }

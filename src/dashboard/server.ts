@@ -6,20 +6,12 @@
  */
 import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { assertValidQueue } from "../keyspace.js";
 import { sameToken, tokenCookie, tokenOf } from "./access.js";
-import {
-  baseUrl,
-  checkHost,
-  checkListen,
-  guardHeaders,
-  LISTEN_OPTIONS,
-  type ListenOptions,
-} from "./guard.js";
-import { errorReply, HttpError, sendJson } from "./http.js";
+import { checkHost, checkListen, guardHeaders, LISTEN_OPTIONS, type ListenOptions } from "./guard.js";
+import { errorReply, HttpError, listen, sendJson, shut } from "./http.js";
 import { route } from "./routes.js";
 import { Sampler } from "./sampler.js";
 
@@ -111,19 +103,14 @@ export async function startDashboard(conn: Connection, options: DashboardOptions
       else res.end();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(opts.port, opts.host, () => resolve());
-  });
+  const base = await listen(server, opts.port, opts.host);
   sampler.start();
-  const { port } = server.address() as AddressInfo;
   const query = opts.token === undefined ? "" : `?token=${encodeURIComponent(opts.token)}`;
   return {
-    url: `${baseUrl(opts.host, port)}/${query}`,
+    url: `${base}/${query}`,
     server,
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await shut(server);
       await sampler.stop();
     },
   };
