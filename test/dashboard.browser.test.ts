@@ -16,6 +16,7 @@ import { after, before, test } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { startDashboard } from "../src/dashboard/server.js";
 import { type Job, Queue, Worker } from "../src/index.js";
+import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
@@ -53,18 +54,24 @@ forEachWire("dashboard in Chromium", (ctx) => {
       )
     ).map((r) => r.id);
     let healed = false;
-    let settled = 0;
     const worker = new Worker(
       orders,
       async (job: Job) => {
-        settled++;
         await job.log(`charging order ${JSON.parse(job.text()).order}`);
         if (JSON.parse(job.text()).fail && !healed) throw new Error("card declined");
         return "charged";
       },
       { attempts: 1, idleCheckMs: 50 },
     );
-    while (settled < 30) await new Promise((r) => setTimeout(r, 20));
+    // Settled as the server counts them (a handler that has run may not have completed yet).
+    await until(
+      "30 orders settled",
+      async () => {
+        const c = await orders.counts();
+        return c.completed + c.dead === 30;
+      },
+      30_000,
+    );
     const before = await orders.counts();
     assert.deepEqual([before.completed, before.dead], [27, 3]);
 
