@@ -375,3 +375,13 @@ export class TimeoutError extends EchoMQError {
     this.timeoutMs = timeoutMs;
   }
 }
+
+/**
+ * A flow `FlowProducer.add` refuses for its shape, before anything is sent: a job id used twice
+ * in one queue (the second would be a duplicate, and its parent would wait for it forever), a
+ * node object used twice (a cycle, or a child shared by two parents), or more jobs than a flow
+ * may hold. `argument` names the job (`flow.children[2]`, or `flow` for the bound).
+ */
+export class InvalidFlowError extends InvalidArgumentError {
+  override readonly code: string = "EMQ_INVALID_FLOW";
+}
