@@ -154,7 +154,7 @@ for (const wire of [4, 6] as Wire[]) {
         human.stdout,
         /^queue\s+lanes\s+pending\s+scheduled\s+active\s+completed\s+dead\s+waiting\s+paused$/m,
       );
-      assert.match(human.stdout, /^mail\s+1\s+2\s+1\s+0\s+0\s+0\s+no$/m);
+      assert.match(human.stdout, /^mail\s+1\s+2\s+1\s+0\s+0\s+0\s+0\s+no$/m, "mail: 0 waiting");
 
       const pending = await json<{ jobs: Listed[] }>(["jobs", "mail"]);
       assert.deepEqual(
