@@ -26,6 +26,7 @@ import { assertBuilt, echomq, echomqJson, follow } from "./support/cli.js";
 import { until } from "./support/until.js";
 import { parseSamples } from "./support/prom.js";
 import { forEachWire } from "./support/wires.js";
+import { HeadReadiness } from "../src/observe/ready.js";
 
 /** A text table's rows as objects keyed by its header's columns. */
 function rows(table: string): Record<string, string>[] {
@@ -143,6 +144,25 @@ forEachWire("what operators see", (ctx) => {
       latency <= (scrapedTo - promotedFrom + 1) / 1000,
       `latency ${latency} s is at most the time since its promotion (${(scrapedTo - promotedFrom) / 1000} s)`,
     );
+  });
+
+  test("the sampler's repeated reads stay exact: a head that left pending and came back reads its new ready time", async () => {
+    const { conn } = ctx();
+    const { id } = await new Queue("again", conn).add("old");
+    await new Queue("again", conn).add("behind");
+    await sleep(300);
+    const readiness = new HeadReadiness();
+    const first = await readiness.ageMs(conn, "again");
+    assert.ok(first >= 300 - 5, `first read ${first} ms: ready since its creation`);
+    const job = await claim(conn, "again", 30_000);
+    assert.equal(job?.id, id);
+    const failFrom = Date.now();
+    await fail(conn, "again", id, job!.attempts, "x", { backoffMs: 0, maxAttempts: 3, keep: 10 });
+    const second = await readiness.ageMs(conn, "again");
+    const third = await readiness.ageMs(conn, "again");
+    const to = Date.now();
+    assert.ok(second <= to - failFrom + 1, `second read ${second} ms: since it came back`);
+    assert.ok(third >= second && third <= to - failFrom + 1, `third read ${third} ms`);
   });
 
   test("counters: none on a one-shot `echomq metrics` (it has no past to count)", async () => {

@@ -10,7 +10,7 @@ import { EventEmitter } from "node:events";
 import type { Connection } from "../connector/connection.js";
 import { queueKey } from "../keyspace.js";
 import { text } from "../jobs/common.js";
-import { headReadyAgeMs } from "../observe/ready.js";
+import { HeadReadiness } from "../observe/ready.js";
 import { listQueues, type QueueListing } from "../operate/discover.js";
 import { type JobCounts, Queue } from "../queue.js";
 
@@ -88,6 +88,7 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
   private discoveredAt = 0;
   private lastAt = 0;
   private readonly tracks = new Map<string, Track>();
+  private readonly readiness = new HeadReadiness();
   private latest: Snapshot | undefined;
   private running: Promise<void> | undefined;
   private inflight: Promise<void> | undefined;
@@ -159,6 +160,7 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
     const queues = await Promise.all(this.listing.map((q) => this.sampleQueue(q, elapsed)));
     const live = new Set(this.listing.flatMap((q) => [q.name, ...q.physical.map((p) => `bus:${p}`)]));
     for (const name of this.tracks.keys()) if (!live.has(name)) this.tracks.delete(name);
+    this.readiness.keep(new Set(this.listing.flatMap((q) => q.physical)));
     this.latest = { at: now, queues, complete: this.complete };
     this.emit("snapshot", this.latest);
   }
@@ -241,6 +243,6 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
 
   /** How long the job at the head of one physical queue's `pending` has been ready (src/observe/ready.ts). */
   private oldestPending(physical: string): Promise<number> {
-    return headReadyAgeMs(this.conn, physical);
+    return this.readiness.ageMs(this.conn, physical);
   }
 }
