@@ -14,6 +14,7 @@ import { sameToken, tokenCookie, tokenOf } from "./access.js";
 import { errorReply, HttpError, sendJson } from "./http.js";
 import { route } from "./routes.js";
 import { Sampler } from "./sampler.js";
+import { SRC } from "../here.js";
 
 export interface DashboardOptions {
   /** TCP port; 0 picks a free one. Default 3000. */
@@ -80,7 +81,7 @@ export async function startDashboard(conn: Connection, options: DashboardOptions
     ...(opts.queues ? { queues: opts.queues } : {}),
   });
   sampler.on("error", () => undefined); // a failed sample is retried at the next one
-  const assets = new URL("./public/", import.meta.url);
+  const assets = new URL("dashboard/public/", SRC);
   const ctx = { conn, sampler, readOnly: opts.readOnly };
 
   const server = createServer((req, res) => {
