@@ -38,13 +38,15 @@ async function node(args: string[], env: Record<string, string> = {}): Promise<s
 
 /**
  * `tsc --noEmit` over the scratch project's `files` with `options` (a tsconfig's
- * compilerOptions), in this process: the parsed declaration files (@types/node above all) are
- * shared between the modes. Returns the errors' text.
+ * compilerOptions), in this process, reporting the errors in those files and in the package's
+ * own declarations (which `skipLibCheck` would skip; the other libraries' are not checked, which
+ * keeps each mode to a second); the parsed declaration files are shared between the modes. Returns the errors' text and which of the package's entry
+ * declarations the program read (`dist/cjs/src/index.d.ts`, …).
  */
 const parsed = new Map<string, ts.SourceFile | undefined>();
-function typeCheck(files: string[], options: Record<string, unknown>): string {
-  const { options: compilerOptions, errors } = ts.convertCompilerOptionsFromJson(options, app);
-  assert.deepEqual(errors, []);
+function typeCheck(files: string[], options: Record<string, unknown>): { errors: string; entries: string[] } {
+  const { options: compilerOptions, errors: invalid } = ts.convertCompilerOptionsFromJson(options, app);
+  assert.deepEqual(invalid, []);
   const host = ts.createCompilerHost(compilerOptions);
   const read = host.getSourceFile.bind(host);
   host.getCurrentDirectory = () => app;
@@ -59,12 +61,34 @@ function typeCheck(files: string[], options: Record<string, unknown>): string {
     compilerOptions,
     host,
   );
-  const diagnostics = ts.getPreEmitDiagnostics(program);
-  return ts.formatDiagnostics(diagnostics, {
+  // the consumer's files and the package's declarations; not the rest of node_modules
+  const ours = program
+    .getSourceFiles()
+    .filter(
+      (file) => !file.fileName.includes("/node_modules/") || file.fileName.includes("/node_modules/echomq/"),
+    );
+  const diagnostics = [
+    ...program.getOptionsDiagnostics(),
+    ...program.getGlobalDiagnostics(),
+    ...ours.flatMap((file) => [
+      ...program.getSyntacticDiagnostics(file),
+      ...program.getSemanticDiagnostics(file),
+    ]),
+  ];
+  const errors = ts.formatDiagnostics(diagnostics, {
     getCanonicalFileName: (name) => name,
     getCurrentDirectory: () => app,
     getNewLine: () => "\n",
   });
+  const entries = program
+    .getSourceFiles()
+    .map(
+      (file) =>
+        /node_modules\/echomq\/(dist\/(cjs\/)?src\/(index|protocol)\.d\.ts)$/.exec(file.fileName)?.[1],
+    )
+    .filter((file): file is string => file !== undefined)
+    .sort();
+  return { errors, entries };
 }
 
 before(async () => {
@@ -131,24 +155,42 @@ describe("the packed package", () => {
     ].join("\n");
     await writeFile(join(app, "use.ts"), use);
     await writeFile(join(app, "use-esm.mts"), use);
+    // each mode, its files, and the declarations it must read: `require` → dist/cjs, `import` → dist/src
+    const cjs = ["dist/cjs/src/index.d.ts", "dist/cjs/src/protocol.d.ts"];
+    const esm = ["dist/src/index.d.ts", "dist/src/protocol.d.ts"];
     const modes = {
-      // node10 also checks the shipped declarations themselves (skipLibCheck off, and no
-      // esModuleInterop: the strictest reader); a check that costs seconds, so only once
-      node10: { module: "commonjs", moduleResolution: "node10", files: ["use.ts"], skipLibCheck: false },
-      node16: { module: "node16", moduleResolution: "node16", files: ["use.ts", "use-esm.mts"] },
-      bundler: { module: "esnext", moduleResolution: "bundler", files: ["use.ts"] },
+      node10: {
+        module: "commonjs",
+        moduleResolution: "node10",
+        files: ["use.ts"],
+        reads: cjs,
+      },
+      node16: {
+        module: "node16",
+        moduleResolution: "node16",
+        files: ["use.ts", "use-esm.mts"],
+        reads: [...cjs, ...esm],
+      },
+      bundler: { module: "esnext", moduleResolution: "bundler", files: ["use.ts"], reads: esm },
     };
-    const failures = Object.entries(modes).flatMap(([mode, { files, ...options }]) => {
-      const errors = typeCheck(files, {
-        skipLibCheck: true,
+    const failures: string[] = [];
+    const read: Record<string, string[]> = {};
+    for (const [mode, { files, reads: _, ...options }] of Object.entries(modes)) {
+      const { errors, entries } = typeCheck(files, {
         ...options,
+        skipLibCheck: false,
         strict: true,
         noEmit: true,
         types: ["node"],
       });
-      return errors ? [`${mode}: ${errors}`] : [];
-    });
+      if (errors) failures.push(`${mode}: ${errors}`);
+      read[mode] = entries;
+    }
     assert.deepEqual(failures, []);
+    assert.deepEqual(
+      read,
+      Object.fromEntries(Object.entries(modes).map(([mode, { reads }]) => [mode, reads])),
+    );
   });
 
   test("the tarball holds the LICENSE", () => {
