@@ -4,7 +4,8 @@
  * CommonJS `require` and ESM `import` of both entries, the CLI bin, TypeScript resolving both
  * entries' types under moduleResolution node10, node16 (a CommonJS and an ESM file) and bundler,
  * the tarball's LICENSE and source maps, and a job end to end through the CommonJS build against
- * a real server on wire 4 and wire 6 (the build finds the .lua scripts and protocol/).
+ * a real server on wire 4 and wire 6 (the build finds the .lua scripts, protocol/ and the
+ * dashboard's page).
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -225,11 +226,11 @@ describe("the packed package", () => {
   });
 
   for (const wire of [4, 6] as const) {
-    test(`a job end to end through the CommonJS build [wire ${wire}]`, async () => {
+    test(`a job end to end through the CommonJS build, and its dashboard page [wire ${wire}]`, async () => {
       const server = await startValkey(wire === 6 ? { module: modulePath() } : {});
       try {
         const job = `
-          const { connect, installModuleBrand, Queue, Worker } = require("echomq");
+          const { connect, installModuleBrand, Queue, startDashboard, Worker } = require("echomq");
           (async () => {
             const port = Number(process.env.PORT), wire = Number(process.env.WIRE);
             if (wire === 6) await installModuleBrand({ port });
@@ -240,11 +241,19 @@ describe("the packed package", () => {
             const [done, result] = await new Promise((resolve) =>
               worker.once("completed", (job, result) => resolve([job.id, result])));
             await worker.close();
+            const dashboard = await startDashboard(conn, { port: 0 }); // its page, from dist/src
+            const reply = await fetch(dashboard.url);
+            const page = { status: reply.status, html: (await reply.text()).startsWith("<!doctype html>") };
+            await dashboard.close();
             await conn.close();
-            console.log(JSON.stringify({ same: done === id, result }));
+            console.log(JSON.stringify({ same: done === id, result, page }));
           })().catch((err) => { console.error(err); process.exit(1); });`;
         const out = await node(["-e", job], { PORT: String(server.port), WIRE: String(wire) });
-        assert.deepEqual(JSON.parse(out), { same: true, result: { echoed: "ping" } });
+        assert.deepEqual(JSON.parse(out), {
+          same: true,
+          result: { echoed: "ping" },
+          page: { status: 200, html: true },
+        });
       } finally {
         await server.stop();
       }
