@@ -31,7 +31,8 @@ export interface ModeConfig {
 /**
  * The measures a run can be narrowed to (`--measures=`). `cluster` is not part of a mode: it runs
  * once, after the modes, on clusters of its own (bench/cluster.ts), without persistence; so do
- * `lanes`, `bus`, `lateness` (bench/lateness.ts) and `limits` (bench/limits.ts), on nodes of their own.
+ * `lanes`, `bus`, `lateness` (bench/lateness.ts), `limits` (bench/limits.ts) and `bullmq-bench`
+ * (bench/bullmq-bench.ts), on nodes of their own.
  */
 export const MEASURES = [
   "add",
@@ -47,6 +48,7 @@ export const MEASURES = [
   "idle",
   "limits",
   "flows",
+  "bullmq-bench",
 ] as const;
 export type Measure = (typeof MEASURES)[number];
 
