@@ -57,8 +57,17 @@ export interface BullmqBenchRow {
   settings: string;
   /** Median over the rounds of each round's median run, jobs/s. */
   rates: Partial<Record<ScenarioName, number>>;
-  /** Each round's rate (its median run) and the 1-minute load average when the round's child ended. */
-  rounds: { round: number; load1: number; rates: Partial<Record<ScenarioName, number>> }[];
+  /**
+   * Each round: its rate (the median run), every run's rate, the child's wall time (s) and the
+   * 1-minute load average when the child ended.
+   */
+  rounds: {
+    round: number;
+    load1: number;
+    wallSeconds: number;
+    rates: Partial<Record<ScenarioName, number>>;
+    runs: Partial<Record<ScenarioName, number[]>>;
+  }[];
 }
 
 export interface BullmqBenchReport {
@@ -119,7 +128,8 @@ export async function runBullmqBench(
         };
         const rates = Object.fromEntries(got.map((s) => [s.name, s.rate]));
         const load1 = round(os.loadavg()[0] ?? Number.NaN, 2);
-        row.rounds.push({ round: r, load1, rates });
+        const runs = Object.fromEntries(got.map((s) => [s.name, s.runs]));
+        row.rounds.push({ round: r, load1, wallSeconds: res.wallSeconds, rates, runs });
         rows.set(nameOf(v), row);
         process.stderr.write(
           `[bullmq-bench] round ${r}/${cfg.rounds} ${nameOf(v)}: ` +

@@ -41,7 +41,7 @@ export function bullmqAdapter(endpoint: Endpoint, o: { benchDefaults?: boolean }
   return {
     id: "bullmq",
     settings: o.benchDefaults
-      ? "bullmq-bench's own settings: Queue and Worker defaults (completed and failed jobs kept); Worker { concurrency }"
+      ? "Queue and Worker at their defaults, as bullmq-bench sets them (completed and failed jobs kept, with their return value); Worker { concurrency }"
       : "Queue { defaultJobOptions: { removeOnComplete: true, removeOnFail: 1000 } }; Worker { concurrency } " +
         "(defaults otherwise: ioredis enableAutoPipelining off, stalledInterval 30 s, lock renewal 15 s, autorun)",
     async prepare() {},
