@@ -34,6 +34,8 @@ if #ARGV ~= 11 then return redis.error_reply('ERR EMQ.ADD wrong number of values
 local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
 local function count(s) return s == '0' or positive(s) end
 local function refuse(name, rule) return redis.error_reply('ERR EMQ.ADD ' .. name .. ' must be ' .. rule) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 -- The trace grammar: '<version>-<trace-id>-<parent-id>-<flags>' (2, 32, 16, 2 lower-case hex
 -- digits; version not ff, neither id all zeros), optionally ';' and 1+ printable ASCII bytes.
 local function traced(s)
@@ -80,6 +82,7 @@ end
 local row, pending, schedule = KEYS[1], KEYS[2], KEYS[3]
 local id, payload, priority, delay, max, trace = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local group, idem, ttl, timeout, parent = ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
+if not within(payload, 8388608) then return refuse('payload', 'at most 8388608 bytes') end
 if not (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2)))) then
   return refuse('priority', 'an integer')
 end

@@ -24,6 +24,8 @@ if #ARGV ~= 4 then return redis.error_reply('ERR EMQ.COMPLETE wrong number of va
 local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
 local function count(s) return s == '0' or positive(s) end
 local function refuse(text) return redis.error_reply('ERR EMQ.COMPLETE ' .. text) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 local function typed(keys, want)
   for _, key in ipairs(keys) do
     local t = redis.call('TYPE', key).ok
@@ -89,6 +91,7 @@ end
 local active, done, base = KEYS[1], KEYS[2], KEYS[3]
 local id, token, result, keep = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 if not positive(token) then return refuse('lease token must be a positive integer') end
+if not within(result, 8388608) then return refuse('result must be at most 8388608 bytes') end
 if not count(keep) then return refuse('keep must be a non-negative integer') end
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
 local function wrongtype()

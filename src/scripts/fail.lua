@@ -30,6 +30,8 @@ if #ARGV ~= 6 then return redis.error_reply('ERR EMQ.FAIL wrong number of values
 local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
 local function count(s) return s == '0' or positive(s) end
 local function refuse(text) return redis.error_reply('ERR EMQ.FAIL ' .. text) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 local function typed(keys, want)
   for _, key in ipairs(keys) do
     local t = redis.call('TYPE', key).ok
@@ -100,6 +102,7 @@ end
 local active, pending, schedule, dead, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, token, err, backoff, max, keep = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 if not positive(token) then return refuse('lease token must be a positive integer') end
+if not within(err, 16384) then return refuse('error must be at most 16384 bytes') end
 if not count(backoff) then return refuse('backoff must be a non-negative integer of milliseconds') end
 if not positive(max) then return refuse('max attempts must be a positive integer') end
 if not count(keep) then return refuse('keep must be a non-negative integer') end

@@ -20,9 +20,12 @@ local KEEP = 100
 local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
 local function count(s) return s == '0' or positive(s) end
 local function refuse(text) return redis.error_reply('ERR EMQ.LOG ' .. text) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 
 local active, base, id, token, line = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
 if not positive(token) then return refuse('lease token must be a positive integer') end
+if not within(line, 16384) then return refuse('line must be at most 16384 bytes') end
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
 local t = redis.call('TYPE', active).ok
 if t ~= 'zset' and t ~= 'none' then

@@ -26,6 +26,8 @@ local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= 
 local function count(s) return s == '0' or positive(s) end
 local function label(s) return #s >= 1 and #s <= 255 and string.find(s, '[%z\1-\31\127]') == nil end
 local function refuse(name, rule) return redis.error_reply('ERR EMQ.SCHEDULE ' .. name .. ' must be ' .. rule) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 local function typed(key, want)
   local t = redis.call('TYPE', key).ok
   return t == want or t == 'none'
@@ -38,6 +40,7 @@ if not label(name) then return refuse('name', '1 to 255 bytes, no control charac
 if not positive(nxt) then return refuse('next', 'a positive integer') end
 if not count(limit) then return refuse('limit', 'a non-negative integer') end
 if not count(end_at) then return refuse('end at', 'a non-negative integer') end
+if not within(payload, 8388608) then return refuse('payload', 'at most 8388608 bytes') end
 if not (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2)))) then
   return refuse('priority', 'an integer')
 end

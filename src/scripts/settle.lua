@@ -28,6 +28,8 @@ if #ARGV ~= 5 then return redis.error_reply('ERR EMQ.SETTLE wrong number of valu
 local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
 local function count(s) return s == '0' or positive(s) end
 local function refuse(text) return redis.error_reply('ERR EMQ.SETTLE ' .. text) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 local function queue(s) return #s >= 1 and #s <= 255 and not string.find(s, '[%z\1-\31\127{}]') end
 local function typed(keys, want)
   for _, key in ipairs(keys) do
@@ -53,6 +55,7 @@ if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') en
 if not queue(cq) then return refuse('child queue must be a queue name') end
 if string.sub(cid, 1, 3) ~= 'JOB' then return refuse('child id must start with JOB') end
 if outcome ~= 'completed' and outcome ~= 'failed' then return refuse('outcome must be completed or failed') end
+if not within(value, 8388608) then return refuse('value must be at most 8388608 bytes') end
 local outbox = base .. 'outbox'
 if not typed({ waiting, pending, dead, outbox }, 'zset') then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
