@@ -293,7 +293,11 @@ export function malformed(rng: Rng, target: Target, others: readonly string[], p
   if (form.verb !== "INSTALL") kinds.push("fence");
   // Huge arguments are rare: each costs the wire 100 KB or more (one over a size bound, up to 8 MiB).
   const sized = form.values.flatMap((v, i) => (isSized(v) ? [i] : []));
-  const kind = rng.chance(0.005) ? "huge" : sized.length > 0 && rng.chance(0.002) ? "oversize" : rng.pick(kinds);
+  const kind = rng.chance(0.005)
+    ? "huge"
+    : sized.length > 0 && rng.chance(0.002)
+      ? "oversize"
+      : rng.pick(kinds);
   const call = (verb: string, a: Arg[], extra: Partial<Call> = {}): Call => ({
     verb,
     args: a,
