@@ -240,14 +240,11 @@ fn read_protocol(path: &Path) -> Res<Protocol> {
                 .ok_or_else(|| at(format!("grammar {name}: `text` is not a boolean")))?,
         };
         if let Some(max) = grammar.get("max_bytes") {
-            let max = max
-                .as_u64()
-                .filter(|&n| n > 0 && is_text)
-                .ok_or_else(|| {
-                    at(format!(
-                        "grammar {name}: `max_bytes` is not a positive integer on a text grammar"
-                    ))
-                })?;
+            let max = max.as_u64().filter(|&n| n > 0 && is_text).ok_or_else(|| {
+                at(format!(
+                    "grammar {name}: `max_bytes` is not a positive integer on a text grammar"
+                ))
+            })?;
             bounds.insert(name.clone(), max);
         }
         grammars.insert(name.clone(), (rule, is_text));

@@ -404,6 +404,27 @@ mod tests {
         assert_eq!(g.rule(), "1 to 255 bytes, no control characters");
     }
 
+    /// Each size-bounded grammar takes any bytes up to its `max_bytes`, and not one byte more.
+    #[test]
+    fn size_bounds() {
+        let table = [
+            (TextGrammar::Payload, 8 << 20),
+            (TextGrammar::Result, 8 << 20),
+            (TextGrammar::Progress, 64 << 10),
+            (TextGrammar::Line, 16 << 10),
+            (TextGrammar::Error, 16 << 10),
+        ];
+        for (g, max) in table {
+            assert_eq!(g.max_bytes(), Some(max), "{g:?}");
+            assert!(g.accepts(b""), "{g:?}");
+            assert!(g.accepts(&vec![0u8; max]), "{g:?}");
+            assert!(!g.accepts(&vec![b'x'; max + 1]), "{g:?}");
+            assert_eq!(g.rule(), format!("at most {max} bytes"), "{g:?}");
+        }
+        assert_eq!(TextGrammar::Parent.max_bytes(), None);
+        assert_eq!((MAX_LABEL, MAX_TRACE), (255, 512));
+    }
+
     /// The rule texts as the protocol's grammar table writes them.
     #[test]
     fn rule_texts() {
