@@ -96,6 +96,7 @@ export {
   WaitInterruptedError,
   ClaimUnansweredError,
   ClaimWatchdogError,
+  TooLargeError,
 } from "./errors.js";
 export {
   Queue,
