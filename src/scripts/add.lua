@@ -8,7 +8,7 @@
 -- KEYS[2]  emq:{q}:pending    the ready set (score = priority)
 -- KEYS[3]  emq:{q}:schedule   the delayed set (score = due time ms)
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
--- ARGV[2]  <payload>          any bytes
+-- ARGV[2]  <payload>          any bytes, at most 8 MiB (8388608 bytes)
 -- ARGV[3]  <priority>         an integer: optional '-', then 0 or 1-15 digits without a leading zero
 -- ARGV[4]  <delay>            non-negative integer ms from now (0 = ready now)
 -- ARGV[5]  <max_attempts>     non-negative integer (0 = the worker decides; not written)
@@ -25,7 +25,7 @@
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the id entered pending (delay 0), 0 when
 --          it entered schedule (a promoter then knows a due time changed)
 -- Key:     <base>key:<key> holds the id (PX <key_ttl> when not 0), written with the job
--- Errors:  shape, priority, delay, max attempts, trace, group, key, key ttl, timeout, parent,
+-- Errors:  shape, payload, priority, delay, max attempts, trace, group, key, key ttl, timeout, parent,
 --          JOB prefix, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace> <group> <key> <key_ttl> <timeout> <parent>'
 if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.ADD wrong number of keys: ' .. form) end

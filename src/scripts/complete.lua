@@ -7,7 +7,7 @@
 -- KEYS[3]  emq:{q}:           the queue's base; the row is <base>job:<id>
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
 -- ARGV[2]  <token>            the lease token, positive integer
--- ARGV[3]  <result>           any bytes
+-- ARGV[3]  <result>           any bytes, at most 8 MiB (8388608 bytes)
 -- ARGV[4]  <keep>             non-negative integer: done keeps at most this many ids (0 = delete the row)
 -- Reply:   1
 -- Event:   completed (id, attempt) on emq:{q}:events
@@ -15,7 +15,7 @@
 -- Outbox:  a row with a parent (a flow's child): ZADD <base>outbox <now> <parent> NUL <id> NUL
 --          completed NUL <result>, with the completion (docs/protocol.md, "Flows")
 -- Retention: while done holds more than keep, the oldest are removed with their rows, at most 10 per call.
--- Errors:  shape, lease token, keep, JOB prefix, WRONGTYPE, job not found, job is not active,
+-- Errors:  shape, lease token, result, keep, JOB prefix, WRONGTYPE, job not found, job is not active,
 --          stale lease token (see docs/protocol.md)
 local form = 'EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>'
 if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.COMPLETE wrong number of keys: ' .. form) end

@@ -5,11 +5,11 @@
 -- KEYS[1]  emq:{q}:job:<id>   the job row
 -- KEYS[2]  emq:{q}:pending    the ready set
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
--- ARGV[2]  <payload>          any bytes
+-- ARGV[2]  <payload>          any bytes, at most 8 MiB (8388608 bytes)
 -- Reply:   1 enqueued | 0 duplicate id (nothing written)
 -- Event:   added (id, attempt 0), on emq:{q}:events
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
--- Errors:  shape, JOB prefix, WRONGTYPE (see docs/protocol.md)
+-- Errors:  shape, payload, JOB prefix, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.ENQUEUE 2 <row> <pending> <id> <payload>'
 if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.ENQUEUE wrong number of keys: ' .. form) end
 if #ARGV ~= 2 then return redis.error_reply('ERR EMQ.ENQUEUE wrong number of values: ' .. form) end

@@ -9,7 +9,7 @@
 -- KEYS[5]  emq:{q}:           the queue's base; the row is <base>job:<id>
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
 -- ARGV[2]  <token>            the lease token, positive integer
--- ARGV[3]  <error>            any bytes (stored in the row's error field)
+-- ARGV[3]  <error>            any bytes, at most 16 KiB (16384), stored in the row's error field
 -- ARGV[4]  <backoff>          non-negative integer ms (0 = pending now)
 -- ARGV[5]  <max_attempts>     positive integer; the row's max_attempts field wins
 -- ARGV[6]  <keep>             non-negative integer: dead keeps at most this many ids (0 = delete the row)
@@ -21,7 +21,7 @@
 --          NUL failed NUL <error>, with the move (docs/protocol.md, "Flows")
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the id entered pending, 0 when it entered
 --          schedule (backoff > 0)
--- Errors:  shape, lease token, backoff, max attempts, keep, JOB prefix, WRONGTYPE, job not found,
+-- Errors:  shape, lease token, error, backoff, max attempts, keep, JOB prefix, WRONGTYPE, job not found,
 --          job is not active, stale lease token (see docs/protocol.md)
 local form = 'EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>'
 if #KEYS ~= 5 then return redis.error_reply('ERR EMQ.FAIL wrong number of keys: ' .. form) end

@@ -6,11 +6,11 @@
 -- KEYS[2]  emq:{q}:           the queue's base; the row is <base>job:<id>
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
 -- ARGV[2]  <token>            the lease token (the attempts the claim returned), positive integer
--- ARGV[3]  <line>             any bytes
+-- ARGV[3]  <line>             any bytes, at most 16 KiB (16384 bytes)
 -- Reply:   the line's number n (lines are numbered from 1 over the job's life)
 -- Writes:  n = the row's logs (a count, else 0) + 1; HSET <row> logs <n> log:<n> <line>; when
 --          n > 100, HDEL <row> log:<n - 100>
--- Errors:  shape, lease token, JOB prefix, WRONGTYPE, job not found, job is not active, stale
+-- Errors:  shape, lease token, line, JOB prefix, WRONGTYPE, job not found, job is not active, stale
 --          lease token (see docs/protocol.md)
 local form = 'EMQ.LOG 2 <active> <base> <id> <token> <line>'
 if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.LOG wrong number of keys: ' .. form) end

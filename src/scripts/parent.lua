@@ -5,7 +5,7 @@
 -- KEYS[1]  emq:{q}:job:<id>   the parent's row
 -- KEYS[2]  emq:{q}:waiting    the parents waiting for children (score = time added ms)
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
--- ARGV[2]  <payload>          any bytes
+-- ARGV[2]  <payload>          any bytes, at most 8 MiB (8388608 bytes)
 -- ARGV[3]  <priority>         an integer: the score in pending once the children have settled
 -- ARGV[4]  <max_attempts>     non-negative integer (0 = the worker decides; not written)
 -- ARGV[5]  <children>         positive integer: how many children must settle
@@ -13,7 +13,7 @@
 -- ARGV[7]  <parent>           empty, or this parent's own parent: <queue> NUL <id> (nested flows)
 -- Reply:   1 added | 0 duplicate id (nothing written)
 -- Event:   waiting (id, attempt 0) on emq:{q}:events
--- Errors:  shape, priority, max attempts, children, on failure, parent, JOB prefix, WRONGTYPE
+-- Errors:  shape, payload, priority, max attempts, children, on failure, parent, JOB prefix, WRONGTYPE
 --          (see docs/protocol.md, "Flows")
 local form = 'EMQ.PARENT 2 <row> <waiting> <id> <payload> <priority> <max_attempts> <children> <on_failure> <parent>'
 if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.PARENT wrong number of keys: ' .. form) end

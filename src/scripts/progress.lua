@@ -6,11 +6,11 @@
 -- KEYS[2]  emq:{q}:           the queue's base; the row is <base>job:<id>
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
 -- ARGV[2]  <token>            the lease token (the attempts the claim returned), positive integer
--- ARGV[3]  <value>            any bytes
+-- ARGV[3]  <value>            any bytes, at most 64 KiB (65536 bytes)
 -- Reply:   1
 -- Writes:  HSET <row> progress <value>
 -- Event:   progress (id, attempt, data: the value when at most 200 bytes) on emq:{q}:events
--- Errors:  shape, lease token, JOB prefix, WRONGTYPE, job not found, job is not active, stale
+-- Errors:  shape, lease token, progress, JOB prefix, WRONGTYPE, job not found, job is not active, stale
 --          lease token (see docs/protocol.md)
 local form = 'EMQ.PROGRESS 2 <active> <base> <id> <token> <value>'
 if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.PROGRESS wrong number of keys: ' .. form) end

@@ -10,14 +10,14 @@
 -- ARGV[3]  <next>             positive integer ms: the first due instant
 -- ARGV[4]  <limit>            non-negative integer: jobs added at most (0 = no limit)
 -- ARGV[5]  <end_at>           non-negative integer ms: no instant after it (0 = none)
--- ARGV[6]  <payload>          any bytes: the jobs' payload
+-- ARGV[6]  <payload>          any bytes, at most 8 MiB (8388608 bytes): the jobs' payload
 -- ARGV[7]  <priority>         an integer: the jobs' priority
 -- ARGV[8]  <max_attempts>     non-negative integer (0 = the worker decides)
 -- ARGV[9]  <timeout>          non-negative integer ms (0 = none)
 -- Reply:   1 created | 2 replaced (next reset, fired kept) | 0 unchanged (nothing written)
 -- Wake:    SPUBLISH emq:{q}:wake 0 when created or replaced (a due time changed: the workers'
 --          schedule loops read repeats again)
--- Errors:  shape, name, next, limit, end at, priority, max attempts, timeout, WRONGTYPE
+-- Errors:  shape, name, next, limit, end at, payload, priority, max attempts, timeout, WRONGTYPE
 local form = 'EMQ.SCHEDULE 2 <repeats> <base> <name> <spec> <next> <limit> <end_at> <payload> <priority> <max_attempts> <timeout>'
 if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.SCHEDULE wrong number of keys: ' .. form) end
 if #ARGV ~= 9 then return redis.error_reply('ERR EMQ.SCHEDULE wrong number of values: ' .. form) end

@@ -11,7 +11,7 @@
 -- ARGV[2]  <child_queue>      the child's queue: 1-255 bytes, no '{', '}' or control byte
 -- ARGV[3]  <child_id>         the child's id (gated on its JOB prefix)
 -- ARGV[4]  <outcome>          'completed' or 'failed'
--- ARGV[5]  <value>            the child's result or error: any bytes
+-- ARGV[5]  <value>            the child's result or error: any bytes, at most 8 MiB (8388608 bytes)
 -- Field:   child:<child_queue>:<child_id> (completed) or failed:<child_queue>:<child_id> (failed),
 --          = <value>; either present: duplicate. A failed child counts as settled under 'ignore'.
 -- Reply:   'waiting' | 'ready' | 'dead' | 'duplicate' | 'late' | 'gone' (bulk string)
@@ -20,7 +20,7 @@
 -- Events:  ready (id, attempt) when the parent became ready; dead (id, attempt, reason: the
 --          error's first 200 bytes) when a failed child killed it; on emq:{q}:events
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the parent became ready
--- Errors:  shape, JOB prefix, child queue, child id, outcome, WRONGTYPE (see docs/protocol.md)
+-- Errors:  shape, JOB prefix, child queue, child id, outcome, value, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.SETTLE 4 <waiting> <pending> <dead> <base> <id> <child_queue> <child_id> <outcome> <value>'
 if #KEYS ~= 4 then return redis.error_reply('ERR EMQ.SETTLE wrong number of keys: ' .. form) end
 if #ARGV ~= 5 then return redis.error_reply('ERR EMQ.SETTLE wrong number of values: ' .. form) end
