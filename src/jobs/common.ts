@@ -21,9 +21,11 @@ export const MAX_LIMIT = 10_000;
 /** The values the protocol bounds in size (docs/protocol.md, "Value grammars"). */
 export type SizeBound = "payload" | "result" | "progress" | "line" | "error";
 
-/** The most bytes a `bound` value may have, as the protocol data declares it. */
-export function maxBytes(bound: SizeBound): number {
-  return PROTOCOL.grammars[bound].max_bytes ?? Number.POSITIVE_INFINITY;
+/** The most bytes a value of a bounded text grammar may have, as the protocol data declares it. */
+export function maxBytes(grammar: SizeBound | "label" | "name" | "trace"): number {
+  const max = PROTOCOL.grammars[grammar].max_bytes;
+  if (max === undefined) throw new Error(`the protocol data gives grammar ${grammar} no max_bytes`);
+  return max;
 }
 
 /** The size of a value as sent: UTF-8 bytes of a string, or the bytes given. */
