@@ -4,7 +4,7 @@
  *
  *   const metrics = new Metrics(conn, { queues: ["emails"] });
  *   metrics.observe(worker);                         // counters and histograms of that worker
- *   http.createServer(metrics.handler()).listen(9464); // or mount metrics.handler() at /metrics
+ *   await serveMetrics(metrics, { port: 9464 });     // 127.0.0.1:9464/metrics (or mount handler())
  */
 import { wakeClientName } from "../worker/client-name.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -168,7 +168,10 @@ export class Metrics {
     return this.registry.metrics();
   }
 
-  /** An HTTP handler serving the metrics (mount it at `/metrics`). */
+  /**
+   * An HTTP handler serving the metrics (mount it at `/metrics`). It checks nothing: behind your
+   * own server's checks, or use `serveMetrics`, which listens on loopback and refuses foreign hosts.
+   */
   handler(): (req: IncomingMessage, res: ServerResponse) => void {
     return (_req, res) => {
       this.text().then(
