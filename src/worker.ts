@@ -8,7 +8,7 @@
  */
 import { EventEmitter } from "node:events";
 import type { Connection } from "./connector/connection.js";
-import { InvalidArgumentError, LeaseLostError, ServerError } from "./errors.js";
+import { InvalidArgumentError, LeaseExpiredError, LeaseLostError, ServerError } from "./errors.js";
 import {
   type ClaimedJob,
   type ClaimOutcome,
@@ -25,7 +25,7 @@ import type { Queue } from "./queue.js";
 import { ScheduleLoop } from "./schedules/loop.js";
 import { WakeGate } from "./wake.js";
 import { isFatal, rateLimitedConsole, retryAfterError } from "./worker/faults.js";
-import { abandonable, withinBound } from "./worker/claims.js";
+import { abandonable, LeaseClocks, startable, withinBound } from "./worker/claims.js";
 import { type Handler, type Job, JobView, type Running } from "./worker/job.js";
 import { WorkerLanes } from "./worker/lanes.js";
 import { type ResolvedOptions, resolveOptions, type WorkerOptions } from "./worker/options.js";
@@ -89,6 +89,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private watchHeld = false;
   /** A wait is in the server and no wake has been charged to it yet (it takes that job itself). */
   private waitTakesOne = false;
+  /** The server's clock per lane: a claim's lease is checked with it before its handler starts. */
+  private readonly leaseClocks: LeaseClocks;
   /** The queue's schedule loop (a queue without lanes): adds the jobs of due schedules. */
   private readonly schedules: ScheduleLoop | undefined;
 
@@ -107,6 +109,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.logger = this.opts.logger ?? rateLimitedConsole();
     this.spans = this.opts.tracing ? new ConsumerSpans(this.name, this.opts.tracing) : undefined;
     this.gate = new WakeGate(this.opts.idleCheckMs, this.opts.concurrency);
+    this.leaseClocks = new LeaseClocks(this.conn, (err) => void this.fault(err));
     const timers = {
       promoteEveryMs: this.opts.promoteEveryMs,
       reapEveryMs: this.opts.reapEveryMs,
@@ -355,8 +358,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
-   * Runs the handler; its complete / fail is sent without waiting for the reply, so the slot's
-   * next claim shares that round trip. `settling` tracks the replies still on their way.
+   * Runs the handler — when at least half the claim's lease is left (`startable`); a claim that
+   * reached this worker too late is handed back unrun (`leaseLost`, `LeaseExpiredError`). Its
+   * complete / fail is sent without waiting for the reply, so the slot's next claim shares that
+   * round trip. `settling` tracks the replies still on their way.
    */
   private async process(claimed: ClaimedJob, lane: string, claimedAt: number): Promise<void> {
     const job = new JobView(this.name, lane, claimed, this.conn);
@@ -370,12 +375,20 @@ export class Worker extends EventEmitter<WorkerEvents> {
     };
     this.running.add(entry);
     const spans = this.spans ? await this.spans.received(this.conn, lane, claimed, claimedAt) : undefined;
-    if (entry.handedBack) {
-      // close() handed the job back while its trace context was read: it runs elsewhere.
-      spans?.end("handed-back");
+    const left = entry.handedBack ? 0 : await this.leaseClocks.left(lane, claimed.deadline);
+    if (entry.handedBack || left === undefined || !startable(left, this.opts.leaseMs)) {
+      // close() handed the job back while its trace context or the clock was read (it runs
+      // elsewhere); or the lease is (nearly) over, or its clock unreadable (reported): unrun.
+      spans?.end(entry.handedBack ? "handed-back" : "lease-lost");
       this.running.delete(entry);
+      if (entry.handedBack) return;
+      this.handBackLate(lane, claimed);
+      if (left !== undefined) {
+        this.emit("leaseLost", job, new LeaseExpiredError(lane, job.id, left, this.opts.leaseMs));
+      }
       return;
     }
+    entry.leasedAt = Date.now() - (this.opts.leaseMs - left); // the heartbeat renews it on time
     this.emit("active", job);
     let outcome: Outcome;
     try {
@@ -526,7 +539,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  /** A job a claim brought after its slot abandoned it: no slot runs it, it goes back to `pending`. */
+  /**
+   * A job no slot runs — a claim answered after its slot abandoned it, or too late to start — goes
+   * back to `pending` (`REQUEUE` under its token: refused, and ignored, when another worker holds
+   * it now; a job whose hand-back is lost goes back when its lease expires).
+   */
   private handBackLate(lane: string, claimed: ClaimedJob): void {
     requeue(this.conn, lane, claimed.id, claimed.attempts, this.opts.attempts).catch(() => {}); // else the reaper
   }
