@@ -96,6 +96,7 @@ export {
   WaitInterruptedError,
   ClaimUnansweredError,
   ClaimWatchdogError,
+  LeaseExpiredError,
 } from "./errors.js";
 export {
   Queue,

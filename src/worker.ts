@@ -200,7 +200,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     if (this.closing) return;
     this.schedules?.start();
-    await this.startWatcher();
+    await Promise.all([this.startWatcher(), this.leaseClocks.warm(this.lanes.set.all())]);
     if (this.closing) return;
     this.heartbeat = setInterval(() => this.renewLeases(), Math.max(Math.floor(this.opts.leaseMs / 3), 1));
     this.slots = Array.from({ length: this.opts.concurrency }, () => this.slot());

@@ -84,22 +84,37 @@ export class LeaseClocks {
     private readonly fault: (err: unknown) => void,
   ) {}
 
+  /** Reads the clocks of `lanes` ahead of their first claims (a failure waits for that claim). */
+  async warm(lanes: readonly string[]): Promise<void> {
+    await Promise.all(
+      lanes.map((lane) =>
+        this.clockOf(lane)
+          .latest()
+          .catch(() => {}),
+      ),
+    );
+  }
+
   /**
    * The lease left (ms; negative when over) of a job claimed on `lane` with `deadline`; undefined
    * when the clock could not be read (`TIME` failed: reported to `fault`), which counts as over.
    */
   async left(lane: string, deadline: number): Promise<number | undefined> {
+    try {
+      return Math.floor(deadline - (await this.clockOf(lane).latest()));
+    } catch (err) {
+      this.fault(err);
+      return undefined;
+    }
+  }
+
+  private clockOf(lane: string): ServerClock {
     let clock = this.clocks.get(lane);
     if (!clock) {
       clock = new ServerClock(this.conn, lane);
       this.clocks.set(lane, clock);
     }
-    try {
-      return Math.floor(deadline - (await clock.latest()));
-    } catch (err) {
-      this.fault(err);
-      return undefined;
-    }
+    return clock;
   }
 }
 
