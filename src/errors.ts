@@ -299,23 +299,23 @@ export class ClaimUnansweredError extends EchoMQError {
 }
 
 /**
- * A claim's reply reached its worker with less than half of its lease left (a process stalled —
- * stopped, swapped out, a long garbage collection — or a network slow while the reply was on its
- * way): by then the lease may have run out and the job be someone else's. The handler is not
- * started; the job is handed back (`REQUEUE` under its token, which the server refuses when another
- * worker holds it now). Emitted with the worker's `leaseLost` event; nothing ran, nothing to undo.
+ * A claim's reply reached its worker after the lease it granted had ended (the process was
+ * stalled — stopped, swapped out, a long garbage collection — or the reply held up on its way):
+ * the job may be someone else's by now. The handler is not started; the job is handed back
+ * (`REQUEUE` under its token, which the server refuses when another worker holds it now).
+ * Reported with the worker's `leaseLost` event; nothing ran, so there is nothing to undo.
  */
 export class LeaseExpiredError extends EchoMQError {
-  /** The lease left (ms, the server's clock as the worker estimates it; negative: already over). */
-  readonly leftMs: number;
-  constructor(queue: string, id: string, leftMs: number, leaseMs: number) {
+  /** How long before the handler would have started the lease had ended (ms, by the server's clock as the worker estimates it). */
+  readonly lateMs: number;
+  constructor(queue: string, id: string, lateMs: number, leaseMs: number) {
     super(
       "EMQ_LEASE_EXPIRED",
-      `job ${id} of queue ${JSON.stringify(queue)} was claimed under a ${leaseMs} ms lease but reached ` +
-        `its worker with ${leftMs} ms of it left (less than half: the worker was stalled or its ` +
-        "network slow): handed back, its handler not started",
+      `job ${id} of queue ${JSON.stringify(queue)} reached its worker ${lateMs} ms after its ` +
+        `${leaseMs} ms lease had ended (the worker was stalled or the reply held up): handed back, ` +
+        "its handler not started",
     );
-    this.leftMs = leftMs;
+    this.lateMs = lateMs;
   }
 }
 

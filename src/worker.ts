@@ -8,7 +8,7 @@
  */
 import { EventEmitter } from "node:events";
 import type { Connection } from "./connector/connection.js";
-import { InvalidArgumentError, LeaseExpiredError, LeaseLostError, ServerError } from "./errors.js";
+import { InvalidArgumentError, LeaseLostError, ServerError } from "./errors.js";
 import {
   type ClaimedJob,
   type ClaimOutcome,
@@ -25,9 +25,10 @@ import type { Queue } from "./queue.js";
 import { ScheduleLoop } from "./schedules/loop.js";
 import { WakeGate } from "./wake.js";
 import { isFatal, rateLimitedConsole, retryAfterError } from "./worker/faults.js";
-import { abandonable, LeaseClocks, startable, withinBound } from "./worker/claims.js";
+import { abandonable, withinBound } from "./worker/claims.js";
 import { type Handler, type Job, JobView, type Running } from "./worker/job.js";
 import { WorkerLanes } from "./worker/lanes.js";
+import { LeaseCheck } from "./worker/lease-check.js";
 import { type ResolvedOptions, resolveOptions, type WorkerOptions } from "./worker/options.js";
 import { encodeResult, errorText, retryDelay } from "./worker/outcome.js";
 import { type ClaimWatcher, openWatcher } from "./worker/watcher.js";
@@ -90,7 +91,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** A wait is in the server and no wake has been charged to it yet (it takes that job itself). */
   private waitTakesOne = false;
   /** The server's clock per lane: a claim's lease is checked with it before its handler starts. */
-  private readonly leaseClocks: LeaseClocks;
+  private readonly leaseCheck: LeaseCheck;
   /** The queue's schedule loop (a queue without lanes): adds the jobs of due schedules. */
   private readonly schedules: ScheduleLoop | undefined;
 
@@ -109,7 +110,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.logger = this.opts.logger ?? rateLimitedConsole();
     this.spans = this.opts.tracing ? new ConsumerSpans(this.name, this.opts.tracing) : undefined;
     this.gate = new WakeGate(this.opts.idleCheckMs, this.opts.concurrency);
-    this.leaseClocks = new LeaseClocks(this.conn, (err) => void this.fault(err));
+    this.leaseCheck = new LeaseCheck(this.conn, this.opts.leaseMs, (err) => void this.fault(err));
     const timers = {
       promoteEveryMs: this.opts.promoteEveryMs,
       reapEveryMs: this.opts.reapEveryMs,
@@ -200,7 +201,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     if (this.closing) return;
     this.schedules?.start();
-    await Promise.all([this.startWatcher(), this.leaseClocks.warm(this.lanes.set.all())]);
+    await Promise.all([this.startWatcher(), this.leaseCheck.warm(this.lanes.set.all())]);
     if (this.closing) return;
     this.heartbeat = setInterval(() => this.renewLeases(), Math.max(Math.floor(this.opts.leaseMs / 3), 1));
     this.slots = Array.from({ length: this.opts.concurrency }, () => this.slot());
@@ -358,8 +359,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
-   * Runs the handler — when at least half the claim's lease is left (`startable`); a claim that
-   * reached this worker too late is handed back unrun (`leaseLost`, `LeaseExpiredError`). Its
+   * Runs the handler — once the claim's lease is known to be still this worker's (`LeaseCheck`);
+   * a claim that reached it too late is not run (`leaseLost`) and handed back. Its
    * complete / fail is sent without waiting for the reply, so the slot's next claim shares that
    * round trip. `settling` tracks the replies still on their way.
    */
@@ -375,20 +376,18 @@ export class Worker extends EventEmitter<WorkerEvents> {
     };
     this.running.add(entry);
     const spans = this.spans ? await this.spans.received(this.conn, lane, claimed, claimedAt) : undefined;
-    const left = entry.handedBack ? 0 : await this.leaseClocks.left(lane, claimed.deadline);
-    if (entry.handedBack || left === undefined || !startable(left, this.opts.leaseMs)) {
-      // close() handed the job back while its trace context or the clock was read (it runs
-      // elsewhere); or the lease is (nearly) over, or its clock unreadable (reported): unrun.
+    const verdict = entry.handedBack ? undefined : await this.leaseCheck.before(lane, claimed);
+    if (!verdict?.start || entry.handedBack) {
+      // close() handed the job back while its trace context or its lease was read (it runs
+      // elsewhere); or its lease is over, someone else's, or cannot be vouched for: not run.
       spans?.end(entry.handedBack ? "handed-back" : "lease-lost");
       this.running.delete(entry);
-      if (entry.handedBack) return;
-      this.handBackLate(lane, claimed);
-      if (left !== undefined) {
-        this.emit("leaseLost", job, new LeaseExpiredError(lane, job.id, left, this.opts.leaseMs));
-      }
+      if (entry.handedBack || !verdict || verdict.start) return;
+      if (verdict.handBack) this.handBackLate(lane, claimed);
+      if (verdict.error) this.emit("leaseLost", job, verdict.error);
       return;
     }
-    entry.leasedAt = Date.now() - (this.opts.leaseMs - left); // the heartbeat renews it on time
+    entry.leasedAt = verdict.leasedAt; // the heartbeat renews it on time
     this.emit("active", job);
     let outcome: Outcome;
     try {
