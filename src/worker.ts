@@ -46,7 +46,11 @@ export interface WorkerEvents {
   dead: [job: Job, error: unknown];
   /** Expired leases the timers took back: to pending, or dead when out of attempts. */
   stalled: [requeued: string[], dead: string[]];
-  /** This worker lost a job's lease (reaped, maybe claimed elsewhere); its result is dropped. */
+  /**
+   * This worker lost a job's lease (reaped, maybe claimed elsewhere): its result is dropped
+   * (`LeaseLostError`), or its handler never started — the claim reached it after the lease had
+   * ended (`LeaseExpiredError`) or its renewal before the start was refused.
+   */
   leaseLost: [job: Job, error: unknown];
   error: [error: unknown];
 }
