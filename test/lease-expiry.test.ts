@@ -9,7 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
-import { claim } from "../src/index.js";
+import { Queue } from "../src/index.js";
+import { claim, type ClaimedJob, LeaseExpiredError, LeaseLostError } from "../src/index.js";
 import { queueKey } from "../src/keyspace.js";
 import {
   blockedClients,
@@ -20,6 +21,7 @@ import {
 import { type FaultProxy, startProxy } from "./support/proxy.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
+import { LeaseCheck } from "../src/worker/lease-check.js";
 
 /** The scripted claim of `queue` (`EVALSHA <sha> 3 <pending> <active> <row prefix> <leaseMs>`). */
 const claimOf = (queue: string) => (args: string[]) =>
@@ -65,5 +67,38 @@ forEachWire("a claim answered while its worker was frozen", (ctx) => {
     assert.deepEqual(run.second, ["start 2", "end"], "the second worker ran it once");
     assert.equal(run.state, "completed");
     assert.equal(run.attempts, 2);
+  });
+
+  test("the check itself: over → handed back; under half → renewed first, run only if granted", async () => {
+    const { server, conn } = ctx();
+    const queue = "checked";
+    const lease = 20_000;
+    const faults: unknown[] = [];
+    const check = new LeaseCheck(conn, lease, (err) => faults.push(err));
+    await new Queue(queue, conn).add("a");
+    const claimed = (await claim(conn, queue, lease)) as ClaimedJob;
+    const score = async () => Number(await server.cli("ZSCORE", queueKey(queue, "active"), claimed.id));
+    // Seen as claimed a whole lease and a second ago: over, by about a second.
+    const over = await check.before(queue, { ...claimed, deadline: claimed.deadline - lease - 1000 });
+    assert.equal(over.start, false);
+    assert.ok(!over.start && over.handBack && over.error instanceof LeaseExpiredError, String(over));
+    assert.match(String(over.error), /reached its worker \d+ ms after its 20000 ms lease had ended/);
+    assert.equal(await score(), claimed.deadline, "nothing was written");
+    // Seen as claimed three quarters of a lease ago: renewed (the deadline moves on), then run.
+    const late = await check.before(queue, { ...claimed, deadline: claimed.deadline - (lease * 3) / 4 });
+    assert.equal(late.start, true);
+    assert.ok((await score()) > claimed.deadline, "renewed before the start");
+    // Fresh: run, no renewal.
+    const renewed = await score();
+    assert.equal((await check.before(queue, { ...claimed, deadline: renewed })).start, true);
+    assert.equal(await score(), renewed);
+    // Under half left, but another worker holds it now (a stale token): refused, not run.
+    const stale = await check.before(queue, {
+      ...claimed,
+      attempts: claimed.attempts + 1,
+      deadline: renewed - (lease * 3) / 4,
+    });
+    assert.ok(!stale.start && !stale.handBack && stale.error instanceof LeaseLostError, String(stale));
+    assert.deepEqual(faults, []);
   });
 });
