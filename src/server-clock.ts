@@ -54,9 +54,17 @@ export class ServerClock {
     return performance.now() + offset + spread;
   }
 
+  /** `latest()` without waiting, while the sample in hand is still good; undefined when it is not. */
+  latestNow(): number | undefined {
+    const sample = this.sample;
+    const now = performance.now();
+    if (!sample || stale(sample, now)) return undefined;
+    return now + sample.offset + sample.spread;
+  }
+
   private current(): Promise<Sample> {
     const sample = this.sample;
-    if (sample && !stale(sample)) return Promise.resolve(sample);
+    if (sample && !stale(sample, performance.now())) return Promise.resolve(sample);
     this.taking ??= this.take().finally(() => {
       this.taking = undefined;
     });
@@ -78,8 +86,9 @@ export class ServerClock {
   }
 }
 
-function stale(sample: Sample): boolean {
-  const age = performance.now() - sample.at;
+/** Whether `sample` is to be taken again, `now` being the monotonic clock's time (ms). */
+function stale(sample: Sample, now: number): boolean {
+  const age = now - sample.at;
   if (age > REFRESH_MS) return true;
   if (Math.abs(Date.now() - sample.wallAt - age) > JUMP_MS) return true;
   return sample.spread * 2 > SLOW_SAMPLE_MS && age > 1000;

@@ -53,7 +53,8 @@ export class LeaseCheck {
   async before(lane: string, claimed: ClaimedJob): Promise<StartVerdict> {
     let left: number;
     try {
-      left = Math.floor(claimed.deadline - (await this.clockOf(lane).latest()));
+      const clock = this.clockOf(lane);
+      left = Math.floor(claimed.deadline - (clock.latestNow() ?? (await clock.latest())));
     } catch (err) {
       this.fault(err); // the clock cannot be read (`TIME` failed): the lease cannot be vouched for
       return { start: false, handBack: true };
