@@ -94,7 +94,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private watchHeld = false;
   /** A wait is in the server and no wake has been charged to it yet (it takes that job itself). */
   private waitTakesOne = false;
-  /** The server's clock per lane: a claim's lease is checked with it before its handler starts. */
+  /** The check a claim passes before its handler starts: is its lease still this worker's? */
   private readonly leaseCheck: LeaseCheck;
   /** The queue's schedule loop (a queue without lanes): adds the jobs of due schedules. */
   private readonly schedules: ScheduleLoop | undefined;
