@@ -299,6 +299,27 @@ export class ClaimUnansweredError extends EchoMQError {
 }
 
 /**
+ * A claim's reply reached its worker after the lease it granted had ended (the process was
+ * stalled — stopped, swapped out, a long garbage collection — or the reply held up on its way):
+ * the job may be someone else's by now. The handler is not started; the job is handed back
+ * (`REQUEUE` under its token, which the server refuses when another worker holds it now).
+ * Reported with the worker's `leaseLost` event; nothing ran, so there is nothing to undo.
+ */
+export class LeaseExpiredError extends EchoMQError {
+  /** How long before the handler would have started the lease had ended (ms, by the server's clock as the worker estimates it). */
+  readonly lateMs: number;
+  constructor(queue: string, id: string, lateMs: number, leaseMs: number) {
+    super(
+      "EMQ_LEASE_EXPIRED",
+      `job ${id} of queue ${JSON.stringify(queue)} reached its worker ${lateMs} ms after its ` +
+        `${leaseMs} ms lease had ended (the worker was stalled or the reply held up): handed back, ` +
+        "its handler not started",
+    );
+    this.lateMs = lateMs;
+  }
+}
+
+/**
  * Tracing was turned on (`tracing` of a `Queue` or a `Worker`) but `@opentelemetry/api` could not
  * be loaded: it is an optional peer dependency, installed by the application that wants traces.
  * `cause` is the loader's error.

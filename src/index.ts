@@ -98,6 +98,7 @@ export {
   ClaimWatchdogError,
   InvalidFlowError,
   TooLargeError,
+  LeaseExpiredError,
 } from "./errors.js";
 export {
   Queue,
