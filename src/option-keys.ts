@@ -48,6 +48,12 @@ const ARTICLE: Record<Exclude<Kind, "any">, string> = {
   date: "a Date",
 };
 
+/** A value's kind for a message: a short string shown too (`string "6379"`). */
+function described(value: unknown): string {
+  if (typeof value !== "string") return kindOf(value);
+  return value.length <= 40 ? `string ${JSON.stringify(value)}` : `string (${value.length} characters)`;
+}
+
 /** The kind of a value, as the messages name it. */
 export function kindOf(value: unknown): string {
   if (value === null) return "null";
@@ -100,7 +106,7 @@ export function checkKeys(
     const kinds: readonly Kind[] = typeof type === "string" ? [type] : type;
     if (v !== undefined && !kinds.some((kind) => isKind(v, kind))) {
       const expected = kinds.map((kind) => ARTICLE[kind as Exclude<Kind, "any">]).join(" or ");
-      throw new InvalidArgumentError(`${where}${key}`, `must be ${expected}, got ${kindOf(v)}`);
+      throw new InvalidArgumentError(`${where}${key}`, `must be ${expected}, got ${described(v)}`);
     }
   }
   return value;

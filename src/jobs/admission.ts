@@ -87,8 +87,11 @@ export function claimOutcome(reply: unknown): ClaimOutcome {
   return claimedJob(Array.isArray(reply) ? (reply as ClaimReply | []) : null);
 }
 
-/** The keys `enqueue` takes (`id`'s kind is its own check's: `InvalidIdError`). */
-const ENQUEUE_KEYS = { id: "any", durability: "object" } as const satisfies Record<
+/**
+ * The keys `enqueue` takes. `id`'s kind is its own check's (`InvalidIdError`), `durability`'s too
+ * (`checkDurability`, naming it `options.durability`).
+ */
+const ENQUEUE_KEYS = { id: "any", durability: "any" } as const satisfies Record<
   keyof EnqueueOptions,
   KeyType
 >;
