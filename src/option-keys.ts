@@ -37,6 +37,11 @@ export interface OptionTable {
   source?: string;
 }
 
+/** Hints several tables share: BullMQ's `prefix` and `limiter`. */
+export const FIXED_KEYSPACE = "the keyspace is fixed (emq:{<queue>}:…): use another queue name";
+export const LIMITS_ARE_THE_QUEUES =
+  "flow control is the queue's, for every worker: queue.setLimits({ rate: { max, durationMs } })";
+
 const ARTICLE: Record<Exclude<Kind, "any">, string> = {
   string: "a string",
   number: "a number",

@@ -4,7 +4,7 @@
  */
 import type { AddOptions, Durability } from "./jobs.js";
 import { ADD_OPTIONS } from "./jobs/admission.js";
-import type { KeyType, OptionTable } from "./option-keys.js";
+import { FIXED_KEYSPACE, LIMITS_ARE_THE_QUEUES, type KeyType, type OptionTable } from "./option-keys.js";
 import type { TracingOption } from "./observe/tracing-option.js";
 
 export interface QueueAddOptions extends AddOptions {
@@ -43,10 +43,10 @@ export const QUEUE_OPTIONS: OptionTable = {
   } satisfies Record<keyof QueueOptions, KeyType>,
   foreign: {
     connection: "the connection is Queue's second argument: new Queue(name, await connect(…), options)",
-    prefix: "the keyspace is fixed (emq:{<queue>}:…): use another queue name",
+    prefix: FIXED_KEYSPACE,
     defaultJobOptions:
       "a queue has no default job options: pass them to each add (durability is the queue's)",
-    limiter: "flow control is the queue's: queue.setLimits({ rate: { max, durationMs } })",
+    limiter: LIMITS_ARE_THE_QUEUES,
     streams: "the event bus is set with queue.setEvents({ maxLen, maxAgeMs })",
   },
 };

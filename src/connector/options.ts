@@ -5,7 +5,7 @@
 import type * as tls from "node:tls";
 import { type EngineKind, engineFor, type Wire } from "../engine/index.js";
 import { InvalidArgumentError } from "../errors.js";
-import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
+import { FIXED_KEYSPACE, checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 
 /** `connect()`'s options after their checks. `nodes` is null for a single node. */
 export interface CheckedOptions {
@@ -135,7 +135,7 @@ const CONNECT_OPTIONS: OptionTable = {
     connectionName: "name",
     enableAutoPipelining: "autoPipelining",
     url: "use connect(optionsFromUrl(url))",
-    keyPrefix: "the keyspace is fixed (emq:{<queue>}:…): use another queue name",
+    keyPrefix: FIXED_KEYSPACE,
   },
 };
 

@@ -22,7 +22,7 @@ import { EventEmitter } from "node:events";
 import type { Connection } from "../connector/connection.js";
 import { ConnectionLostError, EchoMQError, InvalidArgumentError, ServerError } from "../errors.js";
 import { assertValidQueue, queueKey } from "../keyspace.js";
-import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
+import { FIXED_KEYSPACE, checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 import { isFatal, retryAfterError } from "../worker/faults.js";
 import { type BusEvent, type EventKind, isStreamId, parseEntry } from "./entry.js";
 import {
@@ -91,7 +91,7 @@ const OPTIONS: OptionTable = {
     blockingTimeout: "blockMs",
     connection: "QueueEvents reads on a connection of its own: new QueueEvents(queue, connection, options)",
     autorun: "a QueueEvents reads from when it is built; close() stops it",
-    prefix: "the keyspace is fixed (emq:{<queue>}:…): use another queue name",
+    prefix: FIXED_KEYSPACE,
   },
 };
 

@@ -20,7 +20,7 @@ import { ADD_OPTIONS, type AddOptions, add, checkAdd } from "../jobs/admission.j
 import { assertJobId, assertOptions, assertPayload, type Payload, typeOf } from "../jobs/common.js";
 import { addParent, type ChildFailurePolicy, type ParentRef, parentValues } from "../jobs/flows.js";
 import { assertValidQueue } from "../keyspace.js";
-import { checkKeys, type OptionTable } from "../option-keys.js";
+import { FIXED_KEYSPACE, checkKeys, type OptionTable } from "../option-keys.js";
 
 /**
  * A flow job's options: a leaf child takes `add`'s but an idempotency key (a flow's idempotency
@@ -57,7 +57,7 @@ const NODE: OptionTable = {
     queueName: "queue",
     data: "payload",
     name: "EchoMQ jobs have no name: carry it in the payload",
-    prefix: "the keyspace is fixed (emq:{<queue>}:…): use another queue name",
+    prefix: FIXED_KEYSPACE,
   },
 };
 const { durability: _, parent: __, ...leafKeys } = ADD_OPTIONS.keys;

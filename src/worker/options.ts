@@ -6,7 +6,13 @@ import { assertBackoff, type BackoffOption, DEFAULT_BACKOFF } from "../backoff.j
 import { MAX_TIMER_MS } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { MAX_INTEGER } from "../jobs/common.js";
-import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
+import {
+  FIXED_KEYSPACE,
+  LIMITS_ARE_THE_QUEUES,
+  checkKeys,
+  type KeyType,
+  type OptionTable,
+} from "../option-keys.js";
 import { type CheckedTracing, checkTracing, type TracingOption } from "../observe/tracing-option.js";
 import { WATCHDOG_GRACE_MS } from "./watcher.js";
 
@@ -103,11 +109,11 @@ const WORKER_OPTIONS: OptionTable = {
     removeOnComplete: "keepCompleted",
     removeOnFail: "keepDead",
     drainDelay: "blockMs",
-    limiter: "flow control is the queue's, for every worker: queue.setLimits({ rate: { max, durationMs } })",
+    limiter: LIMITS_ARE_THE_QUEUES,
     connection: "a Worker runs a Queue: new Worker(queue, handler, options)",
     autorun: "a Worker starts when it is built; close() stops it",
     useWorkerThreads: "EchoMQ has no sandboxed processors: the handler runs in this process",
-    prefix: "the keyspace is fixed (emq:{<queue>}:…): use another queue name",
+    prefix: FIXED_KEYSPACE,
   },
 };
 
