@@ -233,8 +233,9 @@ export class Queue {
   /**
    * Flow control, kept on the server so every worker and process obeys it: replaces the queue's
    * `rate` (at most `max` jobs started per `durationMs`), its `concurrency` (active jobs at most)
-   * and its groups' defaults (`group: { rate, concurrency }`); what is left out is cleared, `{}`
-   * clears them all. On every lane (a laned queue's limits hold per lane).
+   * and its groups' defaults (`group: { rate, concurrency }`). It replaces, never merges: what is
+   * left out is cleared, `{}` clears them all; a key it does not take (`burst`) is refused and
+   * nothing is written. On every lane (a laned queue's limits hold per lane).
    */
   async setLimits(limits: QueueLimits): Promise<void> {
     const lanes = await this.lanesInUse();

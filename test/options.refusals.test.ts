@@ -311,3 +311,10 @@ forEachWire("options that are not options are refused, nothing written", (ctx) =
       assert.ok(e instanceof EchoMQError, `${(e as Error).name}: ${(e as Error).message}`);
   });
 });
+
+test("a schedule record stored before the field check stays readable", async () => {
+  const { checkSchedule, parseSpec } = await import("../src/schedules/options.js");
+  const stored = JSON.stringify({ cron: "0 0 0 1 1 * *", missed: "skip", graceMs: 5000 });
+  assert.equal(parseSpec(stored).cron, "0 0 0 1 1 * *");
+  assert.throws(() => checkSchedule({ cron: "0 0 0 1 1 * *", payload: "x" }), /has 7 fields/);
+});
