@@ -5,6 +5,7 @@
 import type * as tls from "node:tls";
 import { type EngineKind, engineFor, type Wire } from "../engine/index.js";
 import { InvalidArgumentError } from "../errors.js";
+import { FIXED_KEYSPACE, checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 
 /** `connect()`'s options after their checks. `nodes` is null for a single node. */
 export interface CheckedOptions {
@@ -110,14 +111,38 @@ export function integerOption(
   return v;
 }
 
+const CONNECT_OPTIONS: OptionTable = {
+  of: "connect",
+  keys: {
+    host: "string",
+    port: "number",
+    nodes: "array",
+    natMap: "object",
+    username: "string",
+    password: "string",
+    db: "number",
+    tls: ["boolean", "object"],
+    wire: "number",
+    name: "string",
+    connectTimeoutMs: "number",
+    requiredVerbs: "array",
+    autoPipelining: "boolean",
+    writeBatch: "number",
+  } satisfies Record<keyof ConnectOptions, KeyType>,
+  source: "ioredis",
+  foreign: {
+    connectTimeout: "connectTimeoutMs",
+    connectionName: "name",
+    enableAutoPipelining: "autoPipelining",
+    url: "use connect(optionsFromUrl(url))",
+    keyPrefix: FIXED_KEYSPACE,
+  },
+};
+
 /** Every connect option checked before a socket opens (typed errors naming the option). */
 export function checkConnectOptions(options: ConnectOptions): CheckedOptions {
-  if (typeof options !== "object" || options === null) {
-    throw new InvalidArgumentError(
-      "options",
-      `must be an object, got ${options === null ? "null" : typeof options}`,
-    );
-  }
+  if (options === undefined) throw new InvalidArgumentError("options", "must be an object, got undefined");
+  checkKeys(options, CONNECT_OPTIONS);
   const host = options.host ?? "127.0.0.1";
   if (typeof host !== "string" || host.length === 0) {
     throw new InvalidArgumentError("host", `must be a non-empty string, got ${String(options.host)}`);
