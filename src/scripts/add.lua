@@ -27,15 +27,15 @@
 -- Key:     <base>key:<key> holds the id (PX <key_ttl> when not 0), written with the job
 -- Errors:  shape, payload, priority, delay, max attempts, trace, group, key, key ttl, timeout, parent,
 --          JOB prefix, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace> <group> <key> <key_ttl> <timeout> <parent>'
-if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.ADD wrong number of keys: ' .. form) end
-if #ARGV ~= 11 then return redis.error_reply('ERR EMQ.ADD wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function count(s) return s == '0' or positive(s) end
-local function refuse(name, rule) return redis.error_reply('ERR EMQ.ADD ' .. name .. ' must be ' .. rule) end
--- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
-local function within(s, max) return #s <= max end
+--- @include "must"
+--- @include "positive"
+--- @include "count"
+--- @include "within"
+--- @include "typed"
+--- @include "label"
+--- @include "bus"
 -- The trace grammar: '<version>-<trace-id>-<parent-id>-<flags>' (2, 32, 16, 2 lower-case hex
 -- digits; version not ff, neither id all zeros), optionally ';' and 1+ printable ASCII bytes.
 local function traced(s)
@@ -49,8 +49,6 @@ local function traced(s)
   if t == string.rep('0', 32) or p == string.rep('0', 16) then return false end
   return state == nil or string.match(state, '^[ -~]+$') ~= nil
 end
--- A label (a group, an idempotency key): empty (none), or 1-255 bytes without a control byte.
-local function label(s) return #s <= 255 and string.find(s, '[%z\1-\31\127]') == nil end
 -- A flow parent: empty (none), or '<queue>' NUL '<id>': a queue name (1-255 bytes, no brace, no
 -- control byte) and an id with the JOB prefix.
 local function parented(s)
@@ -61,42 +59,25 @@ local function parented(s)
   return string.find(queue, '[%z\1-\31\127{}]') == nil and string.sub(pid, 1, 3) == 'JOB'
     and string.find(pid, '[%z\1-\31\127]') == nil
 end
-local function typed(keys, want)
-  for _, key in ipairs(keys) do
-    local t = redis.call('TYPE', key).ok
-    if t ~= want and t ~= 'none' then return false end
-  end
-  return true
-end
-
--- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
--- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
-local function bus(base)
-  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
-  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
-  return function(...)
-    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
-  end
-end
 
 local row, pending, schedule = KEYS[1], KEYS[2], KEYS[3]
 local id, payload, priority, delay, max, trace = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local group, idem, ttl, timeout, parent = ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
-if not within(payload, 8388608) then return refuse('payload', 'at most 8388608 bytes') end
+if not within(payload, 8388608) then return must('payload', 'at most 8388608 bytes') end
 if not (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2)))) then
-  return refuse('priority', 'an integer')
+  return must('priority', 'an integer')
 end
-if not count(delay) then return refuse('delay', 'a non-negative integer of milliseconds') end
-if not count(max) then return refuse('max attempts', 'a non-negative integer') end
+if not count(delay) then return must('delay', 'a non-negative integer of milliseconds') end
+if not count(max) then return must('max attempts', 'a non-negative integer') end
 if not traced(trace) then
-  return refuse('trace', 'empty or a W3C traceparent, optionally ;tracestate, of at most 512 bytes')
+  return must('trace', 'empty or a W3C traceparent, optionally ;tracestate, of at most 512 bytes')
 end
-if not label(group) then return refuse('group', 'empty or 1-255 bytes without a control character') end
-if not label(idem) then return refuse('key', 'empty or 1-255 bytes without a control character') end
-if not count(ttl) then return refuse('key ttl', 'a non-negative integer of milliseconds') end
-if not count(timeout) then return refuse('timeout', 'a non-negative integer of milliseconds') end
+if not label(group) then return must('group', 'empty or 1-255 bytes without a control character') end
+if not label(idem) then return must('key', 'empty or 1-255 bytes without a control character') end
+if not count(ttl) then return must('key ttl', 'a non-negative integer of milliseconds') end
+if not count(timeout) then return must('timeout', 'a non-negative integer of milliseconds') end
 if not parented(parent) then
-  return refuse('parent', 'empty or a queue name, a NUL byte and an id with the JOB prefix')
+  return must('parent', 'empty or a queue name, a NUL byte and an id with the JOB prefix')
 end
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.ADD id must start with JOB') end
 local base = string.sub(pending, 1, -8)

@@ -24,29 +24,17 @@
 --          written, orphans and skips included)
 -- Event:   active (id, attempt) on emq:{q}:events for the job leased
 -- The pause flag is a host step (declared difference D2): this script claims a paused queue.
-local form = 'EMQ.CLAIM 3 <pending> <active> <base> <lease_ms>'
-if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.CLAIM wrong number of keys: ' .. form) end
-if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.CLAIM wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function count(s) return s == '0' or (#s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil) end
+--- @include "count"
+--- @include "wrongtype"
+--- @include "emitter"
 -- A stored limit or window field: a count, else 0 (absent or any other text: none).
 local function num(s) return (type(s) == 'string' and count(s)) and tonumber(s) or 0 end
--- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
--- (<base>meta events_maxlen, read with the flags below: a count, else 10000; 0 = the bus is
--- off). Never fails the call.
-local function bus(base, stored)
-  local maxlen = (stored and count(stored)) and stored or '10000'
-  return function(...)
-    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
-  end
-end
 
 local pending, active, base, lease = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
 if not string.match(lease, '^[1-9][0-9]*$') or #lease > 15 then
   return redis.error_reply('ERR EMQ.CLAIM lease must be a positive integer of milliseconds')
-end
-local function wrongtype()
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
 -- The type gate on active (a sorted set or absent) runs where it decides something: before any
 -- refusal, any orphan's removal and the empty reply; on the success path ZADD NX (the first
@@ -230,7 +218,7 @@ redis.call('HSET', row, 'state', 'active', 'attempts', string.format('%d', attem
 if group then redis.call('HSET', groups, group, string.format('%d', gcount + 1)) end
 if qmax > 0 and qms > 0 then counts('start', 'count', qcount) end
 if gwindow then counts('start:' .. group, 'count:' .. group, gwindow[1]) end
-bus(base, flags[1])('event', 'active', 'id', id, 'attempt', string.format('%d', attempts))
+emitter(base, flags[1])('event', 'active', 'id', id, 'attempt', string.format('%d', attempts))
 -- The handler's time limit: the row's timeout when it is a count of ms, else 0 (none).
 local timeout = fields[5]
 if not (timeout and count(timeout)) then timeout = '0' end

@@ -9,11 +9,9 @@
 -- Reply:   1
 -- Writes:  HSET <meta> events_maxlen <maxlen> events_maxage <maxage_ms>
 -- Errors:  shape, maxlen, max age, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.EVENTS 1 <meta> <maxlen> <maxage_ms>'
-if #KEYS ~= 1 then return redis.error_reply('ERR EMQ.EVENTS wrong number of keys: ' .. form) end
-if #ARGV ~= 2 then return redis.error_reply('ERR EMQ.EVENTS wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function count(s) return s == '0' or (#s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil) end
+--- @include "count"
 
 local meta, maxlen, maxage = KEYS[1], ARGV[1], ARGV[2]
 if not count(maxlen) then return redis.error_reply('ERR EMQ.EVENTS maxlen must be a non-negative integer') end

@@ -10,12 +10,10 @@
 -- Reply:   the new deadline (integer ms)
 -- Errors:  shape, lease token, lease, JOB prefix, WRONGTYPE, job not found, job is not active,
 --          stale lease token (see docs/protocol.md)
-local form = 'EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>'
-if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.EXTEND wrong number of keys: ' .. form) end
-if #ARGV ~= 3 then return redis.error_reply('ERR EMQ.EXTEND wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function refuse(text) return redis.error_reply('ERR EMQ.EXTEND ' .. text) end
+--- @include "protocol/refuse"
+--- @include "positive"
 
 local active, base, id, token, lease = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
 if not positive(token) then return refuse('lease token must be a positive integer') end

@@ -1,11 +1,15 @@
 /**
- * The script registry. Each transition's Lua source is read verbatim from this folder; its SHA-1
- * is computed here; its wire-6 declaration says what a module node runs instead. Which scripts
- * exist, and which verb each pairs with, comes from the protocol data (`protocol/verbs/`).
+ * The script registry. Each transition's body is assembled from its Lua source in this folder and
+ * the pieces it includes (`lib/`, and the pieces made from the protocol data: see assemble.ts);
+ * its SHA-1 is computed here; its wire-6 declaration says what a module node runs instead. Which
+ * scripts exist, and which verb each pairs with, comes from the protocol data (`protocol/verbs/`).
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { JOB_CORE } from "../verbs/index.js";
+import { existsSync, readFileSync } from "node:fs";
+import { JOB_CORE, VERB_SPECS, type VerbSpec } from "../verbs/index.js";
+import { assemble, type PieceReader } from "./assemble.js";
+
+export { AssemblyError, assemble, type PieceReader, piecesOf } from "./assemble.js";
 
 /** What a script is on wire 6: a native verb (`{ verb: "ENQUEUE" }`), a `read`, or nothing. */
 export type Wire6Declaration = { verb: string } | "read" | null;
@@ -28,9 +32,20 @@ export class Script {
 
 const folder = new URL("./", import.meta.url);
 
-/** Reads `<name>.lua` from the scripts folder, verbatim. */
-export function loadScript(name: string, wire6: Wire6Declaration): Script {
-  return new Script(name, readFileSync(new URL(`${name}.lua`, folder), "utf8"), wire6);
+/** Reads a file of this folder (`claim.lua`, `lib/release.lua`). */
+const readHere: PieceReader = (path) => {
+  const url = new URL(path, folder);
+  return existsSync(url) ? readFileSync(url, "utf8") : undefined;
+};
+
+/** The verb whose script twin is `<name>.lua`, if any. */
+export function specOfScript(name: string): VerbSpec | undefined {
+  return [...VERB_SPECS.values()].find((spec) => spec.script === name);
+}
+
+/** The body of `<name>.lua`: its source with the pieces it includes, assembled (assemble.ts). */
+export function loadScript(name: string, wire6: Wire6Declaration, read: PieceReader = readHere): Script {
+  return new Script(name, assemble(name, read, specOfScript(name)), wire6);
 }
 
 /** Every job-core verb's script twin, by verb token, in protocol order. */

@@ -8,9 +8,7 @@
 -- Writes:  HSET <meta> lanes <counts> when <lanes> was not among them (tokens that are not
 --          counts dropped); nothing otherwise
 -- Errors:  shape, lanes, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.LANES 1 <meta> <lanes>'
-if #KEYS ~= 1 then return redis.error_reply('ERR EMQ.LANES wrong number of keys: ' .. form) end
-if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.LANES wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
 local function limit(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil and tonumber(s) <= 10000 end
 

@@ -12,16 +12,13 @@
 --          n > 100, HDEL <row> log:<n - 100>
 -- Errors:  shape, lease token, line, JOB prefix, WRONGTYPE, job not found, job is not active, stale
 --          lease token (see docs/protocol.md)
-local form = 'EMQ.LOG 2 <active> <base> <id> <token> <line>'
-if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.LOG wrong number of keys: ' .. form) end
-if #ARGV ~= 3 then return redis.error_reply('ERR EMQ.LOG wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
 local KEEP = 100
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function count(s) return s == '0' or positive(s) end
-local function refuse(text) return redis.error_reply('ERR EMQ.LOG ' .. text) end
--- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
-local function within(s, max) return #s <= max end
+--- @include "protocol/refuse"
+--- @include "positive"
+--- @include "count"
+--- @include "within"
 
 local active, base, id, token, line = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
 if not positive(token) then return refuse('lease token must be a positive integer') end

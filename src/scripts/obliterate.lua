@@ -13,19 +13,11 @@
 -- Reply:   [<deleted>, <left>]: ids deleted by this call, ids the sets still hold (0: gone)
 -- Event:   none (the stream is deleted with the queue)
 -- Errors:  shape, force, limit, WRONGTYPE, queue has active jobs (see docs/protocol.md)
-local form = 'EMQ.OBLITERATE 6 <pending> <active> <schedule> <done> <dead> <base> <force> <limit>'
-if #KEYS ~= 6 then return redis.error_reply('ERR EMQ.OBLITERATE wrong number of keys: ' .. form) end
-if #ARGV ~= 2 then return redis.error_reply('ERR EMQ.OBLITERATE wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function refuse(text) return redis.error_reply('ERR EMQ.OBLITERATE ' .. text) end
-local function typed(keys, want)
-  for _, key in ipairs(keys) do
-    local t = redis.call('TYPE', key).ok
-    if t ~= want and t ~= 'none' then return false end
-  end
-  return true
-end
+--- @include "protocol/refuse"
+--- @include "positive"
+--- @include "typed"
 
 local base, force, limit = KEYS[6], ARGV[1], ARGV[2]
 local sets = { KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], base .. 'waiting' }

@@ -1,0 +1,105 @@
+/**
+ * Script assembly. A script names the shared pieces it uses with header lines
+ * (`--- @include "release"`); each such line is replaced by the pieces it brings, each piece once
+ * per script, the pieces it includes first (pieces may include pieces; a cycle is refused). The
+ * result is the body: the text sent with `EVAL` / `SCRIPT LOAD`, the one the harness pins.
+ *
+ * Pieces are `lib/<name>.lua` (one function a file), except the `protocol/…` ones, made from the
+ * verb's protocol data (`protocol/verbs/<verb>.json`): `protocol/form` (the form and its shape
+ * checks) and `protocol/refuse` (the verb's refusal). Pure: the caller says how files are read,
+ * so the loader reads the source folder and the harness reads a pinned commit.
+ */
+import { formOf, type VerbSpec } from "../verbs/index.js";
+
+/** Reads a file of the scripts folder (`complete.lua`, `lib/release.lua`); undefined when absent. */
+export type PieceReader = (path: string) => string | undefined;
+
+/** A script cannot be assembled: an unknown piece, a cycle, a bad include line. */
+export class AssemblyError extends Error {
+  override readonly name = "AssemblyError";
+}
+
+const INCLUDE = /^--- @include "([a-z_/]+)"$/;
+
+/** The pieces made from the protocol data, by name: the verb's spec → the piece's text. */
+const GENERATED: Record<string, (spec: VerbSpec) => string> = {
+  "protocol/form": (spec) => {
+    const tag = `ERR EMQ.${spec.verb}`;
+    return [
+      `local form = '${formOf(spec)}'`,
+      `if #KEYS ~= ${spec.keys.length} then return redis.error_reply('${tag} wrong number of keys: ' .. form) end`,
+      `if #ARGV ~= ${spec.values.length} then return redis.error_reply('${tag} wrong number of values: ' .. form) end`,
+      "",
+    ].join("\n");
+  },
+  "protocol/refuse": (spec) =>
+    `local function refuse(text) return redis.error_reply('ERR EMQ.${spec.verb} ' .. text) end\n`,
+};
+
+/** The piece names a text includes, in order, with the text less its include lines. */
+function split(where: string, text: string): { includes: string[]; rest: string } {
+  const includes: string[] = [];
+  const lines = text.split("\n").filter((line) => {
+    if (!line.startsWith("--- @include")) return true;
+    const m = INCLUDE.exec(line);
+    if (!m) throw new AssemblyError(`${where}: bad include line ${JSON.stringify(line)}: write --- @include "<piece>"`);
+    includes.push(m[1]!);
+    return false;
+  });
+  return { includes, rest: lines.join("\n") };
+}
+
+/**
+ * The body of `<name>.lua`: each include line replaced by the pieces it brings that the script
+ * has not brought yet, dependencies first. `spec` is the verb the script is the twin of (needed
+ * only by the `protocol/…` pieces).
+ */
+export function assemble(name: string, read: PieceReader, spec?: VerbSpec): string {
+  const source = read(`${name}.lua`);
+  if (source === undefined) throw new AssemblyError(`no script ${name}.lua`);
+  const placed = new Set<string>();
+  const bring = (piece: string, chain: string[]): string => {
+    if (chain.includes(piece)) {
+      throw new AssemblyError(`${name}.lua: the pieces include each other: ${[...chain, piece].join(" → ")}`);
+    }
+    if (placed.has(piece)) return "";
+    let text: string;
+    const made = GENERATED[piece];
+    if (made) {
+      if (!spec) throw new AssemblyError(`${name}.lua includes ${piece}, but no verb's protocol data names ${name}`);
+      text = made(spec);
+    } else {
+      const file = read(`lib/${piece}.lua`);
+      if (file === undefined) throw new AssemblyError(`${name}.lua includes ${piece}: no piece lib/${piece}.lua`);
+      text = file;
+    }
+    const { includes, rest } = split(`lib/${piece}.lua`, text);
+    const before = includes.map((dep) => bring(dep, [...chain, piece])).join("");
+    placed.add(piece);
+    return before + rest;
+  };
+  return source
+    .split("\n")
+    .map((line) => {
+      if (!line.startsWith("--- @include")) return `${line}\n`;
+      const m = INCLUDE.exec(line);
+      if (!m) throw new AssemblyError(`${name}.lua: bad include line ${JSON.stringify(line)}: write --- @include "<piece>"`);
+      return bring(m[1]!, []);
+    })
+    .join("")
+    .slice(0, -1);
+}
+
+/** The pieces a script's body holds (its includes and theirs), sorted. */
+export function piecesOf(name: string, read: PieceReader): string[] {
+  const seen = new Set<string>();
+  const walk = (text: string, where: string) => {
+    for (const dep of split(where, text).includes) {
+      if (seen.has(dep)) continue;
+      seen.add(dep);
+      if (!(dep in GENERATED)) walk(read(`lib/${dep}.lua`) ?? "", `lib/${dep}.lua`);
+    }
+  };
+  walk(read(`${name}.lua`) ?? "", `${name}.lua`);
+  return [...seen].sort();
+}
