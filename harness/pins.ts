@@ -10,8 +10,8 @@ import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { assemble, type PieceReader } from "../src/scripts/assemble.js";
-import type { VerbSpec } from "../src/verbs/index.js";
+import { assemble, type PieceReader, type ScriptData } from "../src/scripts/assemble.js";
+import type { ProtocolSpec, VerbSpec } from "../src/verbs/index.js";
 
 export const SCRIPTS_DIR = "src/scripts";
 
@@ -49,21 +49,33 @@ function git(repo: string, args: string[]): Buffer {
   }
 }
 
-/** The verb specs of the protocol data at `commit`, by the script each names. */
-const specsAt = new Map<string, Map<string, VerbSpec>>();
-function scriptSpecsAt(repo: string, commit: string): Map<string, VerbSpec> {
-  const key = `${repo}\0${commit}`;
-  let specs = specsAt.get(key);
-  if (!specs) {
-    specs = new Map();
-    const files = git(repo, ["ls-tree", "--name-only", `${commit}`, "protocol/verbs/"]).toString().split("\n");
-    for (const file of files.filter((f) => f.endsWith(".json"))) {
-      const spec = JSON.parse(git(repo, ["show", `${commit}:${file}`]).toString()) as VerbSpec;
-      if (spec.script) specs.set(spec.script, spec);
-    }
-    specsAt.set(key, specs);
+/** The protocol data (a verb file's text → its spec), by the script each verb names. */
+function byScript(protocol: string, verbFiles: string[]): Map<string, ScriptData> {
+  const { grammars } = JSON.parse(protocol) as ProtocolSpec;
+  const data = new Map<string, ScriptData>();
+  for (const text of verbFiles) {
+    const spec = JSON.parse(text) as VerbSpec;
+    if (spec.script) data.set(spec.script, { spec, grammars });
   }
-  return specs;
+  return data;
+}
+
+/** The protocol data at `commit`, by script. */
+const dataAt = new Map<string, Map<string, ScriptData>>();
+function scriptDataAt(repo: string, commit: string): Map<string, ScriptData> {
+  const key = `${repo}\0${commit}`;
+  let data = dataAt.get(key);
+  if (!data) {
+    const files = git(repo, ["ls-tree", "--name-only", `${commit}`, "protocol/verbs/"])
+      .toString()
+      .split("\n");
+    data = byScript(
+      git(repo, ["show", `${commit}:protocol/protocol.json`]).toString(),
+      files.filter((f) => f.endsWith(".json")).map((f) => git(repo, ["show", `${commit}:${f}`]).toString()),
+    );
+    dataAt.set(key, data);
+  }
+  return data;
 }
 
 /** The scripts folder's files at a commit (path → text once read). */
@@ -90,7 +102,7 @@ export function bodyAt(repo: string, commit: string, name: string): Buffer {
     }
     return text;
   };
-  return Buffer.from(assemble(name, read, scriptSpecsAt(repo, commit).get(name)));
+  return Buffer.from(assemble(name, read, scriptDataAt(repo, commit).get(name)));
 }
 
 /** A script's assembled body as the working tree holds it (its pieces and protocol data too). */
@@ -99,13 +111,14 @@ export function bodyInTree(repo: string, name: string): Buffer {
     const file = join(repo, SCRIPTS_DIR, path);
     return existsSync(file) ? readFileSync(file, "utf8") : undefined;
   };
-  const specs = new Map<string, VerbSpec>();
   const dir = join(repo, "protocol", "verbs");
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".json"))) {
-    const spec = JSON.parse(readFileSync(join(dir, file), "utf8")) as VerbSpec;
-    if (spec.script) specs.set(spec.script, spec);
-  }
-  return Buffer.from(assemble(name, read, specs.get(name)));
+  const data = byScript(
+    readFileSync(join(repo, "protocol", "protocol.json"), "utf8"),
+    readdirSync(dir)
+      .filter((f) => f.endsWith(".json"))
+      .map((f) => readFileSync(join(dir, f), "utf8")),
+  );
+  return Buffer.from(assemble(name, read, data.get(name)));
 }
 
 /** The script names (`<name>.lua`) in the working tree's scripts folder, sorted. */

@@ -29,56 +29,13 @@
 --          JOB prefix, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
---- @include "must"
---- @include "positive"
---- @include "count"
---- @include "within"
 --- @include "typed"
---- @include "label"
 --- @include "bus"
--- The trace grammar: '<version>-<trace-id>-<parent-id>-<flags>' (2, 32, 16, 2 lower-case hex
--- digits; version not ff, neither id all zeros), optionally ';' and 1+ printable ASCII bytes.
-local function traced(s)
-  if s == '' then return true end
-  if #s > 512 then return false end
-  local head, state = s, nil
-  local semi = string.find(s, ';', 1, true)
-  if semi then head, state = string.sub(s, 1, semi - 1), string.sub(s, semi + 1) end
-  local v, t, p = string.match(head, '^([0-9a-f][0-9a-f])%-([0-9a-f]+)%-([0-9a-f]+)%-[0-9a-f][0-9a-f]$')
-  if v == nil or v == 'ff' or #t ~= 32 or #p ~= 16 then return false end
-  if t == string.rep('0', 32) or p == string.rep('0', 16) then return false end
-  return state == nil or string.match(state, '^[ -~]+$') ~= nil
-end
--- A flow parent: empty (none), or '<queue>' NUL '<id>': a queue name (1-255 bytes, no brace, no
--- control byte) and an id with the JOB prefix.
-local function parented(s)
-  if s == '' then return true end
-  local at = string.find(s, '\0', 1, true)
-  if at == nil or at == 1 or at > 256 then return false end
-  local queue, pid = string.sub(s, 1, at - 1), string.sub(s, at + 1)
-  return string.find(queue, '[%z\1-\31\127{}]') == nil and string.sub(pid, 1, 3) == 'JOB'
-    and string.find(pid, '[%z\1-\31\127]') == nil
-end
 
 local row, pending, schedule = KEYS[1], KEYS[2], KEYS[3]
 local id, payload, priority, delay, max, trace = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local group, idem, ttl, timeout, parent = ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
-if not within(payload, 8388608) then return must('payload', 'at most 8388608 bytes') end
-if not (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2)))) then
-  return must('priority', 'an integer')
-end
-if not count(delay) then return must('delay', 'a non-negative integer of milliseconds') end
-if not count(max) then return must('max attempts', 'a non-negative integer') end
-if not traced(trace) then
-  return must('trace', 'empty or a W3C traceparent, optionally ;tracestate, of at most 512 bytes')
-end
-if not label(group) then return must('group', 'empty or 1-255 bytes without a control character') end
-if not label(idem) then return must('key', 'empty or 1-255 bytes without a control character') end
-if not count(ttl) then return must('key ttl', 'a non-negative integer of milliseconds') end
-if not count(timeout) then return must('timeout', 'a non-negative integer of milliseconds') end
-if not parented(parent) then
-  return must('parent', 'empty or a queue name, a NUL byte and an id with the JOB prefix')
-end
+--- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.ADD id must start with JOB') end
 local base = string.sub(pending, 1, -8)
 local record = base .. 'key:' .. idem

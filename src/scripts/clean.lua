@@ -16,8 +16,6 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
---- @include "positive"
---- @include "count"
 --- @include "typed"
 --- @include "bus"
 
@@ -25,8 +23,7 @@ local done, dead, base = KEYS[1], KEYS[2], KEYS[3]
 local state, grace, limit = ARGV[1], ARGV[2], ARGV[3]
 local set = ({ completed = done, dead = dead })[state]
 if not set then return refuse('state must be completed or dead') end
-if not count(grace) then return refuse('grace must be a non-negative integer of milliseconds') end
-if not positive(limit) or tonumber(limit) > 10000 then return refuse('limit must be an integer from 1 to 10000') end
+--- @include "protocol/checks"
 if not typed({ done, dead }, 'zset') then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end

@@ -20,35 +20,27 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
---- @include "positive"
---- @include "count"
---- @include "within"
 --- @include "typed"
 --- @include "wrongtype"
+--- @include "gated"
 --- @include "retain"
 --- @include "bus"
 --- @include "release"
 
 local active, done, base = KEYS[1], KEYS[2], KEYS[3]
 local id, token, result, keep = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-if not positive(token) then return refuse('lease token must be a positive integer') end
-if not within(result, 8388608) then return refuse('result must be at most 8388608 bytes') end
-if not count(keep) then return refuse('keep must be a non-negative integer') end
+--- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
 local outbox = base .. 'outbox'
 if not typed({ done }, 'zset') then return wrongtype() end
 -- The type gate on active runs where it decides something: before any later refusal; on the
 -- success path ZREM (the first write) is the gate, and its count is the membership gate.
-local function gated(text)
-  if not typed({ active }, 'zset') then return wrongtype() end
-  return refuse(text)
-end
 local row = base .. 'job:' .. id
 local fields = redis.pcall('HMGET', row, 'state', 'attempts', 'parent', 'group')
 if fields.err or (fields[1] ~= 'active' and redis.call('TYPE', row).ok ~= 'hash') then
-  return gated('job not found')
+  return gated(active, 'job not found')
 end
-if fields[1] ~= 'active' then return gated('job is not active') end
+if fields[1] ~= 'active' then return gated(active, 'job is not active') end
 if fields[2] ~= token then
   if not typed({ active }, 'zset') then return wrongtype() end
   if not redis.call('ZSCORE', active, id) then return refuse('job is not active') end

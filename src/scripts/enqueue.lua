@@ -12,14 +12,10 @@
 -- Errors:  shape, payload, JOB prefix, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
---- @include "count"
---- @include "within"
 --- @include "bus"
 
 local row, pending, id = KEYS[1], KEYS[2], ARGV[1]
-if not within(ARGV[2], 8388608) then
-  return redis.error_reply('ERR EMQ.ENQUEUE payload must be at most 8388608 bytes')
-end
+--- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.ENQUEUE id must start with JOB') end
 if redis.call('EXISTS', row) == 1 then return 0 end
 local ptype = redis.call('TYPE', pending).ok

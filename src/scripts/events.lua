@@ -11,11 +11,8 @@
 -- Errors:  shape, maxlen, max age, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
---- @include "count"
-
 local meta, maxlen, maxage = KEYS[1], ARGV[1], ARGV[2]
-if not count(maxlen) then return redis.error_reply('ERR EMQ.EVENTS maxlen must be a non-negative integer') end
-if not count(maxage) then return redis.error_reply('ERR EMQ.EVENTS max age must be a non-negative integer') end
+--- @include "protocol/checks"
 local t = redis.call('TYPE', meta).ok
 if t ~= 'hash' and t ~= 'none' then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')

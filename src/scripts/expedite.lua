@@ -13,7 +13,6 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
---- @include "positive"
 --- @include "count"
 --- @include "typed"
 --- @include "priority"

@@ -13,11 +13,9 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
---- @include "positive"
 
 local active, base, id, token, lease = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
-if not positive(token) then return refuse('lease token must be a positive integer') end
-if not positive(lease) then return refuse('lease must be a positive integer of milliseconds') end
+--- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
 local t = redis.call('TYPE', active).ok
 if t ~= 'zset' and t ~= 'none' then

@@ -27,8 +27,6 @@
 
 --- @include "protocol/refuse"
 --- @include "positive"
---- @include "count"
---- @include "within"
 --- @include "typed"
 --- @include "row_priority"
 --- @include "retain"
@@ -37,11 +35,7 @@
 
 local active, pending, schedule, dead, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, token, err, backoff, max, keep = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
-if not positive(token) then return refuse('lease token must be a positive integer') end
-if not within(err, 16384) then return refuse('error must be at most 16384 bytes') end
-if not count(backoff) then return refuse('backoff must be a non-negative integer of milliseconds') end
-if not positive(max) then return refuse('max attempts must be a positive integer') end
-if not count(keep) then return refuse('keep must be a non-negative integer') end
+--- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
 local outbox = base .. 'outbox'
 if not typed({ active, pending, schedule, dead, outbox }, 'zset') then

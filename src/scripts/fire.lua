@@ -21,11 +21,8 @@
 -- Errors:  shape, name, expected, instant, next, JOB prefix, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
---- @include "must"
---- @include "positive"
 --- @include "count"
 --- @include "typed"
---- @include "named"
 --- @include "priority"
 --- @include "bus"
 -- A stored number read by its grammar; anything else reads as 0.
@@ -33,10 +30,7 @@ local function stored(s) if s and count(s) then return tonumber(s) end return 0 
 
 local row, pending, schedule, repeats, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, name, expected, instant, nxt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-if not named(name) then return must('name', '1 to 255 bytes, no control characters') end
-if not positive(expected) then return must('expected', 'a positive integer') end
-if not count(instant) then return must('instant', 'a non-negative integer') end
-if not count(nxt) then return must('next', 'a non-negative integer') end
+--- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.FIRE id must start with JOB') end
 local record = base .. 'repeat:' .. name
 if not (typed({ pending, schedule, repeats }, 'zset') and typed({ record }, 'hash')) then

@@ -10,9 +10,7 @@
 --- @include "protocol/form"
 
 local key = ARGV[1]
-if #key > 255 or string.find(key, '[%z\1-\31\127]') ~= nil then
-  return redis.error_reply('ERR EMQ.FORGET key must be empty or 1-255 bytes without a control character')
-end
+--- @include "protocol/checks"
 local wrongtype = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 local anchor = redis.call('TYPE', KEYS[1]).ok
 if anchor ~= 'zset' and anchor ~= 'none' then return redis.error_reply(wrongtype) end

@@ -6,10 +6,10 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { JOB_CORE, VERB_SPECS, type VerbSpec } from "../verbs/index.js";
-import { assemble, type PieceReader } from "./assemble.js";
+import { JOB_CORE, PROTOCOL, VERB_SPECS } from "../verbs/index.js";
+import { assemble, type PieceReader, type ScriptData } from "./assemble.js";
 
-export { AssemblyError, assemble, type PieceReader, piecesOf } from "./assemble.js";
+export { AssemblyError, assemble, type PieceReader, piecesOf, type ScriptData } from "./assemble.js";
 
 /** What a script is on wire 6: a native verb (`{ verb: "ENQUEUE" }`), a `read`, or nothing. */
 export type Wire6Declaration = { verb: string } | "read" | null;
@@ -38,14 +38,15 @@ const readHere: PieceReader = (path) => {
   return existsSync(url) ? readFileSync(url, "utf8") : undefined;
 };
 
-/** The verb whose script twin is `<name>.lua`, if any. */
-export function specOfScript(name: string): VerbSpec | undefined {
-  return [...VERB_SPECS.values()].find((spec) => spec.script === name);
+/** The protocol data of the verb whose script twin is `<name>.lua`, if any. */
+export function dataOfScript(name: string): ScriptData | undefined {
+  const spec = [...VERB_SPECS.values()].find((s) => s.script === name);
+  return spec && { spec, grammars: PROTOCOL.grammars };
 }
 
 /** The body of `<name>.lua`: its source with the pieces it includes, assembled (assemble.ts). */
 export function loadScript(name: string, wire6: Wire6Declaration, read: PieceReader = readHere): Script {
-  return new Script(name, assemble(name, read, specOfScript(name)), wire6);
+  return new Script(name, assemble(name, read, dataOfScript(name)), wire6);
 }
 
 /** Every job-core verb's script twin, by verb token, in protocol order. */

@@ -10,10 +10,12 @@
 -- Errors:  shape, lanes, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
-local function limit(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil and tonumber(s) <= 10000 end
+--- @include "positive"
+-- A lane count: a positive of at most 10000.
+local function limit(s) return positive(s) and tonumber(s) <= 10000 end
 
 local meta, lanes = KEYS[1], ARGV[1]
-if not limit(lanes) then return redis.error_reply('ERR EMQ.LANES lanes must be an integer from 1 to 10000') end
+--- @include "protocol/checks"
 local t = redis.call('TYPE', meta).ok
 if t ~= 'hash' and t ~= 'none' then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')

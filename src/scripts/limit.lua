@@ -23,7 +23,6 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
---- @include "count"
 --- @include "typed"
 local pending, base = KEYS[1], KEYS[2]
 local scope, group, max, ms, concurrency = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -35,9 +34,7 @@ if scope == 'queue' or scope == 'default' then
 elseif #group == 0 or #group > 255 or string.find(group, '[%c\127]') then
   return refuse('group must be 1-255 bytes without control characters')
 end
-if not count(max) then return refuse('rate max must be a non-negative integer') end
-if not count(ms) then return refuse('rate duration must be a non-negative integer of milliseconds') end
-if not count(concurrency) then return refuse('concurrency must be a non-negative integer') end
+--- @include "protocol/checks"
 if (max == '0') ~= (ms == '0') then return refuse('rate max and duration must both be 0 or both positive') end
 local limits, parked, meta = base .. 'limits', base .. 'parked', base .. 'meta'
 if not (typed({ pending }, 'zset') and typed({ limits }, 'hash') and typed({ parked }, 'zset') and typed({ meta }, 'hash')) then

@@ -16,13 +16,10 @@
 
 local KEEP = 100
 --- @include "protocol/refuse"
---- @include "positive"
 --- @include "count"
---- @include "within"
 
 local active, base, id, token, line = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
-if not positive(token) then return refuse('lease token must be a positive integer') end
-if not within(line, 16384) then return refuse('line must be at most 16384 bytes') end
+--- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
 local t = redis.call('TYPE', active).ok
 if t ~= 'zset' and t ~= 'none' then

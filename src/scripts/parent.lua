@@ -18,13 +18,10 @@
 --- @include "protocol/form"
 
 --- @include "must"
---- @include "positive"
---- @include "count"
---- @include "within"
 --- @include "queue"
 --- @include "bus"
 -- empty, or <queue> NUL <id>: a queue name, then an id with the JOB prefix and no NUL
-local function parented(s)
+local function ancestor(s)
   if s == '' then return true end
   local nul = string.find(s, '\0', 1, true)
   if not nul then return false end
@@ -35,14 +32,9 @@ end
 local row, waiting = KEYS[1], KEYS[2]
 local id, payload, priority, max, children, policy, parent =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
-if not within(payload, 8388608) then return must('payload', 'at most 8388608 bytes') end
-if not (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2)))) then
-  return must('priority', 'an integer')
-end
-if not count(max) then return must('max attempts', 'a non-negative integer') end
-if not positive(children) then return must('children', 'a positive integer') end
+--- @include "protocol/checks"
 if policy ~= 'fail' and policy ~= 'ignore' then return must('on failure', 'fail or ignore') end
-if not parented(parent) then return must('parent', 'empty or <queue> NUL <id>') end
+if not ancestor(parent) then return must('parent', 'empty or <queue> NUL <id>') end
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.PARENT id must start with JOB') end
 if redis.call('EXISTS', row) == 1 then return 0 end
 local t = redis.call('TYPE', waiting).ok

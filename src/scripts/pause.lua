@@ -8,7 +8,6 @@
 -- Errors:  shape, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
---- @include "count"
 --- @include "bus"
 
 local meta = KEYS[1]

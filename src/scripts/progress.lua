@@ -15,14 +15,10 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
---- @include "positive"
---- @include "count"
---- @include "within"
 --- @include "bus"
 
 local active, base, id, token, value = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
-if not positive(token) then return refuse('lease token must be a positive integer') end
-if not within(value, 65536) then return refuse('progress must be at most 65536 bytes') end
+--- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
 local t = redis.call('TYPE', active).ok
 if t ~= 'zset' and t ~= 'none' then

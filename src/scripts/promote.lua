@@ -15,16 +15,13 @@
 -- Errors:  shape, limit, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
---- @include "positive"
 --- @include "count"
 --- @include "typed"
 --- @include "priority"
 --- @include "aged_bus"
 
 local schedule, pending, base, limit = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
-if not positive(limit) or tonumber(limit) > 10000 then
-  return redis.error_reply('ERR EMQ.PROMOTE limit must be an integer from 1 to 10000')
-end
+--- @include "protocol/checks"
 if not typed({ schedule, pending }, 'zset') then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end

@@ -32,9 +32,7 @@
 
 local active, pending, dead, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local limit, max, keep = ARGV[1], ARGV[2], ARGV[3]
-if not positive(limit) or tonumber(limit) > 10000 then return refuse('limit must be an integer from 1 to 10000') end
-if not positive(max) then return refuse('max attempts must be a positive integer') end
-if not count(keep) then return refuse('keep must be a non-negative integer') end
+--- @include "protocol/checks"
 local outbox = base .. 'outbox'
 if not typed({ active, pending, dead, outbox }, 'zset') then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')

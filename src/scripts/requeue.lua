@@ -27,8 +27,7 @@
 
 local active, pending, base = KEYS[1], KEYS[2], KEYS[3]
 local id, token, max = ARGV[1], ARGV[2], ARGV[3]
-if not positive(token) then return refuse('lease token must be a positive integer') end
-if not positive(max) then return refuse('max attempts must be a positive integer') end
+--- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
 if not typed({ active, pending }, 'zset') then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')

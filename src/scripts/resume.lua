@@ -11,7 +11,6 @@
 -- Errors:  shape, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
---- @include "count"
 --- @include "bus"
 
 local meta, pending = KEYS[1], KEYS[2]

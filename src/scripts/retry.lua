@@ -16,14 +16,13 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
---- @include "positive"
 --- @include "count"
 --- @include "typed"
 --- @include "row_priority"
 --- @include "bus"
 
 local dead, pending, base, id, extra = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2]
-if not positive(extra) then return refuse('extra attempts must be a positive integer') end
+--- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
 if not typed({ dead, pending }, 'zset') then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')

@@ -20,26 +20,12 @@
 -- Errors:  shape, name, next, limit, end at, payload, priority, max attempts, timeout, WRONGTYPE
 --- @include "protocol/form"
 
---- @include "must"
---- @include "positive"
---- @include "count"
---- @include "within"
 --- @include "typed"
---- @include "named"
 
 local repeats, base = KEYS[1], KEYS[2]
 local name, spec, nxt, limit, end_at = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local payload, priority, max, timeout = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-if not named(name) then return must('name', '1 to 255 bytes, no control characters') end
-if not positive(nxt) then return must('next', 'a positive integer') end
-if not count(limit) then return must('limit', 'a non-negative integer') end
-if not count(end_at) then return must('end at', 'a non-negative integer') end
-if not within(payload, 8388608) then return must('payload', 'at most 8388608 bytes') end
-if not (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2)))) then
-  return must('priority', 'an integer')
-end
-if not count(max) then return must('max attempts', 'a non-negative integer') end
-if not count(timeout) then return must('timeout', 'a non-negative integer') end
+--- @include "protocol/checks"
 local record = base .. 'repeat:' .. name
 if not (typed({ repeats }, 'zset') and typed({ record }, 'hash')) then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')

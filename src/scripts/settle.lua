@@ -26,7 +26,6 @@
 --- @include "protocol/refuse"
 --- @include "positive"
 --- @include "count"
---- @include "within"
 --- @include "typed"
 --- @include "queue"
 --- @include "bus"
@@ -37,7 +36,7 @@ if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') en
 if not queue(cq) then return refuse('child queue must be a queue name') end
 if string.sub(cid, 1, 3) ~= 'JOB' then return refuse('child id must start with JOB') end
 if outcome ~= 'completed' and outcome ~= 'failed' then return refuse('outcome must be completed or failed') end
-if not within(value, 8388608) then return refuse('value must be at most 8388608 bytes') end
+--- @include "protocol/checks"
 local outbox = base .. 'outbox'
 if not typed({ waiting, pending, dead, outbox }, 'zset') then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')

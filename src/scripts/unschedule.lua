@@ -10,12 +10,9 @@
 --- @include "protocol/form"
 
 --- @include "typed"
---- @include "named"
 
 local repeats, name = KEYS[1], ARGV[1]
-if not named(name) then
-  return redis.error_reply('ERR EMQ.UNSCHEDULE name must be 1 to 255 bytes, no control characters')
-end
+--- @include "protocol/checks"
 local record = KEYS[2] .. 'repeat:' .. name
 if not (typed({ repeats }, 'zset') and typed({ record }, 'hash')) then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
