@@ -7,8 +7,7 @@
 -- Reply:   1 removed | 0 not there (relayed before)
 -- Errors:  shape, WRONGTYPE
 --- @include "protocol/form"
-local t = redis.call('TYPE', KEYS[1]).ok
-if t ~= 'zset' and t ~= 'none' then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+--- @include "typed"
+--- @include "wrongtype"
+if not typed({ KEYS[1] }, 'zset') then return wrongtype() end
 return redis.call('ZREM', KEYS[1], ARGV[1])

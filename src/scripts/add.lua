@@ -29,7 +29,9 @@
 --          JOB prefix, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
+--- @include "wrongtype"
 --- @include "typed"
+--- @include "unless"
 --- @include "bus"
 
 local row, pending, schedule = KEYS[1], KEYS[2], KEYS[3]
@@ -45,19 +47,11 @@ if idem ~= '' then
   if held ~= 'none' then return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value') end
 end
 if redis.call('EXISTS', row) == 1 then return 0 end
-if not typed({ pending, schedule }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ pending, schedule }, 'zset') then return wrongtype() end
 
 local fields = { 'state', delay == '0' and 'pending' or 'scheduled', 'attempts', '0', 'payload', payload }
-if priority ~= '0' then
-  table.insert(fields, 'priority')
-  table.insert(fields, priority)
-end
-if max ~= '0' then
-  table.insert(fields, 'max_attempts')
-  table.insert(fields, max)
-end
+unless(fields, 'priority', priority, '0')
+unless(fields, 'max_attempts', max, '0')
 for _, field in ipairs({ { 'trace', trace, '' }, { 'group', group, '' }, { 'timeout', timeout, '0' }, { 'parent', parent, '' } }) do
   if field[2] ~= field[3] then
     table.insert(fields, field[1])

@@ -16,6 +16,7 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
+--- @include "wrongtype"
 --- @include "typed"
 --- @include "bus"
 
@@ -24,9 +25,7 @@ local state, grace, limit = ARGV[1], ARGV[2], ARGV[3]
 local set = ({ completed = done, dead = dead })[state]
 if not set then return refuse('state must be completed or dead') end
 --- @include "protocol/checks"
-if not typed({ done, dead }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ done, dead }, 'zset') then return wrongtype() end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

@@ -13,14 +13,13 @@
 -- Errors:  shape, limit, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
+--- @include "wrongtype"
 --- @include "typed"
 --- @include "bus"
 
 local pending, schedule, base, limit = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
 --- @include "protocol/checks"
-if not typed({ pending, schedule }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ pending, schedule }, 'zset') then return wrongtype() end
 
 local n = tonumber(limit)
 local ready = redis.call('ZRANGE', pending, 0, n - 1)

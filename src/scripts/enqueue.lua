@@ -12,16 +12,15 @@
 -- Errors:  shape, payload, JOB prefix, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
+--- @include "typed"
+--- @include "wrongtype"
 --- @include "bus"
 
 local row, pending, id = KEYS[1], KEYS[2], ARGV[1]
 --- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.ENQUEUE id must start with JOB') end
 if redis.call('EXISTS', row) == 1 then return 0 end
-local ptype = redis.call('TYPE', pending).ok
-if ptype ~= 'zset' and ptype ~= 'none' then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ pending }, 'zset') then return wrongtype() end
 
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', ARGV[2])
 redis.call('ZADD', pending, 0, id)

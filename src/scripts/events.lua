@@ -10,12 +10,11 @@
 -- Writes:  HSET <meta> events_maxlen <maxlen> events_maxage <maxage_ms>
 -- Errors:  shape, maxlen, max age, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
+--- @include "typed"
+--- @include "wrongtype"
 
 local meta, maxlen, maxage = KEYS[1], ARGV[1], ARGV[2]
 --- @include "protocol/checks"
-local t = redis.call('TYPE', meta).ok
-if t ~= 'hash' and t ~= 'none' then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ meta }, 'hash') then return wrongtype() end
 redis.call('HSET', meta, 'events_maxlen', maxlen, 'events_maxage', maxage)
 return 1

@@ -13,6 +13,7 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
+--- @include "wrongtype"
 --- @include "count"
 --- @include "typed"
 --- @include "priority"
@@ -20,9 +21,7 @@
 
 local schedule, pending, base, id = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
-if not typed({ schedule, pending }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ schedule, pending }, 'zset') then return wrongtype() end
 local row = base .. 'job:' .. id
 if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
 local got = redis.call('HMGET', row, 'state', 'priority', 'attempts')

@@ -12,21 +12,12 @@
 --          stale lease token (see docs/protocol.md)
 --- @include "protocol/form"
 
---- @include "protocol/refuse"
+--- @include "lease_gates"
 
 local active, base, id, token, lease = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
 --- @include "protocol/checks"
-if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
-local t = redis.call('TYPE', active).ok
-if t ~= 'zset' and t ~= 'none' then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
-local row = base .. 'job:' .. id
-if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
-if redis.call('HGET', row, 'state') ~= 'active' or not redis.call('ZSCORE', active, id) then
-  return refuse('job is not active')
-end
-if redis.call('HGET', row, 'attempts') ~= token then return refuse('stale lease token') end
+local row, refused = lease_gates(active, base, id, token)
+if refused then return refused end
 
 local time = redis.call('TIME')
 local deadline = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(lease)

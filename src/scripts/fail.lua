@@ -26,8 +26,10 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
+--- @include "wrongtype"
 --- @include "positive"
 --- @include "typed"
+--- @include "leased"
 --- @include "row_priority"
 --- @include "retain"
 --- @include "bus"
@@ -38,15 +40,10 @@ local id, token, err, backoff, max, keep = ARGV[1], ARGV[2], ARGV[3], ARGV[4], A
 --- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
 local outbox = base .. 'outbox'
-if not typed({ active, pending, schedule, dead, outbox }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ active, pending, schedule, dead, outbox }, 'zset') then return wrongtype() end
 local row = base .. 'job:' .. id
-if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
-if redis.call('HGET', row, 'state') ~= 'active' or not redis.call('ZSCORE', active, id) then
-  return refuse('job is not active')
-end
-if redis.call('HGET', row, 'attempts') ~= token then return refuse('stale lease token') end
+local refused = leased(active, row, id, token)
+if refused then return refused end
 
 local own = redis.call('HGET', row, 'max_attempts')
 if own and positive(own) then max = own end

@@ -21,6 +21,7 @@
 -- Errors:  shape, name, expected, instant, next, JOB prefix, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
+--- @include "wrongtype"
 --- @include "count"
 --- @include "typed"
 --- @include "priority"
@@ -33,9 +34,7 @@ local id, name, expected, instant, nxt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARG
 --- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.FIRE id must start with JOB') end
 local record = base .. 'repeat:' .. name
-if not (typed({ pending, schedule, repeats }, 'zset') and typed({ record }, 'hash')) then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not (typed({ pending, schedule, repeats }, 'zset') and typed({ record }, 'hash')) then return wrongtype() end
 local r = redis.call('HMGET', record, 'next', 'fired', 'limit', 'end_at', 'payload', 'priority', 'max_attempts', 'timeout')
 if r[1] ~= expected then return 0 end
 

@@ -10,16 +10,15 @@
 -- Errors:  shape, lanes, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
+--- @include "typed"
+--- @include "wrongtype"
 --- @include "positive"
 -- A lane count: a positive of at most 10000.
 local function limit(s) return positive(s) and tonumber(s) <= 10000 end
 
 local meta, lanes = KEYS[1], ARGV[1]
 --- @include "protocol/checks"
-local t = redis.call('TYPE', meta).ok
-if t ~= 'hash' and t ~= 'none' then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ meta }, 'hash') then return wrongtype() end
 
 local seen, counts = {}, {}
 local recorded = redis.call('HGET', meta, 'lanes')

@@ -23,6 +23,7 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
+--- @include "wrongtype"
 --- @include "typed"
 local pending, base = KEYS[1], KEYS[2]
 local scope, group, max, ms, concurrency = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -37,9 +38,7 @@ end
 --- @include "protocol/checks"
 if (max == '0') ~= (ms == '0') then return refuse('rate max and duration must both be 0 or both positive') end
 local limits, parked, meta = base .. 'limits', base .. 'parked', base .. 'meta'
-if not (typed({ pending }, 'zset') and typed({ limits }, 'hash') and typed({ parked }, 'zset') and typed({ meta }, 'hash')) then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not (typed({ pending }, 'zset') and typed({ limits }, 'hash') and typed({ parked }, 'zset') and typed({ meta }, 'hash')) then return wrongtype() end
 
 local names = { 'concurrency', 'rate_max', 'rate_ms' }
 local values = { concurrency, max, ms }

@@ -15,23 +15,16 @@
 --- @include "protocol/form"
 
 local KEEP = 100
---- @include "protocol/refuse"
 --- @include "count"
+--- @include "lease_gates"
 
 local active, base, id, token, line = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
 --- @include "protocol/checks"
-if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
-local t = redis.call('TYPE', active).ok
-if t ~= 'zset' and t ~= 'none' then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
-local row = base .. 'job:' .. id
-if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
-local fields = redis.call('HMGET', row, 'state', 'attempts', 'logs')
-if fields[1] ~= 'active' or not redis.call('ZSCORE', active, id) then return refuse('job is not active') end
-if fields[2] ~= token then return refuse('stale lease token') end
+local row, refused = lease_gates(active, base, id, token)
+if refused then return refused end
+local logs = redis.call('HGET', row, 'logs')
 
-local n = ((fields[3] and count(fields[3])) and tonumber(fields[3]) or 0) + 1
+local n = ((logs and count(logs)) and tonumber(logs) or 0) + 1
 redis.call('HSET', row, 'logs', string.format('%d', n), 'log:' .. string.format('%d', n), line)
 if n > KEEP then redis.call('HDEL', row, 'log:' .. string.format('%d', n - KEEP)) end
 return n

@@ -16,15 +16,14 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
+--- @include "wrongtype"
 --- @include "typed"
 
 local base, force, limit = KEYS[6], ARGV[1], ARGV[2]
 local sets = { KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], base .. 'waiting' }
 if force ~= '0' and force ~= '1' then return refuse('force must be 0 or 1') end
 --- @include "protocol/checks"
-if not typed(sets, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed(sets, 'zset') then return wrongtype() end
 if force == '0' and redis.call('ZCARD', KEYS[2]) > 0 then return refuse('queue has active jobs') end
 
 local room, picks = tonumber(limit), {}

@@ -17,7 +17,10 @@
 --          (see docs/protocol.md, "Flows")
 --- @include "protocol/form"
 
+--- @include "typed"
+--- @include "wrongtype"
 --- @include "must"
+--- @include "unless"
 --- @include "queue"
 --- @include "bus"
 -- empty, or <queue> NUL <id>: a queue name, then an id with the JOB prefix and no NUL
@@ -37,20 +40,11 @@ if policy ~= 'fail' and policy ~= 'ignore' then return must('on failure', 'fail 
 if not ancestor(parent) then return must('parent', 'empty or <queue> NUL <id>') end
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.PARENT id must start with JOB') end
 if redis.call('EXISTS', row) == 1 then return 0 end
-local t = redis.call('TYPE', waiting).ok
-if t ~= 'zset' and t ~= 'none' then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ waiting }, 'zset') then return wrongtype() end
 
 local fields = { 'state', 'waiting', 'attempts', '0', 'payload', payload, 'children', children }
-if priority ~= '0' then
-  table.insert(fields, 'priority')
-  table.insert(fields, priority)
-end
-if max ~= '0' then
-  table.insert(fields, 'max_attempts')
-  table.insert(fields, max)
-end
+unless(fields, 'priority', priority, '0')
+unless(fields, 'max_attempts', max, '0')
 if policy == 'ignore' then
   table.insert(fields, 'on_failure')
   table.insert(fields, 'ignore')

@@ -8,13 +8,12 @@
 -- Errors:  shape, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
+--- @include "typed"
+--- @include "wrongtype"
 --- @include "bus"
 
 local meta = KEYS[1]
-local t = redis.call('TYPE', meta).ok
-if t ~= 'hash' and t ~= 'none' then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ meta }, 'hash') then return wrongtype() end
 if redis.call('HGET', meta, 'paused') == '1' then return 0 end
 redis.call('HSET', meta, 'paused', '1')
 bus(string.sub(meta, 1, -5))('event', 'paused')

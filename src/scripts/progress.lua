@@ -14,21 +14,13 @@
 --          lease token (see docs/protocol.md)
 --- @include "protocol/form"
 
---- @include "protocol/refuse"
+--- @include "lease_gates"
 --- @include "bus"
 
 local active, base, id, token, value = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
 --- @include "protocol/checks"
-if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
-local t = redis.call('TYPE', active).ok
-if t ~= 'zset' and t ~= 'none' then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
-local row = base .. 'job:' .. id
-if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
-local fields = redis.call('HMGET', row, 'state', 'attempts')
-if fields[1] ~= 'active' or not redis.call('ZSCORE', active, id) then return refuse('job is not active') end
-if fields[2] ~= token then return refuse('stale lease token') end
+local row, refused = lease_gates(active, base, id, token)
+if refused then return refused end
 
 redis.call('HSET', row, 'progress', value)
 if #value <= 200 then

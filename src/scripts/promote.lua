@@ -15,6 +15,7 @@
 -- Errors:  shape, limit, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
+--- @include "wrongtype"
 --- @include "count"
 --- @include "typed"
 --- @include "priority"
@@ -22,9 +23,7 @@
 
 local schedule, pending, base, limit = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
 --- @include "protocol/checks"
-if not typed({ schedule, pending }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ schedule, pending }, 'zset') then return wrongtype() end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

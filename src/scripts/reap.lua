@@ -23,6 +23,7 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
+--- @include "wrongtype"
 --- @include "positive"
 --- @include "count"
 --- @include "typed"
@@ -34,9 +35,7 @@ local active, pending, dead, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local limit, max, keep = ARGV[1], ARGV[2], ARGV[3]
 --- @include "protocol/checks"
 local outbox = base .. 'outbox'
-if not typed({ active, pending, dead, outbox }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ active, pending, dead, outbox }, 'zset') then return wrongtype() end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

@@ -19,6 +19,7 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
+--- @include "wrongtype"
 --- @include "positive"
 --- @include "count"
 --- @include "typed"
@@ -29,9 +30,7 @@ local active, pending, base = KEYS[1], KEYS[2], KEYS[3]
 local id, token, max = ARGV[1], ARGV[2], ARGV[3]
 --- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
-if not typed({ active, pending }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ active, pending }, 'zset') then return wrongtype() end
 local row = base .. 'job:' .. id
 if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
 local fields = redis.call('HMGET', row, 'state', 'attempts', 'priority', 'max_attempts', 'group')

@@ -11,13 +11,12 @@
 -- Errors:  shape, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
+--- @include "wrongtype"
 --- @include "bus"
 
 local meta, pending = KEYS[1], KEYS[2]
 local mtype, ptype = redis.call('TYPE', meta).ok, redis.call('TYPE', pending).ok
-if (mtype ~= 'hash' and mtype ~= 'none') or (ptype ~= 'zset' and ptype ~= 'none') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if (mtype ~= 'hash' and mtype ~= 'none') or (ptype ~= 'zset' and ptype ~= 'none') then return wrongtype() end
 if redis.call('HDEL', meta, 'paused') == 0 then return 0 end
 local base = string.sub(meta, 1, -5)
 bus(base)('event', 'resumed')

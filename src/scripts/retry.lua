@@ -16,6 +16,7 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
+--- @include "wrongtype"
 --- @include "count"
 --- @include "typed"
 --- @include "row_priority"
@@ -24,9 +25,7 @@
 local dead, pending, base, id, extra = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2]
 --- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
-if not typed({ dead, pending }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ dead, pending }, 'zset') then return wrongtype() end
 local row = base .. 'job:' .. id
 if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
 if redis.call('HGET', row, 'state') ~= 'dead' or not redis.call('ZSCORE', dead, id) then

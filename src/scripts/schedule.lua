@@ -20,6 +20,7 @@
 -- Errors:  shape, name, next, limit, end at, payload, priority, max attempts, timeout, WRONGTYPE
 --- @include "protocol/form"
 
+--- @include "wrongtype"
 --- @include "typed"
 
 local repeats, base = KEYS[1], KEYS[2]
@@ -27,9 +28,7 @@ local name, spec, nxt, limit, end_at = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[
 local payload, priority, max, timeout = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 --- @include "protocol/checks"
 local record = base .. 'repeat:' .. name
-if not (typed({ repeats }, 'zset') and typed({ record }, 'hash')) then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not (typed({ repeats }, 'zset') and typed({ record }, 'hash')) then return wrongtype() end
 
 local described = { 'spec', spec, 'payload', payload, 'priority', priority, 'max_attempts', max,
   'timeout', timeout, 'limit', limit, 'end_at', end_at }

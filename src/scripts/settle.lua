@@ -24,6 +24,7 @@
 --- @include "protocol/form"
 
 --- @include "protocol/refuse"
+--- @include "wrongtype"
 --- @include "positive"
 --- @include "count"
 --- @include "typed"
@@ -38,9 +39,7 @@ if string.sub(cid, 1, 3) ~= 'JOB' then return refuse('child id must start with J
 if outcome ~= 'completed' and outcome ~= 'failed' then return refuse('outcome must be completed or failed') end
 --- @include "protocol/checks"
 local outbox = base .. 'outbox'
-if not typed({ waiting, pending, dead, outbox }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ waiting, pending, dead, outbox }, 'zset') then return wrongtype() end
 local row = base .. 'job:' .. id
 if redis.call('TYPE', row).ok ~= 'hash' then return 'gone' end
 local child = cq .. ':' .. cid

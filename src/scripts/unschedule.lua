@@ -9,13 +9,12 @@
 -- Errors:  shape, name, WRONGTYPE
 --- @include "protocol/form"
 
+--- @include "wrongtype"
 --- @include "typed"
 
 local repeats, name = KEYS[1], ARGV[1]
 --- @include "protocol/checks"
 local record = KEYS[2] .. 'repeat:' .. name
-if not (typed({ repeats }, 'zset') and typed({ record }, 'hash')) then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not (typed({ repeats }, 'zset') and typed({ record }, 'hash')) then return wrongtype() end
 local removed = redis.call('DEL', record) + redis.call('ZREM', repeats, name)
 return removed > 0 and 1 or 0
