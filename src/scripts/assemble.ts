@@ -146,14 +146,16 @@ export function assemble(name: string, read: PieceReader, data?: ScriptData): st
     .slice(0, -1);
 }
 
-/** The pieces a script's body holds (its includes and theirs), sorted. */
-export function piecesOf(name: string, read: PieceReader): string[] {
+/** The pieces a script's body holds (its includes and theirs, those of the protocol pieces too), sorted. */
+export function piecesOf(name: string, read: PieceReader, data?: ScriptData): string[] {
   const seen = new Set<string>();
   const walk = (text: string, where: string) => {
     for (const dep of split(where, text).includes) {
       if (seen.has(dep)) continue;
       seen.add(dep);
-      if (!(dep in GENERATED)) walk(read(`lib/${dep}.lua`) ?? "", `lib/${dep}.lua`);
+      const made = GENERATED[dep];
+      if (made) walk(data ? made(data) : "", dep);
+      else walk(read(`lib/${dep}.lua`) ?? "", `lib/${dep}.lua`);
     }
   };
   walk(read(`${name}.lua`) ?? "", `${name}.lua`);
