@@ -377,6 +377,16 @@ export class TimeoutError extends EchoMQError {
 }
 
 /**
+ * A flow `FlowProducer.add` refuses for its shape, before anything is sent: a job id used twice
+ * in one queue (the second would be a duplicate, and its parent would wait for it forever), a
+ * node object used twice (a cycle, or a child shared by two parents), or more jobs than a flow
+ * may hold. `argument` names the job (`flow.children[2]`, or `flow` for the bound).
+ */
+export class InvalidFlowError extends InvalidArgumentError {
+  override readonly code: string = "EMQ_INVALID_FLOW";
+}
+
+/**
  * A value over its size bound (docs/protocol.md, "Value grammars": a payload or a result at most
  * 8 MiB, a progress value 64 KiB, a log line or an error text 16 KiB, each as the protocol data
  * declares): refused before it is sent, or by the server (`ERR EMQ.<VERB> <name> must be at most

@@ -96,6 +96,7 @@ export {
   WaitInterruptedError,
   ClaimUnansweredError,
   ClaimWatchdogError,
+  InvalidFlowError,
   TooLargeError,
 } from "./errors.js";
 export {
@@ -145,4 +146,6 @@ export type { Gap } from "./events/position.js";
 export { Metrics, type MetricsOptions } from "./observe/metrics.js";
 export { listQueues, type Discovery, type QueueListing } from "./operate/discover.js";
 export { type Dashboard, type DashboardOptions, startDashboard } from "./dashboard/server.js";
+export { type MetricsServer, type MetricsServerOptions, serveMetrics } from "./dashboard/metrics-server.js";
+export type { ListenOptions } from "./dashboard/guard.js";
 export type { TracerLike, TracingOption } from "./observe/tracing-option.js";

@@ -2,17 +2,21 @@
  * The dashboard in a real headless Chromium (Debian's `chromium`, driven by `playwright-core`),
  * on both wires: the test adds jobs and fails some, opens the page, checks the numbers it shows
  * against the server's, pages through the dead jobs, retries a dead job through the page (with
- * its confirmation) and sees it complete — live, without reloading. With `ECHOMQ_SCREENSHOTS=<dir>`
+ * its confirmation) and sees it complete — live, without reloading; and a page of another origin
+ * that submits forms to the dashboard's drain route drains nothing. With `ECHOMQ_SCREENSHOTS=<dir>`
  * it saves the main views there (how `docs/dashboard-*.png` are made).
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { startDashboard } from "../src/dashboard/server.js";
 import { type Job, Queue, Worker } from "../src/index.js";
+import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
@@ -50,18 +54,24 @@ forEachWire("dashboard in Chromium", (ctx) => {
       )
     ).map((r) => r.id);
     let healed = false;
-    let settled = 0;
     const worker = new Worker(
       orders,
       async (job: Job) => {
-        settled++;
         await job.log(`charging order ${JSON.parse(job.text()).order}`);
         if (JSON.parse(job.text()).fail && !healed) throw new Error("card declined");
         return "charged";
       },
       { attempts: 1, idleCheckMs: 50 },
     );
-    while (settled < 30) await new Promise((r) => setTimeout(r, 20));
+    // Settled as the server counts them (a handler that has run may not have completed yet).
+    await until(
+      "30 orders settled",
+      async () => {
+        const c = await orders.counts();
+        return c.completed + c.dead === 30;
+      },
+      30_000,
+    );
     const before = await orders.counts();
     assert.deepEqual([before.completed, before.dead], [27, 3]);
 
@@ -161,6 +171,46 @@ forEachWire("dashboard in Chromium", (ctx) => {
       assert.equal((await q.counts()).paused, false);
     } finally {
       await page.close();
+      await dash.close();
+    }
+  });
+
+  test("a page of another origin that auto-submits a form to the drain route drains nothing", async () => {
+    const { conn } = ctx();
+    const q = new Queue("xsite", conn);
+    await q.addBulk(Array.from({ length: 5 }, (_, i) => ({ payload: `keep ${i}` })));
+    const dash = await startDashboard(conn, { port: 0 });
+    const drain = new URL("/api/queues/xsite/drain", dash.url).href;
+    // The forms an attacker's page would send: empty (urlencoded), and text/plain shaped as JSON.
+    const forms: Record<string, string> = {
+      "/empty": `<form method="POST" action="${drain}"></form>`,
+      "/plain": `<form method="POST" action="${drain}" enctype="text/plain"><input name='{"a":"' value='"}'></form>`,
+    };
+    const evil = createServer((req, res) => {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end(
+        `<!doctype html><body>${forms[req.url ?? ""] ?? ""}<script>document.forms[0].submit()</script>`,
+      );
+    });
+    await new Promise<void>((resolve) => evil.listen(0, "127.0.0.1", resolve));
+    const evilOrigin = `http://127.0.0.1:${(evil.address() as AddressInfo).port}`;
+    const page = await browser.newPage();
+    try {
+      for (const path of Object.keys(forms)) {
+        const answered = page.waitForResponse((r) => r.url() === drain);
+        await page.goto(`${evilOrigin}${path}`);
+        const res = await answered;
+        assert.equal(res.status(), 403, path);
+        assert.equal(res.request().headers().origin, evilOrigin, "the browser named the page's origin");
+        assert.match(
+          (await res.json()).error,
+          /^refused: an action from "http:\/\/127\.0\.0\.1:\d+" \(Origin\), not from this dashboard's own page; nothing was done$/,
+        );
+        assert.equal((await q.counts()).pending, 5, `${path}: nothing drained`);
+      }
+    } finally {
+      await page.close();
+      await new Promise<void>((resolve) => evil.close(() => resolve()));
       await dash.close();
     }
   });

@@ -2,7 +2,7 @@
  * The dashboard's API on a local 3-primary cluster, both wires: every shard's queues found and
  * counted (a laned queue summed under its name), the throughput counted from each queue's bus on
  * its own shard, a job's detail and timeline read from its shard, and an action (retry of a dead
- * job) routed there — with no read redirected.
+ * job) routed there, another site's action refused — with no read redirected.
  */
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
@@ -94,7 +94,18 @@ forEachClusterWire("dashboard on a cluster", (ctx) => {
         ["added", "active", "failed", "dead"],
       );
       healed = true;
-      const retried = await json(api(`/api/queues/${name}/jobs/${id}/retry`), { method: "POST" });
+      const action = (origin: string) => ({
+        method: "POST",
+        headers: { origin, "content-type": "application/json" },
+        body: "{}",
+      });
+      // Another site's page cannot act on the shard's queue: refused, nothing done.
+      await queues[0]!.add("later", { delay: 3_600_000 });
+      const refused = await json(api(`/api/queues/${name}/drain`), action("http://evil.example"));
+      assert.equal(refused.status, 403);
+      assert.match(refused.body.error, /^refused: an action from "http:\/\/evil\.example" \(Origin\)/);
+      assert.equal((await queues[0]!.counts()).scheduled, 1, "not drained");
+      const retried = await json(api(`/api/queues/${name}/jobs/${id}/retry`), action(api("/").origin));
       assert.deepEqual(retried.body, { ok: true });
       await until(
         "the retried job completed",

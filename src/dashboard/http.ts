@@ -1,5 +1,9 @@
-/** Small HTTP helpers of the dashboard server: JSON replies, typed HTTP errors, bounded bodies. */
-import type { IncomingMessage, ServerResponse } from "node:http";
+/**
+ * Small HTTP helpers of the dashboard and metrics servers: listening and closing, JSON replies,
+ * typed HTTP errors, bounded bodies.
+ */
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { EchoMQError, InvalidArgumentError } from "../errors.js";
 
 /** An error with the HTTP status it answers with. */
@@ -59,4 +63,20 @@ export function intParam(url: URL, name: string, fallback: number, max: number):
     throw new HttpError(400, `${name} must be an integer from 0 to ${max}, got ${JSON.stringify(raw)}`);
   }
   return Number(raw);
+}
+
+/** Listens on `host:port`; resolves with the address answered at, `http://host:port` (the port picked when 0). */
+export async function listen(server: Server, port: number, host: string): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  const bound = (server.address() as AddressInfo).port;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${bound}`;
+}
+
+/** Closes the server and every connection it holds (an open event stream included). */
+export async function shut(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
 }

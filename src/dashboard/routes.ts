@@ -6,7 +6,7 @@
  *   GET  /api/stream                              server-sent events: a `snapshot` per sample
  *   GET  /api/queues/:q/jobs?state&offset&limit   one page of a state's jobs
  *   GET  /api/queues/:q/jobs/:id                  a job's row and timeline
- *   POST /api/queues/:q/pause | resume | drain    queue actions
+ *   POST /api/queues/:q/pause | resume | drain    queue actions (every POST: JSON, from this page)
  *   POST /api/queues/:q/clean  { state, olderThanMs, limit }
  *   POST /api/queues/:q/jobs/:id/retry | remove | promote
  *   GET  /metrics                                 Prometheus text (the queues of the snapshot)
@@ -17,6 +17,7 @@ import type { Connection } from "../connector/connection.js";
 import { isValidQueue } from "../keyspace.js";
 import { Metrics, PACKAGE_VERSION } from "../observe/metrics.js";
 import { type JobState, Queue } from "../queue.js";
+import { checkJsonBody, checkOrigin } from "./guard.js";
 import { HttpError, intParam, readJson, sendJson } from "./http.js";
 import type { Sampler, Snapshot } from "./sampler.js";
 import { jobView, timeline } from "./views.js";
@@ -25,6 +26,8 @@ export interface RouteContext {
   conn: Connection;
   sampler: Sampler;
   readOnly: boolean;
+  /** The names besides its own the dashboard is reached under (`guard.ts`). */
+  allowedHosts: readonly string[];
 }
 
 const STATES: readonly JobState[] = ["pending", "scheduled", "active", "completed", "dead", "waiting"];
@@ -64,7 +67,10 @@ function stream(ctx: RouteContext, req: IncomingMessage, res: ServerResponse): v
 
 async function metrics(ctx: RouteContext, res: ServerResponse): Promise<void> {
   const snapshot = await ctx.sampler.snapshot();
-  const m = new Metrics(ctx.conn, { queues: snapshot.queues.map((q) => q.name) });
+  const m = new Metrics(ctx.conn, {
+    queues: snapshot.queues.map((q) => q.name),
+    counted: new Map(snapshot.queues.map((q) => [q.name, q.counted])),
+  });
   const body = await m.registry.metrics();
   res.writeHead(200, { "content-type": m.registry.contentType });
   res.end(body);
@@ -120,7 +126,9 @@ export async function route(
   }
 
   if (method !== "POST") throw new HttpError(405, `${method} is not answered here`);
+  checkOrigin(req, ctx.allowedHosts);
   if (ctx.readOnly) throw new HttpError(403, "this dashboard is read-only (started with --read-only)");
+  checkJsonBody(req);
   const body = await readJson(req);
   if (parts[0] !== "queues" || parts[1] === undefined) throw new HttpError(404, `no such path: ${path}`);
   const queue = open(parts[1]);

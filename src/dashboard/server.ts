@@ -6,22 +6,21 @@
  */
 import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { assertValidQueue } from "../keyspace.js";
 import { sameToken, tokenCookie, tokenOf } from "./access.js";
-import { errorReply, HttpError, sendJson } from "./http.js";
+import { checkHost, checkListen, guardHeaders, LISTEN_OPTIONS, type ListenOptions } from "./guard.js";
+import { errorReply, HttpError, listen, sendJson, shut } from "./http.js";
 import { route } from "./routes.js";
 import { Sampler } from "./sampler.js";
+import { SRC } from "../here.js";
 
-export interface DashboardOptions {
-  /** TCP port; 0 picks a free one. Default 3000. */
-  port?: number;
-  /** Interface to listen on. Default `127.0.0.1` (loopback only). */
-  host?: string;
-  /** Require this token on every request (`Authorization: Bearer`, or `?token=`). */
-  token?: string;
+/**
+ * Where and how it listens (`ListenOptions`: `port` default 3000, `host` default loopback,
+ * `token`, `insecureNoToken`, `allowedHosts`), and what it shows.
+ */
+export interface DashboardOptions extends ListenOptions {
   /** Refuse every action (pause, retry, remove, …): the page shows, never steers. */
   readOnly?: boolean;
   /** Show these queues only; default: every queue the server holds (a bounded `SCAN`). */
@@ -43,13 +42,15 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   "/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
 };
 
-function checked(
-  opts: DashboardOptions,
-): Required<Omit<DashboardOptions, "token" | "queues">> & Pick<DashboardOptions, "token" | "queues"> {
-  const port = opts.port ?? 3000;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new InvalidArgumentError("port", `must be an integer from 0 to 65535, got ${String(opts.port)}`);
-  }
+const KNOWN = [...LISTEN_OPTIONS, "readOnly", "queues", "sampleMs"];
+
+/** The options checked (a typed error names the first bad one), defaults filled in. */
+export function checkDashboardOptions(opts: DashboardOptions) {
+  const listen = checkListen(opts, KNOWN, {
+    what: "startDashboard",
+    port: 3000,
+    exposes: "dashboard (read every queue, and drain or remove its jobs)",
+  });
   const sampleMs = opts.sampleMs ?? 1000;
   if (!Number.isInteger(sampleMs) || sampleMs < 50 || sampleMs > 3_600_000) {
     throw new InvalidArgumentError(
@@ -57,22 +58,19 @@ function checked(
       `must be an integer from 50 to 3600000, got ${String(opts.sampleMs)}`,
     );
   }
-  if (opts.token !== undefined && (typeof opts.token !== "string" || opts.token.length < 8)) {
-    throw new InvalidArgumentError("token", "must be a string of at least 8 characters");
+  if (opts.queues !== undefined && !Array.isArray(opts.queues)) {
+    throw new InvalidArgumentError("queues", "must be an array of queue names");
   }
   for (const q of opts.queues ?? []) assertValidQueue(q);
-  return {
-    port,
-    host: opts.host ?? "127.0.0.1",
-    readOnly: opts.readOnly ?? false,
-    sampleMs,
-    token: opts.token,
-    queues: opts.queues,
-  };
+  const readOnly = opts.readOnly ?? false;
+  if (typeof readOnly !== "boolean") {
+    throw new InvalidArgumentError("readOnly", `must be true or false, got ${JSON.stringify(readOnly)}`);
+  }
+  return { ...listen, readOnly, sampleMs, queues: opts.queues };
 }
 
 export async function startDashboard(conn: Connection, options: DashboardOptions = {}): Promise<Dashboard> {
-  const opts = checked(options);
+  const opts = checkDashboardOptions(options);
   const sampler = new Sampler(conn, {
     sampleMs: opts.sampleMs,
     discoverMs: 10_000,
@@ -80,12 +78,14 @@ export async function startDashboard(conn: Connection, options: DashboardOptions
     ...(opts.queues ? { queues: opts.queues } : {}),
   });
   sampler.on("error", () => undefined); // a failed sample is retried at the next one
-  const assets = new URL("./public/", import.meta.url);
-  const ctx = { conn, sampler, readOnly: opts.readOnly };
+  const assets = new URL("dashboard/public/", SRC);
+  const ctx = { conn, sampler, readOnly: opts.readOnly, allowedHosts: opts.allowedHosts };
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://dashboard");
+    guardHeaders(res);
     const answer = async () => {
+      checkHost(req, opts.allowedHosts, "dashboard");
       if (opts.token !== undefined && !sameToken(tokenOf(req, url), opts.token)) {
         throw new HttpError(401, "a token is required: open the page with ?token=<token>");
       }
@@ -104,20 +104,14 @@ export async function startDashboard(conn: Connection, options: DashboardOptions
       else res.end();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(opts.port, opts.host, () => resolve());
-  });
+  const base = await listen(server, opts.port, opts.host);
   sampler.start();
-  const { port } = server.address() as AddressInfo;
-  const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
   const query = opts.token === undefined ? "" : `?token=${encodeURIComponent(opts.token)}`;
   return {
-    url: `http://${host}:${port}/${query}`,
+    url: `${base}/${query}`,
     server,
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await shut(server);
       await sampler.stop();
     },
   };

@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
+import { SRC } from "../here.js";
 import { JOB_CORE, PROTOCOL, VERB_SPECS } from "../verbs/index.js";
 import { assemble, type PieceReader, type ScriptData } from "./assemble.js";
 
@@ -30,7 +31,7 @@ export class Script {
   }
 }
 
-const folder = new URL("./", import.meta.url);
+const folder = new URL("scripts/", SRC);
 
 /** Reads a file of this folder (`claim.lua`, `lib/release.lua`). */
 const readHere: PieceReader = (path) => {

@@ -5,6 +5,7 @@
  * `docs/protocol.md` are all made from these files; nothing restates them by hand.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { SRC } from "../here.js";
 
 /** A key slot: a queue key type, the job row, the queue's base, or the brand key. */
 export type KeySlot =
@@ -107,7 +108,7 @@ export interface ProtocolSpec {
 }
 
 /** The protocol folder: `protocol/` beside `src/` (and beside `dist/src/` in the package). */
-const folder = new URL("../../protocol/", import.meta.url);
+const folder = new URL("../protocol/", SRC);
 
 function readJson<T>(url: URL): T {
   return JSON.parse(readFileSync(url, "utf8")) as T;
