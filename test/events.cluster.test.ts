@@ -5,7 +5,6 @@
  */
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import {
   type Connection,
   type EventKind,
@@ -18,14 +17,7 @@ import {
 import type { LocalCluster } from "./support/cluster.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
 import { movedCount, queuePerShard, resetStats } from "./support/cluster-helpers.js";
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`);
-    await sleep(20);
-  }
-}
+import { until } from "./support/until.js";
 
 forEachClusterWire("QueueEvents on a cluster", (ctx) => {
   let cluster: LocalCluster;

@@ -12,14 +12,7 @@ import { queueKey, slot } from "../src/protocol.js";
 import type { LocalCluster } from "./support/cluster.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
 import { label, movedCount, resetStats } from "./support/cluster-helpers.js";
-
-async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`);
-    await sleep(20);
-  }
-}
+import { until } from "./support/until.js";
 
 forEachClusterWire("laned queue on a cluster", (ctx) => {
   let cluster: LocalCluster;

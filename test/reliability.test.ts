@@ -35,27 +35,12 @@ import { LOG_KEY, loggingHandler, RUNS_KEY } from "./fixtures/log-handler.js";
 import { startProxy } from "./support/proxy.js";
 import type { ValkeyServer } from "./support/valkey.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
+import { until } from "./support/until.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const CHILD_WORKER = fileURLToPath(new URL("./fixtures/worker-process.ts", import.meta.url));
 
 /* ------------------------------------------------------------------ helpers */
-
-/** Polls `cond` every `everyMs` until it holds; fails naming `what` after `timeoutMs`. */
-async function until(
-  what: string,
-  cond: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  everyMs = 25,
-): Promise<number> {
-  const start = Date.now();
-  for (;;) {
-    if (await cond()) return Date.now() - start;
-    if (Date.now() - start > timeoutMs)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`);
-    await sleep(everyMs);
-  }
-}
 
 /** `promise`, or a rejection naming `what` after `ms`. */
 async function within<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {
