@@ -42,7 +42,7 @@ forEachClusterWire("laned queue on a cluster", (ctx) => {
       },
       { concurrency: 8, idleCheckMs: 200, keepCompleted: 1000 },
     );
-    await until("120 completed", async () => ((await q.counts()) as LanedCounts).completed === 120);
+    await until("120 completed", async () => ((await q.counts()) as LanedCounts).completed === 120, 20_000);
     assert.equal(byLane.size, 12);
     assert.ok(
       [...byLane.values()].every((n) => n === 10),
@@ -55,7 +55,11 @@ forEachClusterWire("laned queue on a cluster", (ctx) => {
     assert.equal(paused.paused, true);
     assert.equal(paused.pending, 1);
     await q.resume();
-    await until("the held job ran", async () => ((await q.counts()) as LanedCounts).completed === 121);
+    await until(
+      "the held job ran",
+      async () => ((await q.counts()) as LanedCounts).completed === 121,
+      20_000,
+    );
     await worker.close();
     assert.equal(await movedCount(cluster.primaries()), 0, "every command reached its slot's owner");
   });
