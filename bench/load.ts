@@ -11,15 +11,22 @@ import type { Endpoint, JobData, Producer, SystemAdapter, SystemId } from "./sys
 /** Payloads are 100 bytes as JSON: `{"t":<ms>,"pad":"…"}`. */
 export const PAYLOAD_BYTES = 100;
 
-/** `busOff`: EchoMQ with its queue's event bus turned off (the bus measure's baseline). */
-export function adapterFor(system: SystemId, endpoint: Endpoint, o: EchoOptions = {}): SystemAdapter {
+/**
+ * `busOff`: EchoMQ with its queue's event bus turned off (the bus measure's baseline);
+ * `bullmqBenchDefaults`: BullMQ as its own bullmq-bench sets it (bench/bullmq-bench.ts).
+ */
+export function adapterFor(
+  system: SystemId,
+  endpoint: Endpoint,
+  o: EchoOptions & { bullmqBenchDefaults?: boolean } = {},
+): SystemAdapter {
   switch (system) {
     case "echomq-w4":
       return echomqAdapter(endpoint, 4, o);
     case "echomq-w6":
       return echomqAdapter(endpoint, 6, o);
     case "bullmq":
-      return bullmqAdapter(endpoint);
+      return bullmqAdapter(endpoint, { benchDefaults: o.bullmqBenchDefaults === true });
     case "beequeue":
       return beequeueAdapter(endpoint);
   }

@@ -14,6 +14,7 @@ import {
   rate,
   withTimeout,
 } from "./load.js";
+import { type BullmqBenchPlan, runScenarios, type ScenarioResult } from "./bullmq-bench-run.js";
 import { Admin, delta, type ServerDelta, sleep } from "./server.js";
 import { percentile, round } from "./stats.js";
 import type { Endpoint, Producer, SystemAdapter, SystemId } from "./systems/types.js";
@@ -78,6 +79,10 @@ export interface MeasurePlan {
   idle?: { seconds: number; concurrency: number };
   /** EchoMQ only: the worker's `blockMs` (0: no blocking claim; absent: the default). */
   blockMs?: number;
+  /** bullmq-bench's four scenarios (bench/bullmq-bench-run.ts); absent skips. */
+  bullmqBench?: BullmqBenchPlan;
+  /** BullMQ only: every option at its default, as bullmq-bench sets it. */
+  bullmqBenchDefaults?: boolean;
 }
 
 export interface IdleResult {
@@ -137,6 +142,7 @@ export interface MeasureResult {
   ramp: RampResult | null;
   burst: BurstResult | null;
   idle?: IdleResult | null;
+  scenarios?: ScenarioResult[] | null;
   errors: string[];
   warnings: string[];
   /** Wall time of the whole child run, s. */
@@ -158,6 +164,7 @@ export class Measurer {
       ...(plan.bus === "off" ? { busOff: true } : {}),
       ...(plan.tracing ? { tracing: plan.tracing } : {}),
       ...(plan.blockMs !== undefined ? { blockMs: plan.blockMs } : {}),
+      ...(plan.bullmqBenchDefaults ? { bullmqBenchDefaults: true } : {}),
     });
     this.admin = new Admin(plan.endpoint.port);
   }
@@ -194,6 +201,9 @@ export class Measurer {
         const r = await this.guard(`process c=${c}`, () => this.processRun(c));
         if (r) result.process.push(r);
       }
+      const bench = p.bullmqBench;
+      if (bench)
+        result.scenarios = await this.guard("bullmq-bench", () => runScenarios(this.traffic(), bench));
       if (p.idle) {
         const plan = p.idle;
         result.idle = await this.guard("idle", () => this.idleRun(plan));

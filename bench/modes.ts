@@ -1,7 +1,7 @@
 /**
- * What a bench mode runs and at which sizes: the full bench (sized for < 20 minutes on 2 cores)
- * and the smoke run (the same shapes, tiny). Its own module so that run.ts and report.ts both
- * read the type without importing each other.
+ * What a bench mode runs and at which sizes: the full bench (≈ 21 minutes on 2 cores with the
+ * measures on nodes of their own) and the smoke run (the same shapes, tiny). Its own module so
+ * that run.ts and report.ts both read the type without importing each other.
  */
 import type { LatencyPlan } from "./measure.js";
 import type { BurstPlan, TrafficPlan } from "./traffic.js";
@@ -31,7 +31,8 @@ export interface ModeConfig {
 /**
  * The measures a run can be narrowed to (`--measures=`). `cluster` is not part of a mode: it runs
  * once, after the modes, on clusters of its own (bench/cluster.ts), without persistence; so do
- * `lanes`, `bus`, `lateness` (bench/lateness.ts) and `limits` (bench/limits.ts), on nodes of their own.
+ * `lanes`, `bus`, `lateness` (bench/lateness.ts), `limits` (bench/limits.ts) and `bullmq-bench`
+ * (bench/bullmq-bench.ts), on nodes of their own.
  */
 export const MEASURES = [
   "add",
@@ -47,6 +48,7 @@ export const MEASURES = [
   "idle",
   "limits",
   "flows",
+  "bullmq-bench",
 ] as const;
 export type Measure = (typeof MEASURES)[number];
 
@@ -65,7 +67,7 @@ export function narrow(mode: ModeConfig, measures: readonly Measure[]): ModeConf
   };
 }
 
-/** The full bench: sized to finish in < 20 minutes on 2 cores. */
+/** The full bench's modes: with the measures on nodes of their own, ≈ 21 minutes on 2 cores. */
 export function fullModes(): ModeConfig[] {
   const none: ModeConfig = {
     name: "none",

@@ -5,6 +5,7 @@ import { renderTracing } from "./tracing.js";
 import { renderLateness } from "./lateness.js";
 import { renderLimits } from "./limits.js";
 import { renderFlows } from "./flows.js";
+import { renderBullmqBench } from "./bullmq-bench.js";
 import { renderIdle } from "./idle.js";
 import { renderLanes } from "./lanes.js";
 import type { BenchReport, ModeReport, SystemSummary, TrafficSummary } from "./summary.js";
@@ -292,6 +293,7 @@ export function renderMarkdown(report: BenchReport): string {
   if (report.idle) out.push("", ...renderIdle(report.idle));
   if (report.limits) out.push("", ...renderLimits(report.limits));
   if (report.flows) out.push("", ...renderFlows(report.flows));
+  if (report.bullmqBench) out.push("", ...renderBullmqBench(report.bullmqBench));
   if (report.warnings.length > 0) {
     out.push("");
     out.push("## Warnings");

@@ -9,7 +9,8 @@
  * Flags: --smoke (tiny, 1 round, exit 1 unless every job of every system was processed),
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
  * (echomq-w4, echomq-w6, bullmq, beequeue), --measures=<measure>[,<measure>…] (add, process,
- * latency, ramp, burst, cluster, lanes, bus, tracing, lateness, idle, flows, limits), --persistence=none|aof|both, --out=<dir>,
+ * latency, ramp, burst, cluster, lanes, bus, tracing, lateness, idle, flows, limits, bullmq-bench),
+ * --persistence=none|aof|both, --out=<dir>,
  * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -18,6 +19,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { modulePath } from "../tools/module-path.js";
 import { busConfig, runBusMeasure } from "./bus.js";
+import { bullmqBenchConfig, runBullmqBench } from "./bullmq-bench.js";
 import { runTracingMeasure, tracingConfig } from "./tracing.js";
 import { idleConfig, runIdleMeasure } from "./idle.js";
 import { renderChart } from "./chart.js";
@@ -348,7 +350,23 @@ async function main(): Promise<void> {
   const limits =
     flags.measures.includes("limits") && flags.persistence !== "aof" ? limitsConfig(flags.smoke) : null;
   if (limits && flags.rounds) limits.rounds = flags.rounds;
-  if (modes.length === 0 && !cluster && !lanes && !bus && !tracing && !lateness && !idle && !flows && !limits)
+  const bbench =
+    flags.measures.includes("bullmq-bench") && flags.persistence !== "aof"
+      ? bullmqBenchConfig(flags.smoke)
+      : null;
+  if (bbench && flags.rounds) bbench.rounds = flags.rounds;
+  if (
+    modes.length === 0 &&
+    !cluster &&
+    !lanes &&
+    !bus &&
+    !tracing &&
+    !lateness &&
+    !idle &&
+    !flows &&
+    !limits &&
+    !bbench
+  )
     throw new UsageError("nothing to run: no mode has any of --measures");
   for (const m of modes) {
     if (flags.rounds) m.rounds = flags.rounds;
@@ -375,6 +393,7 @@ async function main(): Promise<void> {
   const idleReport = idle && !live.stopping ? await runIdleMeasure(idle, flags.only, failures) : null;
   const limitsReport = limits && !live.stopping ? await runLimitsMeasure(limits, flags.only, failures) : null;
   const flowsReport = flows && !live.stopping ? await runFlowsMeasure(flows, flags.only, failures) : null;
+  const bbenchReport = bbench && !live.stopping ? await runBullmqBench(bbench, flags.only, failures) : null;
   const cpus = os.cpus();
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -400,6 +419,7 @@ async function main(): Promise<void> {
         tracingReport?.moduleVersion ??
         latenessReport?.moduleVersion ??
         idleReport?.moduleVersion ??
+        bbenchReport?.moduleVersion ??
         "not loaded",
       bullmq: packageVersion("bullmq"),
       "bee-queue": packageVersion("bee-queue"),
@@ -421,6 +441,7 @@ async function main(): Promise<void> {
     idle: idleReport,
     limits: limitsReport,
     flows: flowsReport,
+    bullmqBench: bbenchReport,
     failures,
     warnings,
     wallSeconds: round((performance.now() - t0) / 1000, 1),

@@ -2,6 +2,7 @@
 import type { BusReport } from "./bus.js";
 import type { TracingReport } from "./tracing.js";
 import type { FlowsReport } from "./flows.js";
+import type { BullmqBenchReport } from "./bullmq-bench.js";
 import type { IdleReport } from "./idle.js";
 import type { LanesReport } from "./lanes.js";
 import type { LatenessReport } from "./lateness.js";
@@ -99,6 +100,8 @@ export interface BenchReport {
   limits?: LimitsReport | null;
   /** The flows measure (bench/flows.ts); absent in reports from before it, null when not run. */
   flows?: FlowsReport | null;
+  /** bullmq-bench's four scenarios (bench/bullmq-bench.ts); absent in reports from before it, null when not run. */
+  bullmqBench?: BullmqBenchReport | null;
   failures: string[];
   warnings: string[];
   wallSeconds: number;

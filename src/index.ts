@@ -97,6 +97,7 @@ export {
   ClaimUnansweredError,
   ClaimWatchdogError,
   InvalidFlowError,
+  TooLargeError,
 } from "./errors.js";
 export {
   Queue,

@@ -18,6 +18,7 @@ import {
   type Endpoint,
   type Hold,
   type JobData,
+  type Payload,
   QUEUE_NAME,
   type SystemAdapter,
 } from "./types.js";
@@ -52,7 +53,7 @@ export function beequeueAdapter(endpoint: Endpoint): SystemAdapter {
       "worker { getEvents: false, sendEvents: false, storeJobs: false, removeOnSuccess: true }",
     async prepare() {},
     async producer() {
-      const queue = new BeeQueue<JobData>(QUEUE_NAME, producerSettings);
+      const queue = new BeeQueue<Payload>(QUEUE_NAME, producerSettings);
       await queue.ready();
       return {
         add: async (data) => {
@@ -87,11 +88,7 @@ export function beequeueAdapter(endpoint: Endpoint): SystemAdapter {
       const start = () =>
         queue.process(
           opts.concurrency,
-          body
-            ? async (job: BeeQueue.Job<JobData>) => {
-                await body(job.data);
-              }
-            : async () => {},
+          body ? async (job: BeeQueue.Job<JobData>) => body(job.data) : async () => {},
         );
       if (opts.hold instanceof DeferredProcess) opts.hold.starts.push(start);
       else if (opts.hold) throw new Error("bee-queue: a hold from another adapter");

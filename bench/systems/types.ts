@@ -26,15 +26,21 @@ export interface JobData {
   pad: string;
 }
 
+/**
+ * What a producer sends: the bench's 100-byte job, or another JSON object (the bullmq-bench
+ * measure's nested payloads, bench/bullmq-bench.ts).
+ */
+export type Payload = JobData | Record<string, unknown>;
+
 export interface Producer {
   /** One job, one call. */
-  add(data: JobData): Promise<void>;
+  add(data: Payload): Promise<void>;
   /**
    * One batch: the library's bulk call, or a pipeline when it has none. With `dueAt` (epoch ms,
    * the `Date.now()` clock) every job of the batch is delayed to fall due at that instant: the
    * library's own delay option, computed when the batch is sent. Throws if `dueAt` has passed.
    */
-  addBulk(data: JobData[], dueAt?: number): Promise<void>;
+  addBulk(data: Payload[], dueAt?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -42,9 +48,10 @@ export interface ConsumerOptions {
   concurrency: number;
   /**
    * The handler's body, called with the job's data when the handler starts; the handler returns
-   * what it returns (a promise is awaited). Absent: the handler does nothing.
+   * what it returns (a promise is awaited), and that is the job's result. Absent: the handler
+   * does nothing.
    */
-  handler?: (data: JobData) => void | Promise<void>;
+  handler?: (data: JobData) => unknown;
   /**
    * The worker must run delayed jobs when they fall due (the delayed burst). EchoMQ and BullMQ
    * workers always promote them; bee-queue needs `activateDelayedJobs: true`.

@@ -8,8 +8,8 @@
  * * anything transient (reset, timeout, `LOADING`) → resolves with a destroyed socket whose error
  *   is `firstError`: the client's normal reconnect and backoff run.
  */
-import net from "node:net";
-import tls from "node:tls";
+import * as net from "node:net";
+import * as tls from "node:tls";
 import { AbstractConnector } from "iovalkey";
 import {
   AuthError,

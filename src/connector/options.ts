@@ -2,7 +2,7 @@
  * What `connect()` takes, checked before any socket opens (typed errors naming the option), and
  * the URL form of it.
  */
-import type tls from "node:tls";
+import type * as tls from "node:tls";
 import { type EngineKind, engineFor, type Wire } from "../engine/index.js";
 import { InvalidArgumentError } from "../errors.js";
 

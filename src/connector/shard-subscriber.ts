@@ -7,7 +7,7 @@
  * missed). A refusal no retry can fix (a fence refusal on the new node, refused credentials,
  * `NOPERM`) stops it and is handed to `onFatal`.
  */
-import type net from "node:net";
+import type * as net from "node:net";
 import { AuthError, ConnectionError, EchoMQError, ServerError, VersionFenceError } from "../errors.js";
 import type { RawSession, Reply } from "./resp.js";
 import type { ShardHandlers, Subscription } from "./transport.js";

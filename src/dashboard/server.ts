@@ -14,6 +14,7 @@ import { checkHost, checkListen, guardHeaders, LISTEN_OPTIONS, type ListenOption
 import { errorReply, HttpError, listen, sendJson, shut } from "./http.js";
 import { route } from "./routes.js";
 import { Sampler } from "./sampler.js";
+import { SRC } from "../here.js";
 
 /**
  * Where and how it listens (`ListenOptions`: `port` default 3000, `host` default loopback,
@@ -77,7 +78,7 @@ export async function startDashboard(conn: Connection, options: DashboardOptions
     ...(opts.queues ? { queues: opts.queues } : {}),
   });
   sampler.on("error", () => undefined); // a failed sample is retried at the next one
-  const assets = new URL("./public/", import.meta.url);
+  const assets = new URL("dashboard/public/", SRC);
   const ctx = { conn, sampler, readOnly: opts.readOnly, allowedHosts: opts.allowedHosts };
 
   const server = createServer((req, res) => {

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { JOB_CORE } from "../verbs/index.js";
+import { SRC } from "../here.js";
 
 /** What a script is on wire 6: a native verb (`{ verb: "ENQUEUE" }`), a `read`, or nothing. */
 export type Wire6Declaration = { verb: string } | "read" | null;
@@ -26,7 +27,7 @@ export class Script {
   }
 }
 
-const folder = new URL("./", import.meta.url);
+const folder = new URL("scripts/", SRC);
 
 /** Reads `<name>.lua` from the scripts folder, verbatim. */
 export function loadScript(name: string, wire6: Wire6Declaration): Script {

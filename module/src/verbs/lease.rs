@@ -89,9 +89,10 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (active, done) = (ACTIVE.of(&call), DONE.of(&call));
-    let (id, result) = (ID.of(&call), RESULT.of(&call));
+    let id = ID.of(&call);
 
     TOKEN.read(&call)?;
+    let result = RESULT.read(&call)?;
     let keep = KEEP.read(&call)?;
     let lease_token = (TOKEN.of(&call), Fields::Lease);
     let Leased {
@@ -134,9 +135,10 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
     let db = Db::new(ctx, args, guard.is_ok());
     let (active, pending) = (ACTIVE.of(&call), PENDING.of(&call));
     let (schedule, dead) = (SCHEDULE.of(&call), DEAD.of(&call));
-    let (id, error) = (ID.of(&call), ERROR.of(&call));
+    let id = ID.of(&call);
 
     TOKEN.read(&call)?;
+    let error = ERROR.read(&call)?;
     let backoff = BACKOFF.read(&call)?;
     let max_attempts = MAX_ATTEMPTS.read(&call)?;
     let keep = KEEP.read(&call)?;
