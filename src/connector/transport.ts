@@ -35,6 +35,16 @@ export interface Transport {
   readonly fencedSockets: number;
   /** Sockets that passed the fence so far, per node (`host:port` as dialled). */
   readonly fencedByNode: ReadonlyMap<string, number>;
+  /**
+   * While the server is known to be unreachable (the connection dropped and a reconnect has
+   * failed since), what to say of it; else null. A command then fails at once, not sent.
+   */
+  outage(): string | null;
+  /**
+   * Null while a command sent now is written at once; else the count of fenced sockets, which
+   * moves when a queued command could have been written on a new socket.
+   */
+  queuedAt(): number | null;
   /** The function that sends `command` (bulk replies as Buffers), routed by its keys. */
   command(command: string): (...args: Arg[]) => Promise<unknown>;
   /**
