@@ -96,6 +96,10 @@ export {
   WaitInterruptedError,
   ClaimUnansweredError,
   ClaimWatchdogError,
+  JobNotDeadError,
+  JobActiveError,
+  NotValkeyError,
+  ServerUnreachableError,
 } from "./errors.js";
 export {
   Queue,
