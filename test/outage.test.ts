@@ -6,7 +6,6 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import {
   ConnectionLostError,
   connect,
@@ -17,7 +16,18 @@ import {
 } from "../src/index.js";
 import { modulePath } from "../tools/module-path.js";
 import { type FaultProxy, startProxy } from "./support/proxy.js";
+import { until } from "./support/until.js";
 import { freePort, startValkey, type ValkeyServer } from "./support/valkey.js";
+
+/** The retry of the pattern: the same add again until the connection carries it. */
+async function addOnceBack<T>(add: () => Promise<T>): Promise<T | undefined> {
+  let result: T | undefined;
+  await until("the add went through", async () => {
+    result = await add().catch(() => undefined);
+    return result !== undefined;
+  });
+  return result;
+}
 
 for (const wire of [4, 6] as const) {
   describe(`start-up and outages [wire ${wire}]`, () => {
@@ -53,13 +63,13 @@ for (const wire of [4, 6] as const) {
       const id = newId();
       const mark = proxy.mark();
       let err: unknown;
-      for (let i = 0; i < 200 && err === undefined; i++) {
+      await until("a call refused as not sent", async () => {
         err = await enqueue(conn, "down", "x", { id }).then(
           () => undefined,
           (e: unknown) => (e instanceof ConnectionLostError && !e.sent ? e : undefined),
         );
-        if (err === undefined) await sleep(25);
-      }
+        return err !== undefined;
+      });
       assert.ok(err instanceof ConnectionLostError, "a call during the outage failed, not sent");
       assert.equal(over, false, "it failed while the server was still unreachable, without waiting it out");
       assert.equal(err.sent, false);
@@ -72,11 +82,7 @@ for (const wire of [4, 6] as const) {
       const sent = proxy.since(mark, true).filter((c) => c.args.includes(id));
       assert.deepEqual(sent, [], "the id never reached the proxy");
       await refusing;
-      let added: Awaited<ReturnType<typeof enqueue>> | undefined;
-      for (let i = 0; i < 200 && added === undefined; i++) {
-        added = await enqueue(conn, "down", "x", { id }).catch(() => undefined);
-        if (added === undefined) await sleep(25);
-      }
+      const added = await addOnceBack(() => enqueue(conn, "down", "x", { id }));
       assert.deepEqual(added, { id, duplicate: false }, "not written before, so the retry adds it");
       await conn.close();
     });
@@ -92,11 +98,7 @@ for (const wire of [4, 6] as const) {
         return true;
       });
       await swallowed;
-      let again: Awaited<ReturnType<typeof enqueue>> | undefined;
-      for (let i = 0; i < 200 && again === undefined; i++) {
-        again = await enqueue(conn, "cut", "x", { id }).catch(() => undefined);
-        if (again === undefined) await sleep(25);
-      }
+      const again = await addOnceBack(() => enqueue(conn, "cut", "x", { id }));
       assert.equal(again?.id, id);
       assert.equal(await server.cli("EXISTS", `emq:{cut}:job:${id}`), 1, "exactly one job with that id");
       await conn.close();

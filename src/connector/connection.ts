@@ -112,8 +112,6 @@ export class Connection implements Sender {
    * writes); each result is the reply or the typed error.
    */
   sendAll(commands: readonly Line[]): Promise<unknown[]> {
-    const down = this.down();
-    if (down) return Promise.resolve(commands.map(() => down));
     const queuedAt = this.transport.queuedAt();
     return Promise.all(
       commands.map(([name, args]) =>
@@ -128,8 +126,6 @@ export class Connection implements Sender {
    * that belongs with a queue (`WAIT`, `TIME`, …) goes where `routeKey` lives (ignored on one node).
    */
   async send(command: string, args: readonly Arg[], routeKey?: string): Promise<unknown> {
-    const down = this.down();
-    if (down) throw down;
     const queuedAt = this.transport.queuedAt();
     try {
       if (routeKey === undefined) return await this.commandFunction(command)(...args);
@@ -139,17 +135,6 @@ export class Connection implements Sender {
     }
   }
 
-  /**
-   * While the server is known to be unreachable (a reconnect failed since the drop), a command
-   * fails at once, not sent (`ConnectionLostError` with `sent: false`) instead of waiting for
-   * the next reconnect.
-   */
-  private down(): Error | null {
-    if (this.closed) return new ConnectionClosedError();
-    if (this.transport.fatal) return this.transport.fatal;
-    const outage = this.transport.outage();
-    return outage === null ? null : new ConnectionLostError(undefined, false, outage);
-  }
 
   /**
    * `SCRIPT LOAD` on the node that holds `routeKey`, once for every line that needs it there at

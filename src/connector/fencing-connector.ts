@@ -3,9 +3,9 @@
  * the raw socket, and only then hands the socket to the client. So the fence runs on every connect
  * and every reconnect before the socket carries anything else.
  *
- * * fence refused (`VersionFenceError`), credentials refused (`AuthError`), a boot command refused
- *   or an endpoint that does not speak RESP (`ConnectionError`, `NotValkeyError`) → `connect()` rejects: the client fails every queued call
- *   with it and never reconnects;
+ * * fence refused (`VersionFenceError`), credentials refused (`AuthError`), a boot command
+ *   refused or an endpoint that does not speak RESP (`ConnectionError`, `NotValkeyError`) →
+ *   `connect()` rejects: the client fails every queued call with it and never reconnects;
  * * anything transient (reset, timeout, `LOADING`) → resolves with a destroyed socket whose error
  *   is `firstError`: the client's normal reconnect and backoff run.
  */

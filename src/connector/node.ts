@@ -45,7 +45,23 @@ export class NodeTransport implements Transport {
   }
 
   queuedAt(): number | null {
-    return this.client.status === "ready" ? null : this.connector.fencedSockets;
+    if (this.client.status === "ready") return null;
+    this.reconnectNow();
+    return this.connector.fencedSockets;
+  }
+
+  /**
+   * A command met the connection down, waiting out its reconnect backoff (up to 2 s): the
+   * reconnect runs now instead, as the client's own timer would, so the command goes out on the
+   * new socket or fails, not sent, as soon as that try fails. Commands that come while a try
+   * runs wait for it.
+   */
+  private reconnectNow(): void {
+    const client = this.client as unknown as { reconnectTimeout: NodeJS.Timeout | null };
+    if (this.client.status !== "reconnecting" || !client.reconnectTimeout || this.connector.fatal) return;
+    clearTimeout(client.reconnectTimeout);
+    client.reconnectTimeout = null;
+    this.client.connect().catch(() => {});
   }
 
   get fencedSockets(): number {

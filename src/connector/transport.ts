@@ -37,12 +37,13 @@ export interface Transport {
   readonly fencedByNode: ReadonlyMap<string, number>;
   /**
    * While the server is known to be unreachable (the connection dropped and a reconnect has
-   * failed since), what to say of it; else null. A command then fails at once, not sent.
+   * failed since), what to say of it; else null.
    */
   outage(): string | null;
   /**
-   * Null while a command sent now is written at once; else the count of fenced sockets, which
-   * moves when a queued command could have been written on a new socket.
+   * Null while a command sent now is written at once. Else (the connection is down) the command
+   * waits for a socket: the reconnect is tried now rather than after its backoff, and the count
+   * of fenced sockets is returned — it moves when a waiting command could have been written.
    */
   queuedAt(): number | null;
   /** The function that sends `command` (bulk replies as Buffers), routed by its keys. */
