@@ -19,7 +19,7 @@ import { jobKey } from "../keyspace.js";
 type Refusal = new (reply: string, cause?: unknown) => ServerError;
 
 /** What each refusal says, given the call, the job and (read after the refusal) its state. */
-const SAYS = new Map<Refusal, (id: string, queue: string, state: string) => string>([
+const SAYS = new Map<Refusal, (id: string, queue: string, state: string, err: ServerError) => string>([
   [JobNotFoundError, (id, queue) => `no job ${id} in queue ${JSON.stringify(queue)}`],
   [JobNotScheduledError, (id, _, state) => `job ${id} is not scheduled (${stateText(state)})`],
   [
@@ -29,13 +29,18 @@ const SAYS = new Map<Refusal, (id: string, queue: string, state: string) => stri
   [JobActiveError, (id) => `job ${id} is active (a worker holds its lease): remove it once it has finished`],
   [
     LeaseLostError,
-    (id, _, state) =>
-      `this worker's lease on job ${id} is lost (${stateText(state)}): it can change nothing about the job any more`,
+    (id, _, state, err) =>
+      `this worker's lease on job ${id} is lost (${lostHow(state, err as LeaseLostError)}): it can change nothing about the job any more`,
   ],
 ]);
 
 function stateText(state: string): string {
   return state === "" ? "it no longer exists" : `it is ${state}`;
+}
+
+function lostHow(state: string, err: LeaseLostError): string {
+  if (err.reason === "stale token") return "it was claimed again since";
+  return state === "active" ? "it left the active set" : stateText(state);
 }
 
 /**
@@ -59,7 +64,7 @@ export async function inCallWords<T>(
       () => "unknown",
     );
     const spoken = new (err.constructor as Refusal)(err.reply, err);
-    spoken.message = `${call}: ${says(id, queue, state)}`;
+    spoken.message = `${call}: ${says(id, queue, state, err)}`;
     throw spoken;
   }
 }
