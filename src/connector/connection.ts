@@ -135,7 +135,6 @@ export class Connection implements Sender {
     }
   }
 
-
   /**
    * `SCRIPT LOAD` on the node that holds `routeKey`, once for every line that needs it there at
    * the same time.
