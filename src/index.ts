@@ -99,6 +99,10 @@ export {
   InvalidFlowError,
   TooLargeError,
   LeaseExpiredError,
+  JobNotDeadError,
+  JobActiveError,
+  NotValkeyError,
+  ServerUnreachableError,
 } from "./errors.js";
 export {
   Queue,

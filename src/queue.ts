@@ -75,6 +75,7 @@ import {
   type QueueAddOptions,
   type QueueOptions,
 } from "./queue-options.js";
+import { inCallWords } from "./jobs/refusals.js";
 
 export type { JobInfo, JobState } from "./operate/row.js";
 export type { ListedJob } from "./operate/listing.js";
@@ -263,14 +264,15 @@ export class Queue {
 
   /** Deletes a job that is not active. `false` when there is no such job. */
   async remove(id: string): Promise<boolean> {
-    const lane = await this.laneOf(id);
-    return remove(this.connection, lane ?? this.ownLanes[0]!, id);
+    const at = { queue: this.name, lane: (await this.laneOf(id)) ?? this.ownLanes[0]!, id };
+    return inCallWords(`remove(${id})`, this.connection, at, () => remove(this.connection, at.lane, id));
   }
 
   /** Moves a dead job back to pending, granting it `extraAttempts` more attempts (default 1). */
   async retry(id: string, extraAttempts = 1): Promise<void> {
-    const lane = await this.laneOf(id);
-    return retry(this.connection, lane ?? this.ownLanes[0]!, id, extraAttempts);
+    const at = { queue: this.name, lane: (await this.laneOf(id)) ?? this.ownLanes[0]!, id };
+    const step = () => retry(this.connection, at.lane, id, extraAttempts);
+    return inCallWords(`retry(${id})`, this.connection, at, step);
   }
 
   /** How many jobs are in each state (one pipelined round trip); a laned queue also per lane. */
@@ -341,8 +343,8 @@ export class Queue {
    * A job that is not scheduled: `JobNotScheduledError`; no such job: `JobNotFoundError`.
    */
   async promote(id: string): Promise<void> {
-    const lane = await this.laneOf(id);
-    return expedite(this.connection, lane ?? this.ownLanes[0]!, id);
+    const at = { queue: this.name, lane: (await this.laneOf(id)) ?? this.ownLanes[0]!, id };
+    return inCallWords(`promote(${id})`, this.connection, at, () => expedite(this.connection, at.lane, id));
   }
 
   /**

@@ -171,7 +171,10 @@ for (const wire of [4, 6] as Wire[]) {
       assert.equal((await run(["promote", "mail", later.id])).code, 0);
       const notScheduled = await run(["promote", "mail", later.id]);
       assert.equal(notScheduled.code, 1);
-      assert.match(notScheduled.stderr, /job is not scheduled/);
+      assert.match(
+        notScheduled.stderr,
+        new RegExp(`promote\\(${later.id}\\): job ${later.id} is not scheduled \\(it is pending\\)`),
+      );
 
       // one job to dead, then retry it from the CLI
       const claimed = await claim(conn, "mail", 30_000);

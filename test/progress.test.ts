@@ -100,6 +100,12 @@ forEachWire("job progress and logs", (ctx) => {
     await until("the refused writes", () => refused.length === 2, 5000);
     await worker.close();
     for (const err of refused) assert.ok(err instanceof LeaseLostError, String(err));
+    const lost = `this worker's lease on job ${id} is lost (it left the active set): it can change nothing about the job any more`;
+    assert.deepEqual(
+      refused.map((e) => (e as Error).message),
+      [`progress(): ${lost}`, `log(): ${lost}`],
+    );
+    assert.equal((refused[0] as LeaseLostError).reply, "ERR EMQ.PROGRESS job is not active");
     assert.equal((await q.getJob(id))?.progress, undefined);
   });
 

@@ -92,7 +92,7 @@ export async function obliterateLanes(
     const n = active.reduce<number>((sum, a) => sum + Number(a), 0);
     if (n > 0) {
       const error = new QueueActiveError("ERR EMQ.OBLITERATE queue has active jobs");
-      error.message = `queue ${JSON.stringify(queue)} has ${n} active job${n === 1 ? "" : "s"}: close its workers first, or pass { force: true } to delete running jobs too`;
+      error.message = `obliterate(): queue ${JSON.stringify(queue)} has ${n} active job${n === 1 ? "" : "s"}: close its workers first, or pass { force: true } to delete running jobs too`;
       throw error;
     }
   }
