@@ -8,7 +8,7 @@
  *   const server = await startEmbeddedValkey({ module: modulePath() });
  *   await server.stop();              // SIGTERM (SIGKILL after 10 s), then the dir is removed
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
@@ -26,6 +26,18 @@ export const HOST = "127.0.0.1";
  */
 export function valkeyServerBinary(): string {
   return process.env.ECHOMQ_VALKEY_SERVER || "valkey-server";
+}
+
+let major: number | undefined;
+
+/** The major version of [`valkeyServerBinary`] (`--version`: `v=<major>.…`), read once. */
+export function valkeyMajor(): number {
+  if (major === undefined) {
+    const out = execFileSync(valkeyServerBinary(), ["--version"], { encoding: "utf8" });
+    major = Number(/v=(\d+)\./.exec(out)?.[1] ?? Number.NaN);
+    if (!Number.isInteger(major)) throw new Error(`cannot read the server's version from: ${out.trim()}`);
+  }
+  return major;
 }
 const START_ATTEMPTS = 5;
 const STOP_GRACE_MS = 10_000;

@@ -103,7 +103,7 @@ export interface LocalCluster {
    * Valkey 9's atomic slot migration: `CLUSTER MIGRATESLOTS SLOTSRANGE <first> <last> NODE <to>`
    * sent to `from`, then `CLUSTER GETSLOTMIGRATIONS` polled there until the job succeeded (an
    * error names its state and message when it failed or was cancelled); then waits until every
-   * running node agrees.
+   * running node agrees that `to` serves them.
    */
   migrateSlots(from: ClusterNode, to: ClusterNode, first: number, last: number): Promise<void>;
   /** Starts a fresh node (no slots, the module if given) and meets it; resolves once every running node knows it. */
@@ -339,8 +339,12 @@ class Cluster implements LocalCluster {
       return state === "success" || failure !== undefined;
     });
     if (failure !== undefined) throw new Error(`atomic migration of slots ${range} to ${to.port} ${failure}`);
-    await this.until(`did not agree on the slot map after migrating slots ${range}`, () => this.agreed());
-    await this.refresh();
+    // the source knows at once; the others learn it from the cluster bus
+    await this.until(`did not agree that ${to.port} serves slots ${range}`, async () => {
+      if (!(await this.agreed())) return false;
+      await this.refresh();
+      return to.slots.some(([lo, hi]) => lo <= first && last <= hi);
+    });
   }
 
   async addNode(opts: { module?: string } = {}): Promise<ClusterNode> {

@@ -59,8 +59,6 @@ export interface ReshardingParams {
   pipeline: number;
   /** Bound for the queues to drain after the last add (ms). */
   drainMs: number;
-  /** Move with `CLUSTER MIGRATESLOTS` (Valkey 9) instead of `valkey-cli --cluster reshard`. */
-  atomic?: boolean;
 }
 
 export const reshardingDefaults = {
@@ -104,8 +102,7 @@ async function migrate(cluster: LocalCluster, from: ClusterNode, to: ClusterNode
   const mine = (node: ClusterNode) => new Set(node.slots.flatMap(([lo, hi]) => slotsOf(lo, hi)));
   const before = mine(from);
   await cluster.migrateSlots(from, to, first, first + count - 1);
-  const now = cluster.primaries().find((n) => n.id === to.id) ?? to;
-  return [...mine(now)].filter((slot) => before.has(slot)).sort((a, b) => a - b);
+  return [...mine(to)].filter((slot) => before.has(slot)).sort((a, b) => a - b);
 }
 
 function slotsOf(lo: number, hi: number): number[] {
@@ -114,11 +111,12 @@ function slotsOf(lo: number, hi: number): number[] {
 
 /** The atomic variant: Valkey 9's `CLUSTER MIGRATESLOTS` (see the file's head). */
 export function reshardingAtomic(wire: Wire, p: ReshardingParams): Promise<Outcome> {
-  return resharding(wire, { ...p, atomic: true });
+  return resharding(wire, p, true);
 }
 
-export function resharding(wire: Wire, p: ReshardingParams): Promise<Outcome> {
-  return measure(p.atomic ? "resharding-atomic" : "resharding", wire, { ...p }, async (out) => {
+/** `atomic`: move with `CLUSTER MIGRATESLOTS` (Valkey 9) instead of `valkey-cli --cluster reshard`. */
+export function resharding(wire: Wire, p: ReshardingParams, atomic = false): Promise<Outcome> {
+  return measure(atomic ? "resharding-atomic" : "resharding", wire, { ...p }, async (out) => {
     const cluster: LocalCluster = await clusterFor(wire, {});
     let producerConn: Connection | undefined;
     let workerConn: Connection | undefined;
@@ -153,7 +151,7 @@ export function resharding(wire: Wire, p: ReshardingParams): Promise<Outcome> {
         const from = ring[r % 3]!;
         const to = ring[(r + 1) % 3]!;
         const t0 = Date.now();
-        const moved = p.atomic
+        const moved = atomic
           ? await migrate(cluster, from, to, lowest, p.moving)
           : await cluster.reshard(from, to, p.moving, { pipeline: p.pipeline });
         reshardMs.push(Date.now() - t0);
@@ -185,7 +183,7 @@ export function resharding(wire: Wire, p: ReshardingParams): Promise<Outcome> {
       const { twice } = await ledger.settle(out, producerConn, queues, wasReaped);
       const reaped = twice.filter(wasReaped).length;
       const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-      const how = p.atomic ? "atomic migrations (CLUSTER MIGRATESLOTS)" : "reshards (valkey-cli, MIGRATE)";
+      const how = atomic ? "atomic migrations (CLUSTER MIGRATESLOTS)" : "reshards (valkey-cli, MIGRATE)";
       const perMove = (code: string) => (stats.totals[code]! / p.rounds).toFixed(1);
       out.notes.push(
         `${p.rounds} ${how} of ${p.moving} slots (${p.rounds * p.moving} queue moves), ` +
@@ -198,11 +196,11 @@ export function resharding(wire: Wire, p: ReshardingParams): Promise<Outcome> {
         `run twice ${twice.length}: reaped after their lease expired ${reaped}; worker errors ${workers.errors.total} (${workers.errors.text(3)})`,
         `drain after the last add ${drained ? `${drainMs} ms` : `timed out (${p.drainMs} ms)`}`,
       );
-      if (p.atomic && stats.totals.ASK! + stats.totals.TRYAGAIN! > 0)
+      if (atomic && stats.totals.ASK! + stats.totals.TRYAGAIN! > 0)
         out.failures.push("ASK or TRYAGAIN answered: a transition met a half-moved slot");
-      if (p.atomic && stats.totals.MOVED! === 0)
+      if (atomic && stats.totals.MOVED! === 0)
         out.failures.push("no MOVED answered: no transition followed a slot to its new owner");
-      if (!p.atomic && stats.totals.ASK! + stats.totals.TRYAGAIN! === 0)
+      if (!atomic && stats.totals.ASK! + stats.totals.TRYAGAIN! === 0)
         out.failures.push("no ASK or TRYAGAIN answered: no transition met a slot while it moved");
       if (notFollowed > 0) out.breaches += notFollowed;
       if (notFollowed > 0) out.failures.push(`${notFollowed} wake subscribers did not follow their slot`);
