@@ -76,7 +76,9 @@ async function main(): Promise<void> {
     const params: Params = { ...e.defaults[plan.size] };
     for (const [k, v] of Object.entries(plan.overrides)) if (k in params) params[k] = v;
     if (valkeyMajor() < e.minValkey) {
-      console.log(`[soak] ${e.name} skipped: needs Valkey ${e.minValkey} (ECHOMQ_VALKEY_SERVER=.valkey9/valkey-server)`);
+      console.log(
+        `[soak] ${e.name} skipped: needs Valkey ${e.minValkey} (ECHOMQ_VALKEY_SERVER=.valkey9/valkey-server)`,
+      );
       continue;
     }
     for (const wire of e.wires.filter((w) => plan.wires.includes(w))) {

@@ -66,7 +66,11 @@ describe("atomic slot migration with the module on every node", { skip }, () => 
       for (let i = 0; i < 20; i++) ids.push((await queue.add(`d${i}`, { delay: 1500 + 20 * i })).id);
       const { from, to } = await migrateQueue(cluster, q);
       const [fromBefore, toBefore] = [await timerStats(from), await timerStats(to)];
-      await until("the new owner's timers promoted every job", async () => (await queue.counts()).pending === 20, 20_000);
+      await until(
+        "the new owner's timers promoted every job",
+        async () => (await queue.counts()).pending === 20,
+        20_000,
+      );
       await sleep(500); // a stray tick on the old owner would come now
       assert.equal((await timerStats(to)).promoted - toBefore.promoted, 20);
       assert.equal((await timerStats(from)).promoted - fromBefore.promoted, 0);
@@ -106,7 +110,9 @@ for (const wire of WIRES) {
         let failed: unknown;
         const producer = (async () => {
           while (adding) acked.push((await queue.add(`n${acked.length}`, { delay: acked.length % 3 })).id);
-        })().catch((err: unknown) => void (failed = err));
+        })().catch((err: unknown) => {
+          failed = err;
+        });
         const adds = (n: number) => () => {
           if (failed !== undefined) throw failed;
           return acked.length >= n;
@@ -127,9 +133,14 @@ for (const wire of WIRES) {
         );
         const c = await queue.counts();
         assert.deepEqual([c.pending, c.active, c.scheduled], [0, 0, 0], "stuck");
-        const stats = await Promise.all(cluster.nodes.map(async (n) => String(await n.cli("INFO", "errorstats"))));
+        const stats = await Promise.all(
+          cluster.nodes.map(async (n) => String(await n.cli("INFO", "errorstats"))),
+        );
         assert.ok(!stats.some((s) => /errorstat_(ASK|TRYAGAIN):/.test(s)), stats.join("\n"));
-        assert.ok(stats.some((s) => /errorstat_MOVED:/.test(s)), "some client followed MOVED");
+        assert.ok(
+          stats.some((s) => /errorstat_MOVED:/.test(s)),
+          "some client followed MOVED",
+        );
       } finally {
         await conn.close();
       }

@@ -98,7 +98,13 @@ async function followed(from: ClusterNode, to: ClusterNode, q: string): Promise<
 }
 
 /** `count` slots from `first` moved atomically from `from` to `to`; the slots `to` got. */
-async function migrate(cluster: LocalCluster, from: ClusterNode, to: ClusterNode, first: number, count: number) {
+async function migrate(
+  cluster: LocalCluster,
+  from: ClusterNode,
+  to: ClusterNode,
+  first: number,
+  count: number,
+) {
   const mine = (node: ClusterNode) => new Set(node.slots.flatMap(([lo, hi]) => slotsOf(lo, hi)));
   const before = mine(from);
   await cluster.migrateSlots(from, to, first, first + count - 1);

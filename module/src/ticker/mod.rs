@@ -323,7 +323,9 @@ impl Unsettled {
     fn read(ctx: &Context) -> Unsettled {
         let nodes = match ctx.call("CLUSTER", &["NODES"]) {
             Ok(ValkeyValue::BulkString(text) | ValkeyValue::SimpleString(text)) => Some(text),
-            Ok(ValkeyValue::StringBuffer(bytes)) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+            Ok(ValkeyValue::StringBuffer(bytes)) => {
+                Some(String::from_utf8_lossy(&bytes).into_owned())
+            }
             _ => None,
         };
         let migrations = match ctx.call("CLUSTER", &["GETSLOTMIGRATIONS"]) {
@@ -331,9 +333,14 @@ impl Unsettled {
             _ => Vec::new(),
         };
         Unsettled {
-            legacy: nodes.as_deref().map(slots::moving_slots).unwrap_or_default(),
+            legacy: nodes
+                .as_deref()
+                .map(slots::moving_slots)
+                .unwrap_or_default(),
             owned: nodes.as_deref().map(slots::owned_slots),
-            atomic: slots::migrating_slots(migrations.iter().map(|(r, s)| (r.as_str(), s.as_str()))),
+            atomic: slots::migrating_slots(
+                migrations.iter().map(|(r, s)| (r.as_str(), s.as_str())),
+            ),
         }
     }
 
@@ -344,7 +351,9 @@ impl Unsettled {
 
     /// Whether `slot` is known not to be this node's.
     fn foreign(&self, slot: u16) -> bool {
-        self.owned.as_ref().is_some_and(|owned| !slots::within(owned, slot))
+        self.owned
+            .as_ref()
+            .is_some_and(|owned| !slots::within(owned, slot))
     }
 }
 

@@ -78,7 +78,9 @@ fn range(field: &str) -> Option<(u16, u16)> {
 
 /// The slots of the atomic migrations still under way, from the `(slot_ranges, state)` of each
 /// entry of `CLUSTER GETSLOTMIGRATIONS` (`slot_ranges`: `<a>-<b>` joined by spaces).
-pub fn migrating_slots<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<(u16, u16)> {
+pub fn migrating_slots<'a>(
+    entries: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<(u16, u16)> {
     const OVER: [&str; 3] = ["success", "failed", "cancelled"];
     entries
         .into_iter()
@@ -131,7 +133,10 @@ b2 127.0.0.1:7002@17002 myself,master - 0 0 2 connected 5461-10921 10922 [93-<-a
         assert_eq!(owned, vec![(5461, 10921), (10922, 10922)]);
         assert!(within(&owned, 10922) && within(&owned, 5461));
         assert!(!within(&owned, 93) && !within(&owned, 10923));
-        assert_eq!(owned_slots("x 1:1@2 myself,slave a1 0 0 1 connected\n"), vec![]);
+        assert_eq!(
+            owned_slots("x 1:1@2 myself,slave a1 0 0 1 connected\n"),
+            vec![]
+        );
     }
 
     #[test]
