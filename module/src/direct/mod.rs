@@ -61,10 +61,10 @@ pub use scope::Args;
 pub use stream::MAX_PAIRS;
 
 /// Module load: closing a key opened for writing no longer signals it (every write signals
-/// explicitly, exactly when its plain command would); `strings` (at most 64 bytes each) are
-/// interned.
+/// explicitly, exactly when its plain command would); the module declares it handles atomic
+/// slot migration (docs/cluster.md); `strings` (at most 64 bytes each) are interned.
 pub fn init(ctx: &Context, strings: &[&'static [u8]]) {
-    ffi::no_implicit_signal_modified(ctx.ctx);
+    ffi::set_module_options(ctx.ctx);
     strings::intern(strings);
 }
 

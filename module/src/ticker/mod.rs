@@ -307,20 +307,80 @@ fn disarm(ctx: &Context) {
 /// How long a queue whose slot is moving waits before the timers look at it again (ms).
 pub const MOVING_RETRY_MS: i64 = 100;
 
-/// On a cluster node, the slots it is migrating or importing (one `CLUSTER NODES`); none when
-/// the reply cannot be read.
-fn moving(ctx: &Context) -> Vec<u16> {
-    let text = match ctx.call("CLUSTER", &["NODES"]) {
-        Ok(ValkeyValue::BulkString(text) | ValkeyValue::SimpleString(text)) => text,
-        Ok(ValkeyValue::StringBuffer(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
-        _ => return Vec::new(),
+/// On a cluster node, the slots a tick leaves alone ([`slots`]), from one `CLUSTER NODES` and,
+/// on Valkey 9, one `CLUSTER GETSLOTMIGRATIONS` (an error on Valkey 8: no atomic migration).
+struct Unsettled {
+    /// Moving the legacy way (this node's markers).
+    legacy: Vec<u16>,
+    /// This node's slots; `None` when `CLUSTER NODES` could not be read (nothing is skipped
+    /// for want of it).
+    owned: Option<Vec<(u16, u16)>>,
+    /// Moving atomically.
+    atomic: Vec<(u16, u16)>,
+}
+
+impl Unsettled {
+    fn read(ctx: &Context) -> Unsettled {
+        let nodes = match ctx.call("CLUSTER", &["NODES"]) {
+            Ok(ValkeyValue::BulkString(text) | ValkeyValue::SimpleString(text)) => Some(text),
+            Ok(ValkeyValue::StringBuffer(bytes)) => {
+                Some(String::from_utf8_lossy(&bytes).into_owned())
+            }
+            _ => None,
+        };
+        let migrations = match ctx.call("CLUSTER", &["GETSLOTMIGRATIONS"]) {
+            Ok(ValkeyValue::Array(entries)) => entries.iter().filter_map(migration).collect(),
+            _ => Vec::new(),
+        };
+        Unsettled {
+            legacy: nodes
+                .as_deref()
+                .map(slots::moving_slots)
+                .unwrap_or_default(),
+            owned: nodes.as_deref().map(slots::owned_slots),
+            atomic: slots::migrating_slots(
+                migrations.iter().map(|(r, s)| (r.as_str(), s.as_str())),
+            ),
+        }
+    }
+
+    /// Whether `slot` is moving, either way.
+    fn moving(&self, slot: u16) -> bool {
+        self.legacy.contains(&slot) || slots::within(&self.atomic, slot)
+    }
+
+    /// Whether `slot` is known not to be this node's.
+    fn foreign(&self, slot: u16) -> bool {
+        self.owned
+            .as_ref()
+            .is_some_and(|owned| !slots::within(owned, slot))
+    }
+}
+
+/// One entry of `CLUSTER GETSLOTMIGRATIONS` (field, value, field, value…): its `slot_ranges`
+/// and its `state`.
+fn migration(entry: &ValkeyValue) -> Option<(String, String)> {
+    let fields = match entry {
+        ValkeyValue::Array(fields) => fields,
+        _ => return None,
     };
-    slots::moving_slots(&text)
+    let text = |value: &ValkeyValue| match value {
+        ValkeyValue::BulkString(text) | ValkeyValue::SimpleString(text) => Some(text.clone()),
+        ValkeyValue::StringBuffer(bytes) => Some(String::from_utf8_lossy(bytes).into_owned()),
+        _ => None,
+    };
+    let field = |name: &str| {
+        fields
+            .chunks(2)
+            .find(|pair| text(&pair[0]).as_deref() == Some(name))
+            .and_then(|pair| pair.get(1).and_then(text))
+    };
+    Some((field("slot_ranges")?, field("state")?))
 }
 
 /// One tick: on a running primary, the work [`tick::run`] plans, through [`work`]; then the
-/// timer armed for what is left. On a cluster node a queue whose slot is moving waits
-/// ([`slots`]).
+/// timer armed for what is left. On a cluster node a queue whose slot is moving, or is not
+/// this node's, waits ([`slots`]).
 fn fire(ctx: &Context, _: ()) {
     STATE.with(|s| s.borrow_mut().armed = None);
     let flags = ctx.get_flags();
@@ -328,7 +388,7 @@ fn fire(ctx: &Context, _: ()) {
     if !enabled() || !runs(flags) {
         return;
     }
-    let moving_slots = OnceCell::new();
+    let unsettled = OnceCell::new();
     let started = Instant::now();
     let cpu = direct::thread_cpu_micros();
     let now = clock::now_ms();
@@ -341,12 +401,16 @@ fn fire(ctx: &Context, _: ()) {
             || started.elapsed(),
             |queue| work::heads(ctx, queue),
             |queue| {
-                if cluster
-                    && moving_slots
-                        .get_or_init(|| moving(ctx))
-                        .contains(&slots::queue_slot(&queue.1))
-                {
-                    return Some(now + MOVING_RETRY_MS);
+                if cluster {
+                    let unsettled = unsettled.get_or_init(|| Unsettled::read(ctx));
+                    let slot = slots::queue_slot(&queue.1);
+                    if unsettled.moving(slot) {
+                        return Some(now + MOVING_RETRY_MS);
+                    }
+                    if unsettled.foreign(slot) {
+                        // kept while its keys are here (arriving, or left until trimmed)
+                        return work::heads(ctx, queue).map(|_| now + MOVING_RETRY_MS);
+                    }
                 }
                 match work::step(ctx, queue, STEP) {
                     Ok((step, due)) => {

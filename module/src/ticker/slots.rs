@@ -1,10 +1,21 @@
-//! On a cluster node: the slots a tick must leave alone — those this node is migrating out or
-//! importing (`CLUSTER NODES`, this node's line: `[<slot>->-<node>]`, `[<slot>-<-<node>]`). While
-//! a slot moves, its keys are split between two nodes (`MIGRATE` moves them a batch at a time),
-//! so a queue there may have its `schedule` here and a row there; a client's command on such a
-//! slot is redirected (`ASK`, `TRYAGAIN`) before it runs, a timer's work is not — so the timers
-//! wait until the slot has settled. Pure parsing and the key slot (CRC16, as the server computes
-//! it); the one server call is the caller's.
+//! On a cluster node: the slots a tick must leave alone.
+//!
+//! * **Moving the legacy way** — those this node is migrating out or importing (`CLUSTER NODES`,
+//!   this node's line: `[<slot>->-<node>]`, `[<slot>-<-<node>]`). While a slot moves, its keys
+//!   are split between two nodes (`MIGRATE` moves them a batch at a time), so a queue there may
+//!   have its `schedule` here and a row there; a client's command on such a slot is redirected
+//!   (`ASK`, `TRYAGAIN`) before it runs, a timer's work is not — so the timers wait until the
+//!   slot has settled.
+//! * **Moving atomically** (Valkey 9, `CLUSTER MIGRATESLOTS`) — the slots of a migration job
+//!   `CLUSTER GETSLOTMIGRATIONS` lists as neither done nor failed nor cancelled: on the source,
+//!   a write the timers make while the slot's writes are paused for the hand-over could miss
+//!   the stream to the target; on the target, the keys arrive before the slot is owned.
+//! * **Not this node's** — a slot this node's line does not list (the keys of a slot being
+//!   imported atomically, or left behind until the server trims them): a timer writes only
+//!   where a client's command would run.
+//!
+//! Pure parsing and the key slot (CRC16, as the server computes it); the server calls are the
+//! caller's.
 
 /// The slot of every key of queue `name` (its hashtag): CRC16-XMODEM of the name, mod 16384.
 pub fn queue_slot(name: &[u8]) -> u16 {
@@ -29,11 +40,7 @@ fn crc16(bytes: &[u8]) -> u16 {
 
 /// The slots the `myself` line of a `CLUSTER NODES` reply marks as migrating or importing.
 pub fn moving_slots(nodes: &str) -> Vec<u16> {
-    let Some(line) = nodes.lines().find(|line| {
-        line.split(' ')
-            .nth(2)
-            .is_some_and(|flags| flags.split(',').any(|f| f == "myself"))
-    }) else {
+    let Some(line) = myself(nodes) else {
         return Vec::new();
     };
     line.split(' ')
@@ -44,6 +51,47 @@ pub fn moving_slots(nodes: &str) -> Vec<u16> {
             marker[..end].parse().ok()
         })
         .collect()
+}
+
+/// The `myself` line of a `CLUSTER NODES` reply.
+fn myself(nodes: &str) -> Option<&str> {
+    nodes.lines().find(|line| {
+        line.split(' ')
+            .nth(2)
+            .is_some_and(|flags| flags.split(',').any(|f| f == "myself"))
+    })
+}
+
+/// The slot ranges (inclusive) the `myself` line of a `CLUSTER NODES` reply serves.
+pub fn owned_slots(nodes: &str) -> Vec<(u16, u16)> {
+    let Some(line) = myself(nodes) else {
+        return Vec::new();
+    };
+    line.split(' ').skip(8).filter_map(range).collect()
+}
+
+/// `<a>-<b>` or `<a>`: an inclusive range of slots.
+fn range(field: &str) -> Option<(u16, u16)> {
+    let (a, b) = field.split_once('-').unwrap_or((field, field));
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// The slots of the atomic migrations still under way, from the `(slot_ranges, state)` of each
+/// entry of `CLUSTER GETSLOTMIGRATIONS` (`slot_ranges`: `<a>-<b>` joined by spaces).
+pub fn migrating_slots<'a>(
+    entries: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<(u16, u16)> {
+    const OVER: [&str; 3] = ["success", "failed", "cancelled"];
+    entries
+        .into_iter()
+        .filter(|(_, state)| !OVER.contains(&state.to_ascii_lowercase().as_str()))
+        .flat_map(|(ranges, _)| ranges.split(' ').filter_map(range))
+        .collect()
+}
+
+/// Whether `slot` lies in one of `ranges`.
+pub fn within(ranges: &[(u16, u16)], slot: u16) -> bool {
+    ranges.iter().any(|&(a, b)| (a..=b).contains(&slot))
 }
 
 #[cfg(test)]
@@ -73,5 +121,33 @@ c3 127.0.0.1:7003@17003 master - 0 0 3 connected 10923-16383
             Vec::<u16>::new()
         );
         assert_eq!(moving_slots(""), Vec::<u16>::new());
+    }
+
+    #[test]
+    fn owned_ranges_of_this_node() {
+        let nodes = "\
+a1 127.0.0.1:7001@17001 master - 0 0 1 connected 0-5460 [93->-b2]
+b2 127.0.0.1:7002@17002 myself,master - 0 0 2 connected 5461-10921 10922 [93-<-a1]
+";
+        let owned = owned_slots(nodes);
+        assert_eq!(owned, vec![(5461, 10921), (10922, 10922)]);
+        assert!(within(&owned, 10922) && within(&owned, 5461));
+        assert!(!within(&owned, 93) && !within(&owned, 10923));
+        assert_eq!(
+            owned_slots("x 1:1@2 myself,slave a1 0 0 1 connected\n"),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn only_migrations_under_way_count() {
+        let entries = [
+            ("0-9 20-29", "snapshotting"),
+            ("100-100", "success"),
+            ("200-201", "failed"),
+            ("300-300", "cancelled"),
+            ("400-400", "waiting-to-pause"),
+        ];
+        assert_eq!(migrating_slots(entries), vec![(0, 9), (20, 29), (400, 400)]);
     }
 }

@@ -38,11 +38,15 @@ unsafe impl Send for Shared {}
 // SAFETY: as above: never mutated after load, read on the main thread only.
 unsafe impl Sync for Shared {}
 
-/// The load hook: closing a key opened for writing no longer signals it.
-pub(in crate::direct) fn no_implicit_signal_modified(ctx: *mut RCtx) {
-    let option = raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as c_int;
+/// The load hook: the module's options (the call sets them all at once): closing a key opened
+/// for writing no longer signals it, and the module handles atomic slot migration (Valkey 9's
+/// `CLUSTER MIGRATESLOTS`, refused for the whole cluster while a loaded module does not declare
+/// it; a Valkey 8 server keeps the bit and never reads it).
+pub(in crate::direct) fn set_module_options(ctx: *mut RCtx) {
+    let options = raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as c_int
+        | raw::VALKEYMODULE_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION as c_int;
     // SAFETY: the load hook's live context.
-    unsafe { raw::RedisModule_SetModuleOptions.unwrap()(ctx, option) };
+    unsafe { raw::RedisModule_SetModuleOptions.unwrap()(ctx, options) };
 }
 
 /// The load hook: applies the server's values (config file, command line) to the module's
