@@ -1,6 +1,6 @@
 /**
  * Writes the verb tables of docs/protocol.md from the protocol data (`protocol/verbs/*.json`):
- * the overview of every command, and each verb's form and table. Text between
+ * the overview of every command, the classes, the value grammars, and each verb's form and table. Text between
  * `<!-- generated: … -->` and `<!-- /generated -->` is replaced; everything else is kept.
  *
  *   npx tsx scripts/protocol-doc.ts          # rewrite docs/protocol.md
@@ -68,6 +68,21 @@ export function grammars(): string {
   ].join("\n");
 }
 
+/** The classes: every verb of each, what it does over `maxmemory`, its script's first line and flags. */
+export function classes(): string {
+  const specs = [...VERB_SPECS.values()];
+  return [
+    "| class | verbs | over `maxmemory` | script's first line | command flags |",
+    "|---|---|---|---|---|",
+    ...Object.entries(PROTOCOL.classes).map(([name, c]) => {
+      const verbs = specs.filter((s) => s.class === name);
+      const blocking = verbs.filter((s) => s.blocking).map((s) => `\`${s.verb}\``);
+      const flags = `\`${c.flags}\`${blocking.length ? ` (${blocking.join(", ")}: \`${c.flags} blocking\`)` : ""}`;
+      return `| ${name} (${verbs.length}) | ${verbs.map((s) => `\`${s.verb}\``).join(", ")} | ${c.about} | ${c.shebang ? `\`${c.shebang}\`` : "none (no script)"} | ${flags} |`;
+    }),
+  ].join("\n");
+}
+
 /** Every command at a glance. */
 export function overview(): string {
   const order = [...JOB_CORE, ...[...VERB_SPECS.values()].filter((s) => !s.core)];
@@ -85,7 +100,13 @@ export function overview(): string {
 export function render(doc: string): string {
   return doc.replace(MARK, (_all, kind: string, verb: string | undefined) => {
     const body =
-      kind === "overview" ? overview() : kind === "grammars" ? grammars() : verbTable(verbSpec(verb ?? ""));
+      kind === "overview"
+        ? overview()
+        : kind === "grammars"
+          ? grammars()
+          : kind === "classes"
+            ? classes()
+            : verbTable(verbSpec(verb ?? ""));
     return `<!-- generated: ${kind}${verb ? ` ${verb}` : ""} -->\n${body}\n<!-- /generated -->`;
   });
 }

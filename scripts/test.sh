@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: setup (idempotent), type check, lint, no import cycle, the protocol doc
-# in step with the protocol data, the module's format check, clippy (warnings are errors) and
+# in step with the protocol data, every relative doc link reaching its file and heading, the
+# module's format check, clippy (warnings are errors) and
 # cargo tests, the bench smoke run, and the TypeScript suite against real valkey-server processes
 # (each test starts its own; the differential harness and the fault experiments run their short
 # forms there) on Debian's Valkey 8; then a Valkey 9 pass (the pinned binary in .valkey9/) of the
@@ -12,6 +13,7 @@ echo "[test] typecheck"; npx tsc -p tsconfig.json --noEmit
 echo "[test] lint"; npx biome check . >/dev/null || npx biome check .
 echo "[test] import cycles"; npm run -s check:cycles > .cycles.log 2>&1 || { cat .cycles.log; exit 1; }
 echo "[test] docs/protocol.md in step with protocol/"; npx tsx scripts/protocol-doc.ts --check
+echo "[test] doc links (README.md, docs/, bench/README.md)"; npx tsx scripts/doc-links.ts
 if [ -f module/Cargo.toml ]; then
   for tool in fmt clippy; do
     cargo "$tool" --version >/dev/null 2>&1 || rustup component add "$([ "$tool" = fmt ] && echo rustfmt || echo clippy)"

@@ -118,11 +118,16 @@ describe("waitForServerMs: the bound", () => {
   });
 
   test("out of range is refused before any socket opens", async () => {
-    for (const bad of [-1, 1.5, "10"]) {
+    for (const bad of [-1, 1.5]) {
       await assert.rejects(
-        connect({ port: 1, waitForServerMs: bad as never }),
+        connect({ port: 1, waitForServerMs: bad }),
         /invalid waitForServerMs: must be an integer from 0 to 2147483647/,
       );
     }
+    // a value of the wrong kind is refused by the options' key check, which names its kind
+    await assert.rejects(
+      connect({ port: 1, waitForServerMs: "10" as never }),
+      /invalid waitForServerMs: must be a number, got string "10"/,
+    );
   });
 });
