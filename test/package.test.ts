@@ -8,20 +8,14 @@
  * dashboard's page).
  */
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import ts from "typescript";
 import { modulePath } from "../tools/module-path.js";
+import { packAndInstall, REPO, run } from "./support/scratch-package.js";
 import { startValkey } from "./support/valkey.js";
-
-const run = promisify(execFile);
-const REPO = fileURLToPath(new URL("..", import.meta.url));
 
 let dir = "";
 let app = "";
@@ -93,18 +87,7 @@ function typeCheck(files: string[], options: Record<string, unknown>): { errors:
 }
 
 before(async () => {
-  assert.ok(existsSync(join(REPO, "dist", "src")), "dist/ is missing: run `npm run build` first");
-  dir = await mkdtemp(join(tmpdir(), "echomq-package-"));
-  const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: REPO });
-  const [info] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
-  packed = info!.files.map((file) => file.path);
-  app = join(dir, "app");
-  await mkdir(app);
-  await writeFile(join(app, "package.json"), JSON.stringify({ name: "scratch", private: true }));
-  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(dir, info!.filename)], {
-    cwd: app,
-    timeout: 120_000,
-  });
+  ({ dir, app, packed } = await packAndInstall("echomq-package-"));
   // the consumer's own @types/node, as any TypeScript project on Node has
   await mkdir(join(app, "node_modules", "@types"), { recursive: true });
   await symlink(join(REPO, "node_modules", "@types", "node"), join(app, "node_modules", "@types", "node"));

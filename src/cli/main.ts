@@ -13,6 +13,7 @@ import { dashboard } from "./dashboard.js";
 import { EXIT, failure, UsageError } from "./errors.js";
 import { commandHelp, mainHelp } from "./help.js";
 import * as inspect from "./inspect.js";
+import * as mod from "./module.js";
 import * as server from "./server.js";
 
 export const COMMANDS: readonly Command[] = [
@@ -33,6 +34,8 @@ export const COMMANDS: readonly Command[] = [
   server.events,
   inspect.metrics,
   dashboard,
+  mod.module,
+  mod.server,
 ];
 
 /** Runs one command line; returns the exit code. */
