@@ -11,6 +11,7 @@ import { CASES } from "./cases.js";
 import { DRAIN_CASES } from "./drains.js";
 import { EXTRAS_CASES } from "./extras.js";
 import { LIMIT_CASES } from "./limits.js";
+import { NEXT_CASES } from "./next.js";
 import { FLOW_CASES } from "./flows.js";
 import { OPERATE_CASES } from "./operate.js";
 import type { Executors, Fault } from "./executors.js";
@@ -58,6 +59,7 @@ export const ALL_CASES: Case[] = [
   ...OPERATE_CASES,
   ...DRAIN_CASES,
   ...LIMIT_CASES,
+  ...NEXT_CASES,
   ...FLOW_CASES,
   ...REPEAT_CASES,
   ...REFUSAL_CASES,
