@@ -5,7 +5,21 @@
  * freed), its refusals (the completion's: nothing written, nothing leased) and a claim refused
  * after the completion (the completion stands, nothing leased).
  */
-import { BIG, C, type Case, claim, claimed, enq, exact, J, key, row, seed, wait, wrongType } from "./build.js";
+import {
+  BIG,
+  C,
+  type Case,
+  claim,
+  claimed,
+  enq,
+  exact,
+  J,
+  key,
+  row,
+  seed,
+  wait,
+  wrongType,
+} from "./build.js";
 import type { Action } from "./steps.js";
 
 /** `COMPLETENEXT` of `id` (token, keep, lease). */
@@ -14,7 +28,8 @@ const next = (id: string, token = "1", keep = "10", lease = "30000", o = {}) =>
 const limit = (scope: string, group: string, max: string, ms: string, concurrency: string) =>
   C("LIMIT", [scope, group, max, ms, concurrency]);
 /** `id` added in group `g` (ADD's `<group>`). */
-const grouped = (id: string, g: string): Action => C("ADD", [id, "p", "0", "0", "0", "", g, "", "0", "0", ""]);
+const grouped = (id: string, g: string): Action =>
+  C("ADD", [id, "p", "0", "0", "0", "", g, "", "0", "0", ""]);
 const pause = C("PAUSE", []);
 
 export const NEXT_CASES: Case[] = [
@@ -41,7 +56,10 @@ export const NEXT_CASES: Case[] = [
       next(J(2), "1"),
     ],
   },
-  { name: "COMPLETENEXT: paused queue: completed, nothing leased", actions: [...claimed(J(1)), enq(J(2)), pause, next(J(1))] },
+  {
+    name: "COMPLETENEXT: paused queue: completed, nothing leased",
+    actions: [...claimed(J(1)), enq(J(2)), pause, next(J(1))],
+  },
   {
     name: "COMPLETENEXT: paused flag other than 1 leases",
     actions: [...claimed(J(1)), enq(J(2)), seed(["HSET", key("meta"), "paused", "yes"]), next(J(1))],
@@ -60,7 +78,10 @@ export const NEXT_CASES: Case[] = [
   { name: "COMPLETENEXT: job not active", actions: [enq(J(1)), next(J(1))] },
   { name: "COMPLETENEXT: job not found", actions: [enq(J(2)), next(J(1))] },
   { name: "COMPLETENEXT: id without the JOB prefix", actions: [enq(J(2)), next("XYZ1")] },
-  { name: "COMPLETENEXT: done not a sorted set", actions: [...claimed(J(1)), enq(J(2)), wrongType("done"), next(J(1))] },
+  {
+    name: "COMPLETENEXT: done not a sorted set",
+    actions: [...claimed(J(1)), enq(J(2)), wrongType("done"), next(J(1))],
+  },
   { name: "COMPLETENEXT: twice", actions: [...claimed(J(1)), enq(J(2)), next(J(1)), next(J(1))] },
   /* the claim refused after the completion: the completion stands, nothing leased */
   {
@@ -83,7 +104,15 @@ export const NEXT_CASES: Case[] = [
   /* flow control: what a completion followed by a claim obeys */
   {
     name: "COMPLETENEXT: concurrency full after the completion: [1, 0]",
-    actions: [enq(J(1)), enq(J(2)), claim(), claim(), limit("queue", "", "0", "0", "1"), enq(J(3)), next(J(1))],
+    actions: [
+      enq(J(1)),
+      enq(J(2)),
+      claim(),
+      claim(),
+      limit("queue", "", "0", "0", "1"),
+      enq(J(3)),
+      next(J(1)),
+    ],
   },
   {
     name: "COMPLETENEXT: concurrency 1: the completion frees the slot, the next job leased",

@@ -411,7 +411,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // refused ("job is not active"): a job that finished must not be reported as a lost lease.
     entry.settled = true;
     // The slot's next pick, made now: the same lane → the completion leases its next job.
-    const pick = outcome.ok && !this.closing && this.conn.engine.runs(FUSED_VERB) ? this.lanes.set.next() : null;
+    const pick =
+      outcome.ok && !this.closing && this.conn.engine.runs(FUSED_VERB) ? this.lanes.set.next() : null;
     const fused = pick !== null && pick.lane === lane ? pick : null;
     let leased: Carry;
     const onNext = fused ? (next: Carry) => (leased = next) : undefined;
@@ -437,7 +438,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
    */
   private async completeLeasing(job: JobView, result: string | Uint8Array, onNext: (next: Carry) => void) {
     const claimedAt = Date.now();
-    const sent = completeNext(this.conn, job.lane, job.id, job.attempts, result, this.opts.keepCompleted, this.opts.leaseMs);
+    const sent = completeNext(
+      this.conn,
+      job.lane,
+      job.id,
+      job.attempts,
+      result,
+      this.opts.keepCompleted,
+      this.opts.leaseMs,
+    );
     const bounded = abandonable(sent, job.lane, (late) => this.handBackLeased(job.lane, late));
     this.claims.add(bounded);
     let next: Awaited<typeof sent>;

@@ -92,7 +92,13 @@ export async function completeNext(
   assertInteger("keep", keep, 0, MAX_INTEGER);
   assertLeaseMs(leaseMs);
   const keys = (["active", "done", "pending", ""] as const).map((t) => key(queue, t));
-  const reply = await run(conn, "COMPLETENEXT", keys, [id, String(token), toArg(result), String(keep), leaseMs]);
+  const reply = await run(conn, "COMPLETENEXT", keys, [
+    id,
+    String(token),
+    toArg(result),
+    String(keep),
+    leaseMs,
+  ]);
   return nextOutcome((reply as unknown[]).slice(1));
 }
 

@@ -159,7 +159,10 @@ pub fn lease_head(
 
     let lease = how.lease.read(&call)?;
     let timeout = how.timeout.map_or(Ok(0), |value| value.read(&call))?;
-    Ok((lease_next(ctx, &db, form, &queue, sets, lease, guard)?, timeout))
+    Ok((
+        lease_next(ctx, &db, form, &queue, sets, lease, guard)?,
+        timeout,
+    ))
 }
 
 /// `EMQ.CLAIM`'s claim from the pause read on, as `form`'s verb, its values read: the leased

@@ -18,8 +18,8 @@ use crate::moves;
 use crate::open::{argv, open};
 use crate::outbox::{self, COMPLETED, FAILED};
 use crate::protocol::{complete, completenext, extend, fail, requeue, reschedule};
-use crate::verbs::jobs;
 use crate::shape::Form;
+use crate::verbs::jobs;
 
 /// A leased job's keys, open: its sets (`active` first) and its row, with the row's fields.
 struct Leased<'d, const N: usize> {
