@@ -9,6 +9,7 @@ import type { Case } from "./build.js";
 import { BUS_CASES } from "./bus.js";
 import { CASES } from "./cases.js";
 import { DRAIN_CASES } from "./drains.js";
+import { BOUND_CASES } from "./bounds.js";
 import { EXTRAS_CASES } from "./extras.js";
 import { LIMIT_CASES } from "./limits.js";
 import { NEXT_CASES } from "./next.js";
@@ -55,6 +56,7 @@ export interface HarnessResult {
 export const ALL_CASES: Case[] = [
   ...CASES,
   ...EXTRAS_CASES,
+  ...BOUND_CASES,
   ...BUS_CASES,
   ...OPERATE_CASES,
   ...DRAIN_CASES,

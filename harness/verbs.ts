@@ -109,6 +109,12 @@ export function accepts(grammar: Grammar, text: string): boolean {
       return text === "" || isParent(text);
     case "name":
       return isName(Buffer.from(text, "latin1"));
+    case "payload":
+    case "result":
+    case "progress":
+    case "line":
+    case "error":
+      return text.length <= (PROTOCOL.grammars[grammar].max_bytes ?? Number.POSITIVE_INFINITY);
   }
 }
 

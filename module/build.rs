@@ -8,7 +8,8 @@
 //!   one constant per declared key (`KeyAt`) and value (`ValueAt`, or `Number` when it has a
 //!   numeric grammar, `Text` when a text grammar: its refusal name and rule);
 //! * `$OUT_DIR/grammars.rs`, included by `src/values.rs`: each grammar's rule text (numeric
-//!   grammars on `Grammar`, text grammars — `"text": true` — on `TextGrammar`);
+//!   grammars on `Grammar`, text grammars — `"text": true` — on `TextGrammar`), and each text
+//!   grammar's size bound (`max_bytes`, on `TextGrammar::max_bytes`);
 //! * `$OUT_DIR/commands.rs`, included by `src/lib.rs`: the registration table — per command its
 //!   name, flags (from its class), summary, arity, handler (`verbs::<family>::<verb>`) and one
 //!   key spec per declared key (position and flags).
@@ -74,6 +75,8 @@ struct Protocol {
     classes: BTreeMap<String, String>,
     /// Grammar name → rule text, and whether the grammar is text (not a number).
     grammars: BTreeMap<String, (String, bool)>,
+    /// Text grammar name → the most bytes a value in it may have (`max_bytes`), when bounded.
+    bounds: BTreeMap<String, u64>,
     slots: BTreeMap<String, Slot>,
 }
 
@@ -227,6 +230,7 @@ fn read_protocol(path: &Path) -> Res<Protocol> {
         classes.insert(name.clone(), flags);
     }
     let mut grammars = BTreeMap::new();
+    let mut bounds = BTreeMap::new();
     for (name, grammar) in object(&p, "grammars").map_err(at)? {
         let rule = text(grammar, "rule").map_err(|e| at(format!("grammar {name}: {e}")))?;
         let is_text = match grammar.get("text") {
@@ -235,6 +239,14 @@ fn read_protocol(path: &Path) -> Res<Protocol> {
                 .as_bool()
                 .ok_or_else(|| at(format!("grammar {name}: `text` is not a boolean")))?,
         };
+        if let Some(max) = grammar.get("max_bytes") {
+            let max = max.as_u64().filter(|&n| n > 0 && is_text).ok_or_else(|| {
+                at(format!(
+                    "grammar {name}: `max_bytes` is not a positive integer on a text grammar"
+                ))
+            })?;
+            bounds.insert(name.clone(), max);
+        }
         grammars.insert(name.clone(), (rule, is_text));
     }
     let mut slots = BTreeMap::new();
@@ -268,6 +280,7 @@ fn read_protocol(path: &Path) -> Res<Protocol> {
         version_key,
         classes,
         grammars,
+        bounds,
         slots,
     })
 }
@@ -565,6 +578,18 @@ fn grammars_rs(protocol: &Protocol) -> String {
         }
         let _ = writeln!(w, "        }}\n    }}\n}}\n");
     }
+    let _ = writeln!(
+        w,
+        "impl TextGrammar {{\n    \
+         /// The most bytes a value in this grammar may have (`max_bytes`), when it is bounded.\n    \
+         pub const fn max_bytes(self) -> Option<usize> {{\n        match self {{"
+    );
+    for (name, _) in protocol.grammars.iter().filter(|(_, g)| g.1) {
+        let max = protocol.bounds.get(name);
+        let max = max.map_or("None".to_owned(), |n| format!("Some({n})"));
+        let _ = writeln!(w, "            TextGrammar::{} => {max},", camel(name));
+    }
+    let _ = writeln!(w, "        }}\n    }}\n}}\n");
     s
 }
 

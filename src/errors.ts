@@ -322,16 +322,16 @@ const SERVER_REFUSAL =
 /**
  * The typed error for a server refusal: `OutOfMemoryError` for a reply starting `OOM `,
  * `LeaseLostError` for the lease gate, `JobNotFoundError` for the row gate, `JobNotScheduledError`
- * and `QueueActiveError` for the operator verbs' gates, else `ServerError`.
- * The message is always the server's exact text. An error that is not a plain `ServerError` is
- * returned as it is.
+ * and `QueueActiveError` for the operator verbs' gates, `TooLargeError` for a size bound, else
+ * `ServerError`. The message is the server's exact text (`TooLargeError`'s quotes it, in
+ * `reply`). An error that is not a plain `ServerError` is returned as it is.
  */
 export function typedServerError(err: unknown): unknown {
   if (!(err instanceof ServerError) || err.constructor !== ServerError) return err;
   const cause = err.cause ?? err;
   if (err.reply.startsWith("OOM ")) return new OutOfMemoryError(err.reply, cause);
   const match = SERVER_REFUSAL.exec(err.reply);
-  if (!match) return err;
+  if (!match) return tooLargeRefusal(err.reply, cause) ?? err;
   switch (match[1]) {
     case "job not found":
       return new JobNotFoundError(err.reply, cause);
@@ -384,4 +384,46 @@ export class TimeoutError extends EchoMQError {
  */
 export class InvalidFlowError extends InvalidArgumentError {
   override readonly code: string = "EMQ_INVALID_FLOW";
+}
+
+/**
+ * A value over its size bound (docs/protocol.md, "Value grammars": a payload or a result at most
+ * 8 MiB, a progress value 64 KiB, a log line or an error text 16 KiB, each as the protocol data
+ * declares): refused before it is sent, or by the server (`ERR EMQ.<VERB> <name> must be at most
+ * <max> bytes`, then `reply` is its text and `bytes` is unknown). Nothing was written. Keep large
+ * data elsewhere (a blob store, a table) and put a reference in the job.
+ */
+export class TooLargeError extends InvalidArgumentError {
+  override readonly code: string = "EMQ_TOO_LARGE";
+  /** The value's size in bytes (`undefined` when the server refused it). */
+  readonly bytes: number | undefined;
+  /** Its bound, in bytes. */
+  readonly maxBytes: number;
+  /** The server's refusal, when the server refused it. */
+  readonly reply: string | undefined;
+  constructor(
+    argument: string,
+    bytes: number | undefined,
+    maxBytes: number,
+    reply?: string,
+    cause?: unknown,
+  ) {
+    super(
+      argument,
+      `${bytes === undefined ? `the server refused it (${reply})` : `${bytes} bytes`}, over its bound of ` +
+        `${maxBytes} bytes: nothing was written. Keep large data elsewhere and pass a reference`,
+    );
+    if (cause !== undefined) this.cause = cause;
+    this.bytes = bytes;
+    this.maxBytes = maxBytes;
+    this.reply = reply;
+  }
+}
+
+const TOO_LARGE = /^ERR EMQ\.[A-Z]+ (.+) must be at most (\d+) bytes$/;
+
+/** The typed error for a size-bound refusal of the server, or `null` for any other reply. */
+export function tooLargeRefusal(reply: string, cause: unknown): TooLargeError | null {
+  const match = TOO_LARGE.exec(reply);
+  return match ? new TooLargeError(match[1] ?? "value", undefined, Number(match[2]), reply, cause) : null;
 }

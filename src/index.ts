@@ -98,6 +98,7 @@ export {
   ClaimUnansweredError,
   ClaimWatchdogError,
   InvalidFlowError,
+  TooLargeError,
 } from "./errors.js";
 export {
   Queue,

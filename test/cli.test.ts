@@ -154,7 +154,7 @@ for (const wire of [4, 6] as Wire[]) {
         human.stdout,
         /^queue\s+lanes\s+pending\s+scheduled\s+active\s+completed\s+dead\s+waiting\s+paused$/m,
       );
-      assert.match(human.stdout, /^mail\s+1\s+2\s+1\s+0\s+0\s+0\s+no$/m);
+      assert.match(human.stdout, /^mail\s+1\s+2\s+1\s+0\s+0\s+0\s+0\s+no$/m, "mail: 0 waiting");
 
       const pending = await json<{ jobs: Listed[] }>(["jobs", "mail"]);
       assert.deepEqual(
@@ -203,7 +203,7 @@ for (const wire of [4, 6] as Wire[]) {
 
     test("pause, resume and status (brand, wire, module, counts, workers)", async () => {
       await json(["enqueue", "stat", "s1"]);
-      assert.deepEqual(await json(["pause", "stat"]), { queue: "stat", paused: true });
+      assert.deepEqual(await json(["pause", "stat"]), { queue: "stat", paused: true, changed: true });
       const worker = new Worker(new Queue("stat", conn), async () => "ok", { idleCheckMs: 50 });
       try {
         for (const deadline = Date.now() + 5000; ; ) {
@@ -235,7 +235,7 @@ for (const wire of [4, 6] as Wire[]) {
           text.stdout,
           new RegExp(`wire ${wire}, module ${wire === 6 ? "0\\.5\\.0" : "not loaded"}`),
         );
-        assert.deepEqual(await json(["resume", "stat"]), { queue: "stat", resumed: true });
+        assert.deepEqual(await json(["resume", "stat"]), { queue: "stat", paused: false, changed: true });
         const deadline = Date.now() + 5000;
         while ((await new Queue("stat", conn).counts()).completed < 1) {
           assert.ok(Date.now() < deadline, "the worker ran the job after resume");

@@ -5,8 +5,20 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { connect, type Connection, listQueues, Queue } from "../src/index.js";
-import { parseQueueKey, queueOfPhysical } from "../src/operate/discover.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  claim,
+  connect,
+  type Connection,
+  FlowProducer,
+  fail,
+  idTime,
+  listQueues,
+  Metrics,
+  promote,
+  Queue,
+} from "../src/index.js";
+import { parseQueueKey, queueExists, queueOfPhysical } from "../src/operate/discover.js";
 import { laneNames } from "../src/lanes/naming.js";
 import { type LocalCluster, startCluster } from "./support/cluster.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
@@ -95,5 +107,32 @@ describe("discovery on a cluster", () => {
       [...names, "spread"],
     );
     assert.equal(found.queues.at(-1)!.physical.length, 7);
+  });
+
+  test("a queue holding only a waiting flow parent is found; queueExists answers on its shard", async () => {
+    await new FlowProducer(conn).add({
+      queue: "w-only",
+      payload: "parent",
+      children: [{ queue: "w-kids", payload: "child" }],
+    });
+    const names = (await listQueues(conn)).queues.map((q) => q.name);
+    assert.ok(names.includes("w-only"), `found: ${names.join(", ")}`);
+    assert.equal(await queueExists(conn, "w-only"), true);
+    assert.equal(await queueExists(conn, "w-typo"), false);
+  });
+
+  test("latency on a cluster: a retried old job reads its time since promotion, not its age", async () => {
+    const { id } = await new Queue("w-lat", conn).add("old");
+    await sleep(1000);
+    const job = await claim(conn, "w-lat", 30_000);
+    await fail(conn, "w-lat", id, job!.attempts, "boom", { backoffMs: 20, maxAttempts: 3, keep: 10 });
+    await sleep(60);
+    const promotedFrom = Date.now();
+    assert.equal(await promote(conn, "w-lat", 10), 1);
+    const text = await new Metrics(conn, { queues: ["w-lat"] }).text();
+    const scrapedTo = Date.now();
+    const latency = Number(/^echomq_queue_latency_seconds\{queue="w-lat"\} (\S+)$/m.exec(text)?.[1]);
+    assert.ok(latency <= (scrapedTo - promotedFrom + 1) / 1000, `latency ${latency} s, since promotion`);
+    assert.ok(latency < (promotedFrom - idTime(id)) / 1000, `latency ${latency} s, less than its age`);
   });
 });

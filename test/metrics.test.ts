@@ -8,20 +8,10 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Job, Metrics, Queue, Worker } from "../src/index.js";
+import { InvalidArgumentError, type Job, Metrics, Queue, Worker } from "../src/index.js";
 import { PACKAGE_VERSION } from "../src/observe/metrics.js";
+import { parseSamples } from "./support/prom.js";
 import { forEachWire } from "./support/wires.js";
-
-/** `name{a="x",b="y"} value` lines → a map from `name{a="x",b="y"}` to the number. */
-function parse(text: string): Map<string, number> {
-  const samples = new Map<string, number>();
-  for (const line of text.split("\n")) {
-    if (line === "" || line.startsWith("#")) continue;
-    const at = line.lastIndexOf(" ");
-    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return samples;
-}
 
 async function scrape(
   handler: http.RequestListener,
@@ -32,7 +22,7 @@ async function scrape(
     const { port } = server.address() as AddressInfo;
     const res = await fetch(`http://127.0.0.1:${port}/metrics`);
     assert.equal(res.status, 200);
-    return { type: res.headers.get("content-type") ?? "", samples: parse(await res.text()) };
+    return { type: res.headers.get("content-type") ?? "", samples: parseSamples(await res.text()) };
   } finally {
     server.close();
   }
@@ -72,7 +62,7 @@ forEachWire("Prometheus metrics", (ctx) => {
     assert.equal(at('echomq_jobs{queue="m2",state="pending"}'), 1);
     assert.equal(at('echomq_jobs{queue="m2",state="scheduled"}'), 1);
     assert.equal(at('echomq_jobs_completed_total{queue="m1"}'), 4);
-    assert.equal(at('echomq_jobs_failed_total{queue="m1"}'), 2);
+    assert.equal(at('echomq_attempts_failed_total{queue="m1"}'), 2);
     assert.equal(at('echomq_jobs_dead_total{queue="m1"}'), 2);
     assert.equal(at('echomq_job_duration_seconds_count{queue="m1",outcome="completed"}'), 4);
     assert.equal(at('echomq_job_duration_seconds_count{queue="m1",outcome="failed"}'), 2);
@@ -90,6 +80,32 @@ forEachWire("Prometheus metrics", (ctx) => {
       version: string;
     };
     assert.equal(PACKAGE_VERSION, pkg.version);
+  });
+
+  test("outcome families exist from observe(worker) on; a Metrics that counts from the bus refuses a worker", async () => {
+    const { conn } = ctx();
+    const metrics = new Metrics(conn, { queues: ["m3"] });
+    assert.doesNotMatch(await metrics.text(), /_total|_seconds_bucket/, "no source, no family");
+    const worker = new Worker(new Queue("m3", conn), () => undefined, { idleCheckMs: 50 });
+    try {
+      metrics.observe(worker);
+      assert.match(await metrics.text(), /^# TYPE echomq_attempts_failed_total counter$/m);
+      const counted = new Metrics(conn, {
+        queues: ["m3"],
+        counted: new Map([["m3", { completed: 2, failed: 1 }]]),
+      });
+      const text = await counted.text();
+      assert.match(text, /^echomq_jobs_completed_total\{queue="m3"\} 2$/m);
+      assert.match(text, /^echomq_attempts_failed_total\{queue="m3"\} 1$/m);
+      assert.throws(
+        () => counted.observe(worker),
+        (err: unknown) =>
+          err instanceof InvalidArgumentError &&
+          /^invalid worker: cannot be observed by a Metrics made with `counted`/.test(err.message),
+      );
+    } finally {
+      await worker.close();
+    }
   });
 
   test("a queue name that breaks the rule is refused at construction", () => {

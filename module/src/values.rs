@@ -41,9 +41,20 @@ pub enum TextGrammar {
     Parent,
     /// 1 to [`MAX_LABEL`] bytes without a control byte (a schedule's name).
     Name,
+    /// Any bytes, at most its `max_bytes` (a job's payload).
+    Payload,
+    /// Any bytes, at most its `max_bytes` (a job's result, a flow child's result or error).
+    Result,
+    /// Any bytes, at most its `max_bytes` (a job's latest progress value).
+    Progress,
+    /// Any bytes, at most its `max_bytes` (one log line).
+    Line,
+    /// Any bytes, at most its `max_bytes` (a failed attempt's error text).
+    Error,
 }
 
-// `Grammar::rule` and `TextGrammar::rule`, each grammar's rule text, made from the protocol data
+// `Grammar::rule` and `TextGrammar::rule`, each grammar's rule text, and
+// `TextGrammar::max_bytes`, each text grammar's size bound, made from the protocol data
 // (`protocol.json` `grammars`) by `build.rs`.
 include!(concat!(env!("OUT_DIR"), "/grammars.rs"));
 
@@ -101,23 +112,39 @@ impl Number {
     }
 }
 
+/// A text grammar's size bound, for a constant (`0` for an unbounded grammar).
+const fn bound(grammar: TextGrammar) -> usize {
+    match grammar.max_bytes() {
+        Some(max) => max,
+        None => 0,
+    }
+}
+
 /// The longest trace context a job carries, in bytes.
-pub const MAX_TRACE: usize = 512;
+pub const MAX_TRACE: usize = bound(TextGrammar::Trace);
 
 impl TextGrammar {
-    /// Whether `text` is in this grammar.
+    /// Whether `text` is in this grammar: at most its `max_bytes`, and of its form.
     pub fn accepts(self, text: &[u8]) -> bool {
+        if self.max_bytes().is_some_and(|max| text.len() > max) {
+            return false;
+        }
         match self {
             TextGrammar::Trace => text.is_empty() || trace(text),
-            TextGrammar::Label => text.len() <= MAX_LABEL && !text.iter().any(is_control),
+            TextGrammar::Label => !text.iter().any(is_control),
             TextGrammar::Parent => text.is_empty() || parent(text).is_some(),
             TextGrammar::Name => !text.is_empty() && TextGrammar::Label.accepts(text),
+            TextGrammar::Payload
+            | TextGrammar::Result
+            | TextGrammar::Progress
+            | TextGrammar::Line
+            | TextGrammar::Error => true,
         }
     }
 }
 
 /// The longest label (a group, an idempotency key), in bytes.
-pub const MAX_LABEL: usize = 255;
+pub const MAX_LABEL: usize = bound(TextGrammar::Label);
 
 /// A C0 control byte or DEL.
 fn is_control(b: &u8) -> bool {
@@ -178,6 +205,11 @@ pub struct Text {
 }
 
 impl Text {
+    /// The value's text as given in `call` (unchecked).
+    pub fn of<'a>(self, call: &Call<'a>) -> &'a [u8] {
+        call.values[self.at]
+    }
+
     /// Values step: the value given in `call` when it is in its grammar, or
     /// `ERR EMQ.<VERB> <name> must be <rule>`.
     pub fn read<'a>(self, call: &Call<'a>) -> Result<&'a [u8], Refusal> {
@@ -370,6 +402,27 @@ mod tests {
             assert!(!g.accepts(bad.as_bytes()), "{bad:?}");
         }
         assert_eq!(g.rule(), "1 to 255 bytes, no control characters");
+    }
+
+    /// Each size-bounded grammar takes any bytes up to its `max_bytes`, and not one byte more.
+    #[test]
+    fn size_bounds() {
+        let table = [
+            (TextGrammar::Payload, 8 << 20),
+            (TextGrammar::Result, 8 << 20),
+            (TextGrammar::Progress, 64 << 10),
+            (TextGrammar::Line, 16 << 10),
+            (TextGrammar::Error, 16 << 10),
+        ];
+        for (g, max) in table {
+            assert_eq!(g.max_bytes(), Some(max), "{g:?}");
+            assert!(g.accepts(b""), "{g:?}");
+            assert!(g.accepts(&vec![0u8; max]), "{g:?}");
+            assert!(!g.accepts(&vec![b'x'; max + 1]), "{g:?}");
+            assert_eq!(g.rule(), format!("at most {max} bytes"), "{g:?}");
+        }
+        assert_eq!(TextGrammar::Parent.max_bytes(), None);
+        assert_eq!((MAX_LABEL, MAX_TRACE), (255, 512));
     }
 
     /// The rule texts as the protocol's grammar table writes them.

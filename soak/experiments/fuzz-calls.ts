@@ -3,7 +3,7 @@
  * well-formed calls built from a form, and malformations that each make a call one the protocol
  * must refuse (so its reply must be an error and it must write nothing).
  */
-import { anchorOf, JOB_CORE, type ValueSpec, verbSpec } from "../../src/protocol.js";
+import { anchorOf, JOB_CORE, PROTOCOL, type ValueSpec, verbSpec } from "../../src/protocol.js";
 import { newId } from "../../src/index.js";
 import type { SeedJob } from "./seed.js";
 
@@ -69,7 +69,13 @@ export type ValueKind =
   | "trace"
   | "label"
   | "parent"
-  | "name";
+  | "name"
+  | SizeKind;
+
+/** The size-bounded grammars: any bytes, at most their `max_bytes` (docs/protocol.md). */
+type SizeKind = "payload" | "result" | "progress" | "line" | "error";
+const SIZE_KINDS: readonly SizeKind[] = ["payload", "result", "progress", "line", "error"];
+const isSized = (kind: ValueKind): kind is SizeKind => (SIZE_KINDS as readonly string[]).includes(kind);
 
 export interface Form {
   verb: string;
@@ -122,6 +128,11 @@ function validValue(rng: Rng, kind: ValueKind, job: SeedJob | undefined, payload
     case "token":
       return String(job?.token ?? 1 + rng.int(5));
     case "bytes":
+    case "payload":
+    case "result":
+    case "progress":
+    case "line":
+    case "error":
       return rng.chance(0.2) ? "" : rng.chance(0.5) ? rng.bytes(rng.int(payloadMax)) : `v${rng.int(1e6)}`;
     case "ms":
       return String(rng.pick([1, 1000, 60_000, 999_999_999_999_999]));
@@ -150,7 +161,7 @@ const TRACE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
 /** Texts each grammar refuses (docs/protocol.md, value grammars). */
 const COMMON_BAD = ["", "abc", "1.5", " 1", "1 ", "1e3", "0x10", "+1", "\0", "1\0", "١"];
-const BAD_VALUES: Record<Exclude<ValueKind, "id" | "bytes">, readonly string[]> = {
+const BAD_VALUES: Record<Exclude<ValueKind, "id" | "bytes" | SizeKind>, readonly string[]> = {
   ms: [...COMMON_BAD, "0", "-1", "01", "00", "-0", "1000000000000000", "9".repeat(100)],
   delay: [...COMMON_BAD, "-1", "01", "00", "-0", "1000000000000000", "9".repeat(40)],
   count: [...COMMON_BAD, "-1", "01", "00", "-0", "1000000000000000", "18446744073709551616"],
@@ -280,8 +291,13 @@ export function malformed(rng: Rng, target: Target, others: readonly string[], p
   if (form.values[0] === "id") kinds.push("id");
   if (form.values.includes("token") || form.verb === "RETRY" || form.verb === "REMOVE") kinds.push("gate");
   if (form.verb !== "INSTALL") kinds.push("fence");
-  // Huge arguments are rare: each costs the wire 100 KB or more.
-  const kind = rng.chance(0.005) ? "huge" : rng.pick(kinds);
+  // Huge arguments are rare: each costs the wire 100 KB or more (one over a size bound, up to 8 MiB).
+  const sized = form.values.flatMap((v, i) => (isSized(v) ? [i] : []));
+  const kind = rng.chance(0.005)
+    ? "huge"
+    : sized.length > 0 && rng.chance(0.002)
+      ? "oversize"
+      : rng.pick(kinds);
   const call = (verb: string, a: Arg[], extra: Partial<Call> = {}): Call => ({
     verb,
     args: a,
@@ -338,7 +354,15 @@ export function malformed(rng: Rng, target: Target, others: readonly string[], p
       else args[where] = rng.chance(0.5) ? "9".repeat(100_000) : rng.bytes(100_000);
       // Only the values a grammar checks are sure to be refused; a huge payload alone is valid.
       const checked = form.values[where - 1 - n];
-      if (args[0] === base.args[0] && (checked === "bytes" || checked === "id")) args[0] = "-1";
+      const unsure = checked === undefined || checked === "bytes" || checked === "id" || isSized(checked);
+      if (args[0] === base.args[0] && unsure) args[0] = "-1";
+      return call(base.verb, args);
+    }
+    case "oversize": {
+      // One byte over the value's size bound (its grammar's `max_bytes`).
+      const i = rng.pick(sized);
+      const max = PROTOCOL.grammars[form.values[i] as SizeKind].max_bytes ?? 0;
+      args[1 + n + i] = Buffer.alloc(max + 1, 0x78);
       return call(base.verb, args);
     }
     case "value": {

@@ -2,6 +2,7 @@
  * The commands that change a queue: `pause`, `resume`, `retry`, `remove`, `promote`, `clean`,
  * `drain`, `obliterate`, `enqueue`. Each acts on every lane of a laned queue.
  */
+import { listQueues, queueExists } from "../operate/discover.js";
 import { Queue } from "../queue.js";
 import { intOption, type Values } from "./args.js";
 import { type Command, QUEUE } from "./command.js";
@@ -11,21 +12,55 @@ const IDS = { name: "id", required: true, many: true } as const;
 const queueOf = async (ctx: Parameters<Command["run"]>[0], name: unknown) =>
   new Queue(name as string, await ctx.connection());
 
+/** The queue's names the error lists, at most. */
+const LISTED = 20;
+
+/**
+ * Refuses a queue the server does not hold (a typo), naming it and the queues it does hold, before
+ * anything is written.
+ */
+async function assertQueueExists(ctx: Parameters<Command["run"]>[0], queue: Queue, hint: string) {
+  const conn = await ctx.connection();
+  if (await queueExists(conn, queue.name)) return;
+  const found = await listQueues(conn);
+  const names = found.queues.map((q) => JSON.stringify(q.name));
+  const known =
+    names.length === 0
+      ? "the server holds no queue"
+      : `known queues: ${names.slice(0, LISTED).join(", ")}${names.length > LISTED ? `, … (${names.length} in all)` : ""}`;
+  throw new NotFoundError(`no queue ${JSON.stringify(queue.name)} on this server (${known})${hint}`);
+}
+
 const flag = (name: string, verb: "pause" | "resume"): Command => ({
   name,
   summary:
     verb === "pause"
       ? "stop claims on a queue (running jobs finish)"
       : "let workers claim from a queue again",
-  usage: "<queue>",
-  options: {},
+  usage: verb === "pause" ? "<queue> [--create]" : "<queue>",
+  options:
+    verb === "pause"
+      ? {
+          create: {
+            type: "boolean",
+            help: "pause a queue the server does not hold yet (before its first job)",
+          },
+        }
+      : {},
   positionals: [QUEUE],
-  async run(ctx, { positionals }) {
+  async run(ctx, { values, positionals }) {
     const queue = await queueOf(ctx, positionals.queue);
+    if (values.create !== true) {
+      await assertQueueExists(
+        ctx,
+        queue,
+        verb === "pause" ? ": --create pauses it before its first job" : "",
+      );
+    }
     const changed = await queue[verb]();
     const now = verb === "pause" ? "paused" : "resumed";
     return {
-      json: { queue: queue.name, [now]: changed },
+      json: { queue: queue.name, paused: verb === "pause", changed },
       text: changed
         ? `${queue.name}: ${now}`
         : `${queue.name}: already ${verb === "pause" ? "paused" : "running"}`,

@@ -26,9 +26,9 @@ async function queueRows(conn: Connection) {
       .filter((q) => isValidQueue(q.name))
       .map(async (q) => {
         const counts = (await new Queue(q.name, conn).counts()) as JobCounts;
-        const { pending, scheduled, active, completed, dead, paused } = counts;
+        const { pending, scheduled, active, completed, dead, waiting, paused } = counts;
         const lanes = Math.max(1, ...(await recordedLanes(conn, q.name)));
-        return { name: q.name, lanes, pending, scheduled, active, completed, dead, paused };
+        return { name: q.name, lanes, pending, scheduled, active, completed, dead, waiting, paused };
       }),
   );
   return { queues, complete: found.complete, scanned: found.scanned };
@@ -80,6 +80,7 @@ const countRow = (q: Awaited<ReturnType<typeof queueRows>>["queues"][number]) =>
   q.active,
   q.completed,
   q.dead,
+  q.waiting,
   q.paused ? "yes" : "no",
 ];
 

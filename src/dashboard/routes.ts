@@ -67,7 +67,10 @@ function stream(ctx: RouteContext, req: IncomingMessage, res: ServerResponse): v
 
 async function metrics(ctx: RouteContext, res: ServerResponse): Promise<void> {
   const snapshot = await ctx.sampler.snapshot();
-  const m = new Metrics(ctx.conn, { queues: snapshot.queues.map((q) => q.name) });
+  const m = new Metrics(ctx.conn, {
+    queues: snapshot.queues.map((q) => q.name),
+    counted: new Map(snapshot.queues.map((q) => [q.name, q.counted])),
+  });
   const body = await m.registry.metrics();
   res.writeHead(200, { "content-type": m.registry.contentType });
   res.end(body);

@@ -10,7 +10,7 @@ import { EventEmitter } from "node:events";
 import type { Connection } from "../connector/connection.js";
 import { queueKey } from "../keyspace.js";
 import { text } from "../jobs/common.js";
-import { headAgeMs } from "../observe/metrics.js";
+import { HeadReadiness } from "../observe/ready.js";
 import { listQueues, type QueueListing } from "../operate/discover.js";
 import { type JobCounts, Queue } from "../queue.js";
 
@@ -25,7 +25,7 @@ export interface QueueSample {
   failedPerSec: (number | null)[];
   /** Completed and failed entries counted on the bus since the sampler's first sample. */
   counted: { completed: number; failed: number };
-  /** Age of the oldest pending job, ms (0 when none is pending). */
+  /** How long the next job to run has been ready, ms (0 when none is pending; src/observe/ready.ts). */
   oldestPendingMs: number;
 }
 
@@ -88,6 +88,7 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
   private discoveredAt = 0;
   private lastAt = 0;
   private readonly tracks = new Map<string, Track>();
+  private readonly readiness = new HeadReadiness();
   private latest: Snapshot | undefined;
   private running: Promise<void> | undefined;
   private inflight: Promise<void> | undefined;
@@ -159,6 +160,7 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
     const queues = await Promise.all(this.listing.map((q) => this.sampleQueue(q, elapsed)));
     const live = new Set(this.listing.flatMap((q) => [q.name, ...q.physical.map((p) => `bus:${p}`)]));
     for (const name of this.tracks.keys()) if (!live.has(name)) this.tracks.delete(name);
+    this.readiness.keep(new Set(this.listing.flatMap((q) => q.physical)));
     this.latest = { at: now, queues, complete: this.complete };
     this.emit("snapshot", this.latest);
   }
@@ -239,9 +241,8 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
     return { completed: t.completed, failed: t.failed };
   }
 
-  /** Age of the job at the head of one physical queue's `pending`. */
-  private async oldestPending(physical: string): Promise<number> {
-    const key = queueKey(physical, "pending");
-    return headAgeMs((await this.conn.send("ZRANGE", [key, 0, 0], key)) as Buffer[], Date.now());
+  /** How long the job at the head of one physical queue's `pending` has been ready (src/observe/ready.ts). */
+  private oldestPending(physical: string): Promise<number> {
+    return this.readiness.ageMs(this.conn, physical);
   }
 }

@@ -6,10 +6,10 @@
  */
 import { InvalidArgumentError } from "../errors.js";
 import { queueNameProblem } from "../keyspace.js";
-import { assertInteger, assertJobId, assertOptions, MAX_INTEGER, typeOf } from "./common.js";
+import { assertInteger, assertJobId, assertOptions, MAX_INTEGER, maxBytes, typeOf } from "./common.js";
 
-/** The longest group or idempotency key, in UTF-8 bytes (the `label` grammar). */
-export const MAX_LABEL_BYTES = 255;
+/** The longest group or idempotency key, in UTF-8 bytes (the `label` grammar's `max_bytes`). */
+export const MAX_LABEL_BYTES: number = maxBytes("label");
 /** How long an idempotency key is held when `keyTtlMs` is not given: one day. */
 export const DEFAULT_KEY_TTL_MS = 86_400_000;
 

@@ -4,7 +4,7 @@
  */
 import { assertValidBrandedId } from "../branded-id.js";
 import type { Arg, Connection } from "../connector/connection.js";
-import { InvalidArgumentError, InvalidIdError } from "../errors.js";
+import { InvalidArgumentError, InvalidIdError, TooLargeError } from "../errors.js";
 import { jobKey, type QueueKeyType, queueKey } from "../keyspace.js";
 import { isTraceContext } from "../observe/trace-context.js";
 import { PROTOCOL } from "../verbs/index.js";
@@ -18,13 +18,46 @@ export const MAX_LEASE_MS = MAX_INTEGER;
 /** The largest `limit` of `promote` / `reap`. */
 export const MAX_LIMIT = 10_000;
 
-export function assertPayload(payload: unknown, name = "payload"): asserts payload is Payload {
+/** The values the protocol bounds in size (docs/protocol.md, "Value grammars"). */
+export type SizeBound = "payload" | "result" | "progress" | "line" | "error";
+
+/** The most bytes a value of a bounded text grammar may have, as the protocol data declares it. */
+export function maxBytes(grammar: SizeBound | "label" | "name" | "trace"): number {
+  const max = PROTOCOL.grammars[grammar].max_bytes;
+  if (max === undefined) throw new Error(`the protocol data gives grammar ${grammar} no max_bytes`);
+  return max;
+}
+
+/** The size of a value as sent: UTF-8 bytes of a string, or the bytes given. */
+export function byteSize(value: Payload): number {
+  return typeof value === "string" ? Buffer.byteLength(value, "utf8") : value.byteLength;
+}
+
+/**
+ * Bytes or a string, at most its size bound (`payload` unless another is named): else
+ * `TooLargeError` before anything is sent (the server refuses it too).
+ */
+export function assertPayload(
+  payload: unknown,
+  name = "payload",
+  bound: SizeBound = "payload",
+): asserts payload is Payload {
   if (typeof payload !== "string" && !(payload instanceof Uint8Array)) {
     throw new InvalidArgumentError(
       name,
       `must be a string or bytes (Uint8Array/Buffer), got ${typeOf(payload)}`,
     );
   }
+  assertSize(name, payload, bound);
+}
+
+/** A value at most its size bound, else `TooLargeError` (nothing sent). */
+export function assertSize(name: string, value: Payload, bound: SizeBound): void {
+  const max = maxBytes(bound);
+  // A string has at least as many bytes as code units and at most three times as many.
+  if (typeof value === "string" && value.length * 3 <= max) return;
+  const bytes = byteSize(value);
+  if (bytes > max) throw new TooLargeError(name, bytes, max);
 }
 
 /** An integer from `min` to `max`; the error names the option and the range. */

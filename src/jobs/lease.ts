@@ -12,6 +12,7 @@ import {
   assertLeaseMs,
   assertOptions,
   assertPayload,
+  assertSize,
   assertToken,
   key,
   MAX_INTEGER,
@@ -65,7 +66,7 @@ export async function complete(
   keep: number,
 ): Promise<void> {
   leased(queue, id, token);
-  assertPayload(result, "result");
+  assertPayload(result, "result", "result");
   assertInteger("keep", keep, 0, MAX_INTEGER);
   const keys = [key(queue, "active"), key(queue, "done"), key(queue, "")];
   await run(conn, "COMPLETE", keys, [id, String(token), toArg(result), String(keep)]);
@@ -88,7 +89,7 @@ export async function completeNext(
   leaseMs: number,
 ): Promise<ClaimOutcome> {
   leased(queue, id, token);
-  assertPayload(result, "result");
+  assertPayload(result, "result", "result");
   assertInteger("keep", keep, 0, MAX_INTEGER);
   assertLeaseMs(leaseMs);
   const keys = (["active", "done", "pending", ""] as const).map((t) => key(queue, t));
@@ -125,6 +126,7 @@ export async function fail(
   if (typeof error !== "string") {
     throw new InvalidArgumentError("error", `must be a string, got ${typeOf(error)}`);
   }
+  assertSize("error", error, "error");
   const o = assertOptions(opts);
   const backoff = assertInteger("backoffMs", o.backoffMs, 0, MAX_INTEGER, " of milliseconds");
   const maxAttempts = assertInteger("maxAttempts", o.maxAttempts, 1, MAX_INTEGER);
@@ -190,7 +192,7 @@ export async function progress(
   value: Payload,
 ): Promise<void> {
   leased(queue, id, token);
-  assertPayload(value, "value");
+  assertPayload(value, "value", "progress");
   const keys = [key(queue, "active"), key(queue, "")];
   await run(conn, "PROGRESS", keys, [id, String(token), toArg(value)]);
 }
@@ -211,6 +213,7 @@ export async function log(
   if (typeof line !== "string") {
     throw new InvalidArgumentError("line", `must be a string, got ${typeOf(line)}`);
   }
+  assertSize("line", line, "line");
   const keys = [key(queue, "active"), key(queue, "")];
   return (await run(conn, "LOG", keys, [id, String(token), line])) as number;
 }

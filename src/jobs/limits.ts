@@ -6,7 +6,7 @@
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { assertValidQueue, queueKey } from "../keyspace.js";
-import { assertInteger, assertOptions, key, MAX_INTEGER, run, text } from "./common.js";
+import { assertInteger, assertOptions, key, MAX_INTEGER, maxBytes, run, text } from "./common.js";
 
 /** A rate: at most `max` jobs start per window of `durationMs` (a fixed window, see the docs). */
 export interface RateLimit {
@@ -35,8 +35,8 @@ export interface LimitsInfo extends QueueLimits {
   groups: Record<string, GroupLimits>;
 }
 
-/** The longest group label (bytes). */
-export const MAX_GROUP_BYTES = 255;
+/** The longest group label (bytes): the `label` grammar's bound. */
+export const MAX_GROUP_BYTES: number = maxBytes("label");
 
 /** A group label: 1–255 bytes, no control characters. */
 export function assertGroup(group: unknown, name = "group"): string {

@@ -1,20 +1,31 @@
 /**
- * Prometheus metrics: what the server holds per queue (read at each scrape) and what this
- * process's workers did (counted as it happens), in the Prometheus text format (prom-client).
+ * Prometheus metrics: what the server holds per queue (read at each scrape) and the outcomes of
+ * jobs, in the Prometheus text format (prom-client).
  *
  *   const metrics = new Metrics(conn, { queues: ["emails"] });
  *   metrics.observe(worker);                         // counters and histograms of that worker
  *   await serveMetrics(metrics, { port: 9464 });     // 127.0.0.1:9464/metrics (or mount handler())
+ *
+ * What each source can know:
+ * * the gauges (`echomq_jobs`, `echomq_queue_latency_seconds`, `echomq_queue_paused`,
+ *   `echomq_workers`) are read from the server at each scrape: any process sees them;
+ * * the outcome counters and histograms count what a worker of **this process** did, from the
+ *   moment `observe(worker)` attached it (its events: handler times need the handler's process);
+ * * or, with `counted`, the completions and failed attempts a long-lived reader of the bus
+ *   counted (the dashboard's sampler: every worker of every process, since the reader started).
+ * Without a source a family is not exported at all (a one-shot `echomq metrics` has no past to
+ * count), never as a series that stays empty.
  */
 import { wakeClientName } from "../worker/client-name.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import { idTime, isValidBrandedId } from "../branded-id.js";
+import { idTime } from "../branded-id.js";
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
-import { assertValidQueue, queueKey } from "../keyspace.js";
+import { assertValidQueue } from "../keyspace.js";
 import { Queue } from "../queue.js";
 import type { Worker } from "../worker.js";
+import { headReadyAgeMs } from "./ready.js";
 
 export interface MetricsOptions {
   /** The queues whose state is read at each scrape. */
@@ -23,6 +34,23 @@ export interface MetricsOptions {
   registry?: Registry;
   /** The package version reported by `echomq_build_info`. Default: this package's. */
   version?: string;
+  /**
+   * Completions and failed attempts per queue, counted on the bus by a long-lived reader (the
+   * dashboard's sampler), exported as `echomq_jobs_completed_total` and
+   * `echomq_attempts_failed_total`. With it, `observe(worker)` is refused (it would count twice).
+   */
+  counted?: ReadonlyMap<string, { completed: number; failed: number }>;
+}
+
+/** The families `observe(worker)` fills, made on its first call. */
+interface Outcomes {
+  completed: Counter<"queue">;
+  failed: Counter<"queue">;
+  retried: Counter<"queue">;
+  dead: Counter<"queue">;
+  stalled: Counter<"queue">;
+  duration: Histogram<"queue" | "outcome">;
+  wait: Histogram<"queue">;
 }
 
 const STATES = ["pending", "scheduled", "active", "completed", "dead", "waiting"] as const;
@@ -31,25 +59,11 @@ const BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60
 
 export const PACKAGE_VERSION = "0.1.0";
 
-/**
- * The age at `now` (ms) of the job at the head of `pending`, from `ZRANGE <pending> 0 0`: its id
- * carries its admission time. 0 when nothing is pending, or for an id that is not a branded id
- * (an orphan: the claim drops it).
- */
-export function headAgeMs(head: readonly Buffer[], now: number): number {
-  const id = head[0]?.toString("latin1");
-  return id !== undefined && isValidBrandedId(id) ? Math.max(0, now - idTime(id)) : 0;
-}
-
 export class Metrics {
   readonly registry: Registry;
-  private readonly completed: Counter<"queue">;
-  private readonly failed: Counter<"queue">;
-  private readonly retried: Counter<"queue">;
-  private readonly dead: Counter<"queue">;
-  private readonly stalled: Counter<"queue">;
-  private readonly duration: Histogram<"queue" | "outcome">;
-  private readonly wait: Histogram<"queue">;
+  private readonly registers: Registry[];
+  private readonly counted: boolean;
+  private outcomes?: Outcomes;
 
   constructor(
     private readonly conn: Connection,
@@ -62,27 +76,22 @@ export class Metrics {
     const queues = [...options.queues];
     this.registry = options.registry ?? new Registry();
     const registers = [this.registry];
-    const counter = (name: string, help: string) =>
-      new Counter({ name, help, labelNames: ["queue"], registers });
-    this.completed = counter("echomq_jobs_completed_total", "Jobs this process's workers completed.");
-    this.failed = counter("echomq_jobs_failed_total", "Attempts that failed (a retry or dead follows).");
-    this.retried = counter("echomq_jobs_retried_total", "Failed attempts that will run again.");
-    this.dead = counter("echomq_jobs_dead_total", "Jobs that exhausted their attempts.");
-    this.stalled = counter("echomq_jobs_stalled_total", "Expired leases the timers took back.");
-    this.duration = new Histogram({
-      name: "echomq_job_duration_seconds",
-      help: "Handler time of each settled attempt.",
-      labelNames: ["queue", "outcome"],
-      buckets: BUCKETS,
-      registers,
-    });
-    this.wait = new Histogram({
-      name: "echomq_job_wait_seconds",
-      help: "From the job's creation (its id's time; a delayed job counts its delay) to its handler's start.",
-      labelNames: ["queue"],
-      buckets: BUCKETS,
-      registers,
-    });
+    this.registers = registers;
+    this.counted = options.counted !== undefined;
+    if (options.counted !== undefined) {
+      const completed = this.counter(
+        "echomq_jobs_completed_total",
+        "Jobs completed, counted on the bus (every worker of every process) since the reader started.",
+      );
+      const failed = this.counter(
+        "echomq_attempts_failed_total",
+        "Attempts that failed (a retry or dead follows), counted on the bus since the reader started.",
+      );
+      for (const [queue, c] of options.counted) {
+        completed.inc({ queue }, c.completed);
+        failed.inc({ queue }, c.failed);
+      }
+    }
     const read = () => this.read(queues);
     let reading: ReturnType<typeof read> | undefined;
     // One server read per scrape, shared by the gauges it fills.
@@ -103,7 +112,7 @@ export class Metrics {
     });
     new Gauge({
       name: "echomq_queue_latency_seconds",
-      help: "Age of the job at the head of pending (the next to run): 0 when none waits.",
+      help: "How long the job at the head of pending (the next to run) has been ready: since it last entered pending (the bus's entry), else since its creation; 0 when none waits.",
       labelNames: ["queue"],
       registers,
       async collect() {
@@ -137,25 +146,68 @@ export class Metrics {
     build.set({ wire: String(conn.wire), version: options.version ?? PACKAGE_VERSION }, 1);
   }
 
-  /** Counts a worker's outcomes, handler times and waits from now on; returns a detach function. */
+  private counter(name: string, help: string): Counter<"queue"> {
+    return new Counter({ name, help, labelNames: ["queue"], registers: this.registers });
+  }
+
+  private outcomesOf(): Outcomes {
+    const histogram = <L extends string>(name: string, help: string, labelNames: L[]) =>
+      new Histogram<L>({ name, help, labelNames, buckets: BUCKETS, registers: this.registers });
+    this.outcomes ??= {
+      completed: this.counter(
+        "echomq_jobs_completed_total",
+        "Jobs this process's observed workers completed.",
+      ),
+      failed: this.counter(
+        "echomq_attempts_failed_total",
+        "Attempts this process's observed workers failed (a retry or dead follows): a job that fails twice counts 2.",
+      ),
+      retried: this.counter("echomq_jobs_retried_total", "Failed attempts that will run again."),
+      dead: this.counter("echomq_jobs_dead_total", "Jobs that exhausted their attempts."),
+      stalled: this.counter("echomq_jobs_stalled_total", "Expired leases this process's timers took back."),
+      duration: histogram("echomq_job_duration_seconds", "Handler time of each settled attempt.", [
+        "queue",
+        "outcome",
+      ]),
+      wait: histogram(
+        "echomq_job_wait_seconds",
+        "From the job's creation (its id's time; a delayed job counts its delay) to its handler's start.",
+        ["queue"],
+      ),
+    };
+    return this.outcomes;
+  }
+
+  /**
+   * Counts a worker's outcomes, handler times and waits from now on (its events, so only a
+   * worker of this process); returns a detach function. The counter and histogram families are
+   * exported from the first call on. Refused when this `Metrics` counts from the bus (`counted`).
+   */
   observe(worker: Worker): () => void {
+    if (this.counted) {
+      throw new InvalidArgumentError(
+        "worker",
+        "cannot be observed by a Metrics made with `counted` (it counts every worker from the bus already): make another Metrics for it",
+      );
+    }
+    const o = this.outcomesOf();
     const queue = worker.queue;
     const since = (at: number) => Math.max(0, (Date.now() - at) / 1000);
     const listeners = {
       active: (job: { id: string; startedAt: number }) =>
-        this.wait.observe({ queue }, Math.max(0, (job.startedAt - idTime(job.id)) / 1000)),
+        o.wait.observe({ queue }, Math.max(0, (job.startedAt - idTime(job.id)) / 1000)),
       completed: (job: { startedAt: number }) => {
-        this.completed.inc({ queue });
-        this.duration.observe({ queue, outcome: "completed" }, since(job.startedAt));
+        o.completed.inc({ queue });
+        o.duration.observe({ queue, outcome: "completed" }, since(job.startedAt));
       },
       failed: (job: { startedAt: number }) => {
-        this.failed.inc({ queue });
-        this.duration.observe({ queue, outcome: "failed" }, since(job.startedAt));
+        o.failed.inc({ queue });
+        o.duration.observe({ queue, outcome: "failed" }, since(job.startedAt));
       },
-      retrying: () => this.retried.inc({ queue }),
-      dead: () => this.dead.inc({ queue }),
+      retrying: () => o.retried.inc({ queue }),
+      dead: () => o.dead.inc({ queue }),
       stalled: (requeued: string[], dead: string[]) =>
-        this.stalled.inc({ queue }, requeued.length + dead.length),
+        o.stalled.inc({ queue }, requeued.length + dead.length),
     };
     for (const [event, fn] of Object.entries(listeners)) worker.on(event as never, fn as never);
     return () => {
@@ -192,13 +244,8 @@ export class Metrics {
       this.conn.send("CLIENT", ["LIST"]).catch(() => null),
       ...queues.map(async (name) => {
         const q = new Queue(name, this.conn);
-        const [counts, head, now] = await Promise.all([
-          q.counts(),
-          this.conn.send("ZRANGE", [queueKey(name, "pending"), 0, 0]) as Promise<Buffer[]>,
-          this.conn.send("TIME", []) as Promise<Buffer[]>,
-        ]);
-        const serverNow = Number(String(now[0])) * 1000 + Math.floor(Number(String(now[1])) / 1000);
-        const latency = headAgeMs(head, serverNow) / 1000;
+        const [counts, age] = await Promise.all([q.counts(), headReadyAgeMs(this.conn, name)]);
+        const latency = age / 1000;
         return [name, { counts, latency }] as const;
       }),
     ]);

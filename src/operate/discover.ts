@@ -1,6 +1,7 @@
 /**
  * Finding the queues a server holds, by a bounded `SCAN` of its keys (on a cluster, of every
- * primary's): a queue exists while one of its sorted sets or its `meta` does. There is no registry
+ * primary's): a queue exists while one of its sorted sets (`waiting` included: a queue that holds
+ * only flow parents waiting for their children is a queue) or its `meta` does. There is no registry
  * to keep in step — a registry key would live in one slot, and no transition could write it on a
  * cluster — so a listing costs a walk over the keyspace: `SCAN … COUNT 1000`, one round trip per
  * thousand keys (every job row is a key), stopped after `maxKeys` keys with `complete: false`.
@@ -8,6 +9,7 @@
  */
 import type { Cluster, Redis } from "iovalkey";
 import type { Connection } from "../connector/connection.js";
+import { queueKey } from "../keyspace.js";
 import { laneNames } from "../lanes/naming.js";
 
 export interface QueueListing {
@@ -25,7 +27,7 @@ export interface Discovery {
   complete: boolean;
 }
 
-const SETS = new Set(["pending", "schedule", "active", "done", "dead", "meta"]);
+const SETS = new Set(["pending", "schedule", "active", "done", "dead", "waiting", "meta"]);
 const LANE = /^(.+)@(\d+)\.(\d+)\.\d+$/;
 
 /** The queue name and type of `emq:{<name>}:<type>`, or null for any other key. */
@@ -87,4 +89,14 @@ export async function listQueues(conn: Connection, opts: { maxKeys?: number } = 
     .map(([name, lanes]) => ({ name, physical: lanes.sort() }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { queues, scanned, complete };
+}
+
+/**
+ * Whether the server holds queue `name`: one of its sets or its `meta` exists (the test
+ * `listQueues` applies, for one name: one `EXISTS` on its slot). A laned queue records its lanes
+ * in its own `meta`, so its name alone answers.
+ */
+export async function queueExists(conn: Connection, name: string): Promise<boolean> {
+  const keys = [...SETS].map((type) => queueKey(name, type));
+  return Number(await conn.send("EXISTS", keys, keys[0])) > 0;
 }

@@ -12,6 +12,7 @@ import {
   assertOptions,
   assertPayload,
   MAX_INTEGER,
+  maxBytes,
   type Payload,
   typeOf,
 } from "../jobs/common.js";
@@ -74,7 +75,8 @@ export interface CheckedSchedule {
 }
 
 export const DEFAULT_GRACE_MS = 5000;
-const MAX_NAME = 255;
+/** The longest schedule name (bytes): the `name` grammar's `max_bytes`. */
+const MAX_NAME: number = maxBytes("name");
 
 /** A schedule's name: 1–255 bytes (UTF-8), no control character. */
 export function assertScheduleName(name: unknown): string {

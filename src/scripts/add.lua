@@ -8,7 +8,7 @@
 -- KEYS[2]  emq:{q}:pending    the ready set (score = priority)
 -- KEYS[3]  emq:{q}:schedule   the delayed set (score = due time ms)
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
--- ARGV[2]  <payload>          any bytes
+-- ARGV[2]  <payload>          any bytes, at most 8 MiB (8388608 bytes)
 -- ARGV[3]  <priority>         an integer: optional '-', then 0 or 1-15 digits without a leading zero
 -- ARGV[4]  <delay>            non-negative integer ms from now (0 = ready now)
 -- ARGV[5]  <max_attempts>     non-negative integer (0 = the worker decides; not written)
@@ -25,7 +25,7 @@
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the id entered pending (delay 0), 0 when
 --          it entered schedule (a promoter then knows a due time changed)
 -- Key:     <base>key:<key> holds the id (PX <key_ttl> when not 0), written with the job
--- Errors:  shape, priority, delay, max attempts, trace, group, key, key ttl, timeout, parent,
+-- Errors:  shape, payload, priority, delay, max attempts, trace, group, key, key ttl, timeout, parent,
 --          JOB prefix, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace> <group> <key> <key_ttl> <timeout> <parent>'
 if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.ADD wrong number of keys: ' .. form) end
@@ -34,6 +34,8 @@ if #ARGV ~= 11 then return redis.error_reply('ERR EMQ.ADD wrong number of values
 local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
 local function count(s) return s == '0' or positive(s) end
 local function refuse(name, rule) return redis.error_reply('ERR EMQ.ADD ' .. name .. ' must be ' .. rule) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 -- The trace grammar: '<version>-<trace-id>-<parent-id>-<flags>' (2, 32, 16, 2 lower-case hex
 -- digits; version not ff, neither id all zeros), optionally ';' and 1+ printable ASCII bytes.
 local function traced(s)
@@ -80,6 +82,7 @@ end
 local row, pending, schedule = KEYS[1], KEYS[2], KEYS[3]
 local id, payload, priority, delay, max, trace = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local group, idem, ttl, timeout, parent = ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
+if not within(payload, 8388608) then return refuse('payload', 'at most 8388608 bytes') end
 if not (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2)))) then
   return refuse('priority', 'an integer')
 end

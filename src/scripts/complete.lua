@@ -7,7 +7,7 @@
 -- KEYS[3]  emq:{q}:           the queue's base; the row is <base>job:<id>
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
 -- ARGV[2]  <token>            the lease token, positive integer
--- ARGV[3]  <result>           any bytes
+-- ARGV[3]  <result>           any bytes, at most 8 MiB (8388608 bytes)
 -- ARGV[4]  <keep>             non-negative integer: done keeps at most this many ids (0 = delete the row)
 -- Reply:   1
 -- Event:   completed (id, attempt) on emq:{q}:events
@@ -15,7 +15,7 @@
 -- Outbox:  a row with a parent (a flow's child): ZADD <base>outbox <now> <parent> NUL <id> NUL
 --          completed NUL <result>, with the completion (docs/protocol.md, "Flows")
 -- Retention: while done holds more than keep, the oldest are removed with their rows, at most 10 per call.
--- Errors:  shape, lease token, keep, JOB prefix, WRONGTYPE, job not found, job is not active,
+-- Errors:  shape, lease token, result, keep, JOB prefix, WRONGTYPE, job not found, job is not active,
 --          stale lease token (see docs/protocol.md)
 local form = 'EMQ.COMPLETE 3 <active> <done> <base> <id> <token> <result> <keep>'
 if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.COMPLETE wrong number of keys: ' .. form) end
@@ -24,6 +24,8 @@ if #ARGV ~= 4 then return redis.error_reply('ERR EMQ.COMPLETE wrong number of va
 local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
 local function count(s) return s == '0' or positive(s) end
 local function refuse(text) return redis.error_reply('ERR EMQ.COMPLETE ' .. text) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 local function typed(keys, want)
   for _, key in ipairs(keys) do
     local t = redis.call('TYPE', key).ok
@@ -89,6 +91,7 @@ end
 local active, done, base = KEYS[1], KEYS[2], KEYS[3]
 local id, token, result, keep = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 if not positive(token) then return refuse('lease token must be a positive integer') end
+if not within(result, 8388608) then return refuse('result must be at most 8388608 bytes') end
 if not count(keep) then return refuse('keep must be a non-negative integer') end
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
 local function wrongtype()

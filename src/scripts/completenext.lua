@@ -10,7 +10,7 @@
 --                             flow control <base>limits, rate, groups, group:<g>, parked, schedule
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
 -- ARGV[2]  <token>            the lease token, positive integer
--- ARGV[3]  <result>           any bytes
+-- ARGV[3]  <result>           any bytes, at most 8 MiB (8388608 bytes)
 -- ARGV[4]  <keep>             non-negative integer: done keeps at most this many ids (0 = delete the row)
 -- ARGV[5]  <lease_ms>         positive integer milliseconds: the next job's lease
 -- Reply:   {1} completed, nothing leased (pending empty, the queue paused, or the claim refused)
@@ -29,6 +29,8 @@ if #ARGV ~= 5 then return redis.error_reply('ERR EMQ.COMPLETENEXT wrong number o
 local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
 local function count(s) return s == '0' or positive(s) end
 local function refuse(text) return redis.error_reply('ERR EMQ.COMPLETENEXT ' .. text) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 local function typed(keys, want)
   for _, key in ipairs(keys) do
     local t = redis.call('TYPE', key).ok
@@ -106,6 +108,7 @@ end
 local active, done, pending, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, token, result, keep, lease = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if not positive(token) then return refuse('lease token must be a positive integer') end
+if not within(result, 8388608) then return refuse('result must be at most 8388608 bytes') end
 if not count(keep) then return refuse('keep must be a non-negative integer') end
 if not positive(lease) then return refuse('lease must be a positive integer of milliseconds') end
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end

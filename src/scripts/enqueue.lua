@@ -5,16 +5,18 @@
 -- KEYS[1]  emq:{q}:job:<id>   the job row
 -- KEYS[2]  emq:{q}:pending    the ready set
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
--- ARGV[2]  <payload>          any bytes
+-- ARGV[2]  <payload>          any bytes, at most 8 MiB (8388608 bytes)
 -- Reply:   1 enqueued | 0 duplicate id (nothing written)
 -- Event:   added (id, attempt 0), on emq:{q}:events
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
--- Errors:  shape, JOB prefix, WRONGTYPE (see docs/protocol.md)
+-- Errors:  shape, payload, JOB prefix, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.ENQUEUE 2 <row> <pending> <id> <payload>'
 if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.ENQUEUE wrong number of keys: ' .. form) end
 if #ARGV ~= 2 then return redis.error_reply('ERR EMQ.ENQUEUE wrong number of values: ' .. form) end
 
 local function count(s) return s == '0' or (#s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 -- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
 -- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
 local function bus(base)
@@ -26,6 +28,9 @@ local function bus(base)
 end
 
 local row, pending, id = KEYS[1], KEYS[2], ARGV[1]
+if not within(ARGV[2], 8388608) then
+  return redis.error_reply('ERR EMQ.ENQUEUE payload must be at most 8388608 bytes')
+end
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.ENQUEUE id must start with JOB') end
 if redis.call('EXISTS', row) == 1 then return 0 end
 local ptype = redis.call('TYPE', pending).ok

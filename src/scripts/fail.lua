@@ -9,7 +9,7 @@
 -- KEYS[5]  emq:{q}:           the queue's base; the row is <base>job:<id>
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
 -- ARGV[2]  <token>            the lease token, positive integer
--- ARGV[3]  <error>            any bytes (stored in the row's error field)
+-- ARGV[3]  <error>            any bytes, at most 16 KiB (16384), stored in the row's error field
 -- ARGV[4]  <backoff>          non-negative integer ms (0 = pending now)
 -- ARGV[5]  <max_attempts>     positive integer; the row's max_attempts field wins
 -- ARGV[6]  <keep>             non-negative integer: dead keeps at most this many ids (0 = delete the row)
@@ -21,7 +21,7 @@
 --          NUL failed NUL <error>, with the move (docs/protocol.md, "Flows")
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the id entered pending, 0 when it entered
 --          schedule (backoff > 0)
--- Errors:  shape, lease token, backoff, max attempts, keep, JOB prefix, WRONGTYPE, job not found,
+-- Errors:  shape, lease token, error, backoff, max attempts, keep, JOB prefix, WRONGTYPE, job not found,
 --          job is not active, stale lease token (see docs/protocol.md)
 local form = 'EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>'
 if #KEYS ~= 5 then return redis.error_reply('ERR EMQ.FAIL wrong number of keys: ' .. form) end
@@ -30,6 +30,8 @@ if #ARGV ~= 6 then return redis.error_reply('ERR EMQ.FAIL wrong number of values
 local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
 local function count(s) return s == '0' or positive(s) end
 local function refuse(text) return redis.error_reply('ERR EMQ.FAIL ' .. text) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 local function typed(keys, want)
   for _, key in ipairs(keys) do
     local t = redis.call('TYPE', key).ok
@@ -100,6 +102,7 @@ end
 local active, pending, schedule, dead, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, token, err, backoff, max, keep = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 if not positive(token) then return refuse('lease token must be a positive integer') end
+if not within(err, 16384) then return refuse('error must be at most 16384 bytes') end
 if not count(backoff) then return refuse('backoff must be a non-negative integer of milliseconds') end
 if not positive(max) then return refuse('max attempts must be a positive integer') end
 if not count(keep) then return refuse('keep must be a non-negative integer') end

@@ -6,11 +6,11 @@
 -- KEYS[2]  emq:{q}:           the queue's base; the row is <base>job:<id>
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
 -- ARGV[2]  <token>            the lease token (the attempts the claim returned), positive integer
--- ARGV[3]  <line>             any bytes
+-- ARGV[3]  <line>             any bytes, at most 16 KiB (16384 bytes)
 -- Reply:   the line's number n (lines are numbered from 1 over the job's life)
 -- Writes:  n = the row's logs (a count, else 0) + 1; HSET <row> logs <n> log:<n> <line>; when
 --          n > 100, HDEL <row> log:<n - 100>
--- Errors:  shape, lease token, JOB prefix, WRONGTYPE, job not found, job is not active, stale
+-- Errors:  shape, lease token, line, JOB prefix, WRONGTYPE, job not found, job is not active, stale
 --          lease token (see docs/protocol.md)
 local form = 'EMQ.LOG 2 <active> <base> <id> <token> <line>'
 if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.LOG wrong number of keys: ' .. form) end
@@ -20,9 +20,12 @@ local KEEP = 100
 local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
 local function count(s) return s == '0' or positive(s) end
 local function refuse(text) return redis.error_reply('ERR EMQ.LOG ' .. text) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 
 local active, base, id, token, line = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
 if not positive(token) then return refuse('lease token must be a positive integer') end
+if not within(line, 16384) then return refuse('line must be at most 16384 bytes') end
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
 local t = redis.call('TYPE', active).ok
 if t ~= 'zset' and t ~= 'none' then

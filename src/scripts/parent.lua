@@ -5,7 +5,7 @@
 -- KEYS[1]  emq:{q}:job:<id>   the parent's row
 -- KEYS[2]  emq:{q}:waiting    the parents waiting for children (score = time added ms)
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
--- ARGV[2]  <payload>          any bytes
+-- ARGV[2]  <payload>          any bytes, at most 8 MiB (8388608 bytes)
 -- ARGV[3]  <priority>         an integer: the score in pending once the children have settled
 -- ARGV[4]  <max_attempts>     non-negative integer (0 = the worker decides; not written)
 -- ARGV[5]  <children>         positive integer: how many children must settle
@@ -13,7 +13,7 @@
 -- ARGV[7]  <parent>           empty, or this parent's own parent: <queue> NUL <id> (nested flows)
 -- Reply:   1 added | 0 duplicate id (nothing written)
 -- Event:   waiting (id, attempt 0) on emq:{q}:events
--- Errors:  shape, priority, max attempts, children, on failure, parent, JOB prefix, WRONGTYPE
+-- Errors:  shape, payload, priority, max attempts, children, on failure, parent, JOB prefix, WRONGTYPE
 --          (see docs/protocol.md, "Flows")
 local form = 'EMQ.PARENT 2 <row> <waiting> <id> <payload> <priority> <max_attempts> <children> <on_failure> <parent>'
 if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.PARENT wrong number of keys: ' .. form) end
@@ -22,6 +22,8 @@ if #ARGV ~= 7 then return redis.error_reply('ERR EMQ.PARENT wrong number of valu
 local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
 local function count(s) return s == '0' or positive(s) end
 local function refuse(name, rule) return redis.error_reply('ERR EMQ.PARENT ' .. name .. ' must be ' .. rule) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 local function queue(s) return #s >= 1 and #s <= 255 and not string.find(s, '[%z\1-\31\127{}]') end
 -- empty, or <queue> NUL <id>: a queue name, then an id with the JOB prefix and no NUL
 local function parented(s)
@@ -45,6 +47,7 @@ end
 local row, waiting = KEYS[1], KEYS[2]
 local id, payload, priority, max, children, policy, parent =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+if not within(payload, 8388608) then return refuse('payload', 'at most 8388608 bytes') end
 if not (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2)))) then
   return refuse('priority', 'an integer')
 end

@@ -10,14 +10,14 @@
 -- ARGV[3]  <next>             positive integer ms: the first due instant
 -- ARGV[4]  <limit>            non-negative integer: jobs added at most (0 = no limit)
 -- ARGV[5]  <end_at>           non-negative integer ms: no instant after it (0 = none)
--- ARGV[6]  <payload>          any bytes: the jobs' payload
+-- ARGV[6]  <payload>          any bytes, at most 8 MiB (8388608 bytes): the jobs' payload
 -- ARGV[7]  <priority>         an integer: the jobs' priority
 -- ARGV[8]  <max_attempts>     non-negative integer (0 = the worker decides)
 -- ARGV[9]  <timeout>          non-negative integer ms (0 = none)
 -- Reply:   1 created | 2 replaced (next reset, fired kept) | 0 unchanged (nothing written)
 -- Wake:    SPUBLISH emq:{q}:wake 0 when created or replaced (a due time changed: the workers'
 --          schedule loops read repeats again)
--- Errors:  shape, name, next, limit, end at, priority, max attempts, timeout, WRONGTYPE
+-- Errors:  shape, name, next, limit, end at, payload, priority, max attempts, timeout, WRONGTYPE
 local form = 'EMQ.SCHEDULE 2 <repeats> <base> <name> <spec> <next> <limit> <end_at> <payload> <priority> <max_attempts> <timeout>'
 if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.SCHEDULE wrong number of keys: ' .. form) end
 if #ARGV ~= 9 then return redis.error_reply('ERR EMQ.SCHEDULE wrong number of values: ' .. form) end
@@ -26,6 +26,8 @@ local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= 
 local function count(s) return s == '0' or positive(s) end
 local function label(s) return #s >= 1 and #s <= 255 and string.find(s, '[%z\1-\31\127]') == nil end
 local function refuse(name, rule) return redis.error_reply('ERR EMQ.SCHEDULE ' .. name .. ' must be ' .. rule) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 local function typed(key, want)
   local t = redis.call('TYPE', key).ok
   return t == want or t == 'none'
@@ -38,6 +40,7 @@ if not label(name) then return refuse('name', '1 to 255 bytes, no control charac
 if not positive(nxt) then return refuse('next', 'a positive integer') end
 if not count(limit) then return refuse('limit', 'a non-negative integer') end
 if not count(end_at) then return refuse('end at', 'a non-negative integer') end
+if not within(payload, 8388608) then return refuse('payload', 'at most 8388608 bytes') end
 if not (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2)))) then
   return refuse('priority', 'an integer')
 end

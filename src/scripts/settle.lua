@@ -11,7 +11,7 @@
 -- ARGV[2]  <child_queue>      the child's queue: 1-255 bytes, no '{', '}' or control byte
 -- ARGV[3]  <child_id>         the child's id (gated on its JOB prefix)
 -- ARGV[4]  <outcome>          'completed' or 'failed'
--- ARGV[5]  <value>            the child's result or error: any bytes
+-- ARGV[5]  <value>            the child's result or error: any bytes, at most 8 MiB (8388608 bytes)
 -- Field:   child:<child_queue>:<child_id> (completed) or failed:<child_queue>:<child_id> (failed),
 --          = <value>; either present: duplicate. A failed child counts as settled under 'ignore'.
 -- Reply:   'waiting' | 'ready' | 'dead' | 'duplicate' | 'late' | 'gone' (bulk string)
@@ -20,7 +20,7 @@
 -- Events:  ready (id, attempt) when the parent became ready; dead (id, attempt, reason: the
 --          error's first 200 bytes) when a failed child killed it; on emq:{q}:events
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the parent became ready
--- Errors:  shape, JOB prefix, child queue, child id, outcome, WRONGTYPE (see docs/protocol.md)
+-- Errors:  shape, JOB prefix, child queue, child id, outcome, value, WRONGTYPE (see docs/protocol.md)
 local form = 'EMQ.SETTLE 4 <waiting> <pending> <dead> <base> <id> <child_queue> <child_id> <outcome> <value>'
 if #KEYS ~= 4 then return redis.error_reply('ERR EMQ.SETTLE wrong number of keys: ' .. form) end
 if #ARGV ~= 5 then return redis.error_reply('ERR EMQ.SETTLE wrong number of values: ' .. form) end
@@ -28,6 +28,8 @@ if #ARGV ~= 5 then return redis.error_reply('ERR EMQ.SETTLE wrong number of valu
 local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
 local function count(s) return s == '0' or positive(s) end
 local function refuse(text) return redis.error_reply('ERR EMQ.SETTLE ' .. text) end
+-- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
+local function within(s, max) return #s <= max end
 local function queue(s) return #s >= 1 and #s <= 255 and not string.find(s, '[%z\1-\31\127{}]') end
 local function typed(keys, want)
   for _, key in ipairs(keys) do
@@ -53,6 +55,7 @@ if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') en
 if not queue(cq) then return refuse('child queue must be a queue name') end
 if string.sub(cid, 1, 3) ~= 'JOB' then return refuse('child id must start with JOB') end
 if outcome ~= 'completed' and outcome ~= 'failed' then return refuse('outcome must be completed or failed') end
+if not within(value, 8388608) then return refuse('value must be at most 8388608 bytes') end
 local outbox = base .. 'outbox'
 if not typed({ waiting, pending, dead, outbox }, 'zset') then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')

@@ -24,7 +24,8 @@ export type KeySlot =
 /**
  * Value grammars: numbers (decimal text); text: `trace` (a W3C trace context or empty), `label`
  * (empty or 1–255 bytes, no control byte), `parent` (empty or queue NUL id), `name` (1–255 bytes,
- * no control byte).
+ * no control byte), and the size bounds of any bytes: `payload`, `result`, `progress`, `line`,
+ * `error` (each at most its `max_bytes`).
  */
 export type Grammar =
   | "ms"
@@ -36,7 +37,12 @@ export type Grammar =
   | "trace"
   | "label"
   | "parent"
-  | "name";
+  | "name"
+  | "payload"
+  | "result"
+  | "progress"
+  | "line"
+  | "error";
 /** Admission: refused over `maxmemory`; drain: runs over it; read: reads only. */
 export type VerbClass = "admission" | "drain" | "read";
 export type TimeSet = "active" | "schedule" | "done" | "dead" | "waiting" | "outbox";
@@ -92,8 +98,11 @@ export interface ProtocolSpec {
   job_core: string[];
   brands: { wire4: string; wire6: string; key: string };
   classes: Record<VerbClass, { flags: string; shebang: string | null; about: string }>;
-  /** Each grammar's refusal rule and accepted text; `text`: not a number (`trace`). */
-  grammars: Record<Grammar, { rule: string; accepts: string; text?: boolean }>;
+  /**
+   * Each grammar's refusal rule and accepted text; `text`: not a number (`trace`); `max_bytes`:
+   * the most bytes a value in a text grammar may have (the server refuses a longer one).
+   */
+  grammars: Record<Grammar, { rule: string; accepts: string; text?: boolean; max_bytes?: number }>;
   key_slots: Record<KeySlot, string>;
   key_flags: string[];
 }

@@ -5,7 +5,7 @@
  */
 import { type BackoffOption, backoffDelay } from "../backoff.js";
 import { EchoMQError } from "../errors.js";
-import { MAX_INTEGER } from "../jobs/common.js";
+import { assertSize, MAX_INTEGER, maxBytes } from "../jobs/common.js";
 
 /** A handler returned a value that cannot be stored as a job's result; the attempt fails with it. */
 export class InvalidResultError extends EchoMQError {
@@ -32,11 +32,15 @@ export class InvalidBackoffError extends EchoMQError {
 /**
  * The result as stored: `undefined`/`null` → empty, strings and bytes as they are, anything else
  * as JSON. Throws `InvalidResultError` when JSON cannot carry it (a BigInt, a cycle, a symbol or
- * a function at the top).
+ * a function at the top), `TooLargeError` when it is over the `result` bound (the attempt then
+ * fails with that error).
  */
 export function encodeResult(result: unknown): string | Uint8Array {
   if (result === undefined || result === null) return "";
-  if (typeof result === "string" || result instanceof Uint8Array) return result;
+  if (typeof result === "string" || result instanceof Uint8Array) {
+    assertSize("result", result, "result");
+    return result;
+  }
   let json: string | undefined;
   try {
     json = JSON.stringify(result);
@@ -45,17 +49,37 @@ export function encodeResult(result: unknown): string | Uint8Array {
     throw new InvalidResultError(reason.replace(/\s+/g, " "), err);
   }
   if (json === undefined) throw new InvalidResultError(`JSON has no form for a ${typeof result}`);
+  assertSize("result", json, "result");
   return json;
 }
 
 /** An error as the text stored on the job: `Name: message`, or `String(error)`. */
 export function errorText(error: unknown): string {
+  return fitError(describeError(error));
+}
+
+function describeError(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   try {
     return String(error);
   } catch {
     return Object.prototype.toString.call(error);
   }
+}
+
+/**
+ * An error text cut to the protocol's `error` bound (docs/protocol.md), so a failure is never
+ * refused: the start of the text, on a character boundary, then `… [cut: <n> bytes in all]`.
+ */
+export function fitError(text: string): string {
+  const max = maxBytes("error");
+  if (text.length * 3 <= max) return text;
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= max) return text;
+  const marker = `… [cut: ${bytes.length} bytes in all]`;
+  let keep = max - Buffer.byteLength(marker, "utf8");
+  while (keep > 0 && ((bytes[keep] ?? 0) & 0xc0) === 0x80) keep--;
+  return bytes.subarray(0, keep).toString("utf8") + marker;
 }
 
 /** The retry delay after a failed attempt, or the reason none could be had (then 0 is used). */

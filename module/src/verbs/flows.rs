@@ -45,7 +45,7 @@ pub fn parent(ctx: &Context, args: Args) -> Reply {
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (row, waiting) = (ROW.of(&call), WAITING.of(&call));
-    let (id, payload) = (ID.of(&call), PAYLOAD.of(&call));
+    let (id, payload) = (ID.of(&call), PAYLOAD.read(&call)?);
 
     let priority = PRIORITY.read(&call)?;
     let max_attempts = MAX_ATTEMPTS.read(&call)?;
@@ -108,7 +108,7 @@ pub fn settle(ctx: &Context, args: Args) -> Reply {
     let db = Db::new(ctx, args, guard.is_ok());
     let (waiting, pending, dead) = (WAITING.of(&call), PENDING.of(&call), DEAD.of(&call));
     let (id, child_queue, child_id) = (ID.of(&call), CHILD_QUEUE.of(&call), CHILD_ID.of(&call));
-    let (outcome, value) = (OUTCOME.of(&call), VALUE.of(&call));
+    let outcome = OUTCOME.of(&call);
     let reply = |text: &[u8]| Ok(ValkeyValue::StringBuffer(text.to_vec()));
 
     gates::job_id(&FORM, id)?;
@@ -121,6 +121,7 @@ pub fn settle(ctx: &Context, args: Args) -> Reply {
     if outcome != COMPLETED && outcome != FAILED {
         return Err(errors::outcome(FORM.verb));
     }
+    let value = VALUE.read(&call)?;
     let outbox = queue.key(OUTBOX);
     let [mut waiting, mut pending, mut dead, mut outbox] =
         gates::sorted_sets(&db, [waiting, pending, dead, &outbox])?;

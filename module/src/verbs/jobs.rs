@@ -28,7 +28,7 @@ pub fn enqueue(ctx: &Context, args: Args) -> Reply {
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (row, pending) = (ROW.of(&call), PENDING.of(&call));
-    let (id, payload) = (ID.of(&call), PAYLOAD.of(&call));
+    let (id, payload) = (ID.of(&call), PAYLOAD.read(&call)?);
 
     gates::job_id(&FORM, id)?;
     let mut row = db.open(row);
@@ -63,7 +63,7 @@ pub fn add(ctx: &Context, args: Args) -> Reply {
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
     let (row, pending, schedule) = (ROW.of(&call), PENDING.of(&call), SCHEDULE.of(&call));
-    let (id, payload) = (ID.of(&call), PAYLOAD.of(&call));
+    let (id, payload) = (ID.of(&call), PAYLOAD.read(&call)?);
 
     let priority = PRIORITY.read(&call)?;
     let delay = DELAY.read(&call)?;

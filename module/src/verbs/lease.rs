@@ -91,9 +91,10 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
     let db = Db::new(ctx, args, guard.is_ok());
 
     TOKEN.read(&call)?;
+    let result = RESULT.read(&call)?;
     let keep = KEEP.read(&call)?;
     let sets = (ACTIVE.of(&call), DONE.of(&call));
-    let job = (ID.of(&call), TOKEN.of(&call), RESULT.of(&call), keep);
+    let job = (ID.of(&call), TOKEN.of(&call), result, keep);
     completion(&db, &FORM, &queue, guard, sets, job)?;
     Ok(ValkeyValue::Integer(1))
 }
@@ -109,10 +110,11 @@ pub fn completenext(ctx: &Context, args: Args) -> Reply {
     let db = Db::new(ctx, args, guard.is_ok());
 
     TOKEN.read(&call)?;
+    let result = RESULT.read(&call)?;
     let keep = KEEP.read(&call)?;
     let lease = LEASE_MS.read(&call)?;
     let (active, pending) = (ACTIVE.of(&call), PENDING.of(&call));
-    let job = (ID.of(&call), TOKEN.of(&call), RESULT.of(&call), keep);
+    let job = (ID.of(&call), TOKEN.of(&call), result, keep);
     completion(&db, &FORM, &queue, guard, (active, DONE.of(&call)), job)?;
     let next = jobs::lease_next(ctx, &db, &FORM, &queue, (pending, active), lease, Ok(()));
     Ok(and_next(ValkeyValue::Integer(1), next))
@@ -180,9 +182,10 @@ pub fn fail(ctx: &Context, args: Args) -> Reply {
     let db = Db::new(ctx, args, guard.is_ok());
     let (active, pending) = (ACTIVE.of(&call), PENDING.of(&call));
     let (schedule, dead) = (SCHEDULE.of(&call), DEAD.of(&call));
-    let (id, error) = (ID.of(&call), ERROR.of(&call));
+    let id = ID.of(&call);
 
     TOKEN.read(&call)?;
+    let error = ERROR.read(&call)?;
     let backoff = BACKOFF.read(&call)?;
     let max_attempts = MAX_ATTEMPTS.read(&call)?;
     let keep = KEEP.read(&call)?;

@@ -45,6 +45,7 @@ pub fn schedule(ctx: &Context, args: Args) -> Reply {
     NEXT.read(&call)?;
     LIMIT.read(&call)?;
     END_AT.read(&call)?;
+    PAYLOAD.read(&call)?;
     PRIORITY.read(&call)?;
     MAX_ATTEMPTS.read(&call)?;
     TIMEOUT.read(&call)?;

@@ -49,9 +49,10 @@ pub fn progress(ctx: &Context, args: Args) -> Reply {
     let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (id, token, value) = (ID.of(&call), TOKEN.of(&call), VALUE.of(&call));
+    let (id, token) = (ID.of(&call), TOKEN.of(&call));
 
     TOKEN.read(&call)?;
+    let value = VALUE.read(&call)?;
     let mut row = running(&db, &FORM, &queue, (ACTIVE.of(&call), id, token))?;
 
     guard?;
@@ -79,13 +80,14 @@ pub fn log(ctx: &Context, args: Args) -> Reply {
     let (id, token) = (ID.of(&call), TOKEN.of(&call));
 
     TOKEN.read(&call)?;
+    let line = LINE.read(&call)?;
     let mut row = running(&db, &FORM, &queue, (ACTIVE.of(&call), id, token))?;
     let [logs] = row.hash_get([LOGS])?;
 
     guard?;
     let n = next_line(logs.as_deref());
     let (count, field) = (n.to_string(), format!("log:{n}"));
-    row.hset(&[(LOGS, count.as_bytes()), (field.as_bytes(), LINE.of(&call))])?;
+    row.hset(&[(LOGS, count.as_bytes()), (field.as_bytes(), line)])?;
     if n > KEEP_LINES {
         row.hdel(format!("log:{}", n - KEEP_LINES).as_bytes())?;
     }
