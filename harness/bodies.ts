@@ -1,7 +1,7 @@
 /**
- * The script side's bodies: read verbatim from the pinned commit and verified (harness/pins.ts),
+ * The script side's bodies: assembled from the pinned commit and verified (harness/pins.ts),
  * keyed by the verb they implement. Nothing here reads src/scripts at run time except to check
- * that the working tree still holds the pinned bodies.
+ * that the working tree still assembles the pinned bodies.
  */
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";

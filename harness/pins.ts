@@ -1,13 +1,17 @@
 /**
  * Pinned script bodies. `harness/pins.json` names a commit of this repository and, for each
- * script, the SHA-1 and SHA-256 of its body at that commit. The harness reads each body verbatim
- * from the commit (`git show <commit>:src/scripts/<name>.lua`), checks both digests, and refuses
- * to measure when any differs, or when a pinned body is not the working tree's script.
+ * script, the SHA-1 and SHA-256 of its assembled body at that commit: the script with the pieces
+ * it includes (src/scripts/assemble.ts), every file read from the commit (`git show
+ * <commit>:src/scripts/<name>.lua`, `…/lib/<piece>.lua`, `protocol/verbs/*.json`). The harness
+ * checks both digests, and refuses to measure when any differs, or when a pinned body is not the
+ * working tree's assembled body.
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { assemble, type PieceReader, type ScriptData } from "../src/scripts/assemble.js";
+import type { ProtocolSpec, VerbSpec } from "../src/verbs/index.js";
 
 export const SCRIPTS_DIR = "src/scripts";
 
@@ -45,9 +49,76 @@ function git(repo: string, args: string[]): Buffer {
   }
 }
 
-/** A script's body exactly as committed at `commit`. */
+/** The protocol data (a verb file's text → its spec), by the script each verb names. */
+function byScript(protocol: string, verbFiles: string[]): Map<string, ScriptData> {
+  const { grammars } = JSON.parse(protocol) as ProtocolSpec;
+  const data = new Map<string, ScriptData>();
+  for (const text of verbFiles) {
+    const spec = JSON.parse(text) as VerbSpec;
+    if (spec.script) data.set(spec.script, { spec, grammars });
+  }
+  return data;
+}
+
+/** The protocol data at `commit`, by script. */
+const dataAt = new Map<string, Map<string, ScriptData>>();
+function scriptDataAt(repo: string, commit: string): Map<string, ScriptData> {
+  const key = `${repo}\0${commit}`;
+  let data = dataAt.get(key);
+  if (!data) {
+    const files = git(repo, ["ls-tree", "--name-only", `${commit}`, "protocol/verbs/"])
+      .toString()
+      .split("\n");
+    data = byScript(
+      git(repo, ["show", `${commit}:protocol/protocol.json`]).toString(),
+      files.filter((f) => f.endsWith(".json")).map((f) => git(repo, ["show", `${commit}:${f}`]).toString()),
+    );
+    dataAt.set(key, data);
+  }
+  return data;
+}
+
+/** The scripts folder's files at a commit (path → text once read). */
+const filesAt = new Map<string, Map<string, string | undefined>>();
+
+/** A script's assembled body, every file read as committed at `commit`. */
 export function bodyAt(repo: string, commit: string, name: string): Buffer {
-  return git(repo, ["show", `${commit}:${SCRIPTS_DIR}/${name}.lua`]);
+  const key = `${repo}\0${commit}`;
+  let files = filesAt.get(key);
+  if (!files) {
+    files = new Map();
+    const listed = git(repo, ["ls-tree", "-r", "--name-only", commit, `${SCRIPTS_DIR}/`]).toString();
+    for (const file of listed.split("\n").filter((f) => f.endsWith(".lua"))) files.set(file, undefined);
+    filesAt.set(key, files);
+  }
+  const held = files;
+  const read: PieceReader = (path) => {
+    const file = `${SCRIPTS_DIR}/${path}`;
+    if (!held.has(file)) return undefined;
+    let text = held.get(file);
+    if (text === undefined) {
+      text = git(repo, ["show", `${commit}:${file}`]).toString();
+      held.set(file, text);
+    }
+    return text;
+  };
+  return Buffer.from(assemble(name, read, scriptDataAt(repo, commit).get(name)));
+}
+
+/** A script's assembled body as the working tree holds it (its pieces and protocol data too). */
+export function bodyInTree(repo: string, name: string): Buffer {
+  const read: PieceReader = (path) => {
+    const file = join(repo, SCRIPTS_DIR, path);
+    return existsSync(file) ? readFileSync(file, "utf8") : undefined;
+  };
+  const dir = join(repo, "protocol", "verbs");
+  const data = byScript(
+    readFileSync(join(repo, "protocol", "protocol.json"), "utf8"),
+    readdirSync(dir)
+      .filter((f) => f.endsWith(".json"))
+      .map((f) => readFileSync(join(dir, f), "utf8")),
+  );
+  return Buffer.from(assemble(name, read, data.get(name)));
 }
 
 /** The script names (`<name>.lua`) in the working tree's scripts folder, sorted. */
@@ -105,7 +176,7 @@ export function verifyPins(repo: string, pins: Pins): Map<string, Buffer> {
     if (!existsSync(treeFile)) {
       throw new PinError(`pinned script ${name} is not in the working tree (${treeFile}); re-pin`);
     }
-    const tree = digests(readFileSync(treeFile));
+    const tree = digests(bodyInTree(repo, name));
     if (tree.sha1 !== got.sha1 || tree.sha256 !== got.sha256) {
       throw new PinError(
         `refusing to measure: ${SCRIPTS_DIR}/${name}.lua in the working tree differs from its pinned body: ` +
@@ -127,10 +198,11 @@ export function pinHead(repo: string): Pins {
   const scripts: Record<string, ScriptPin> = {};
   for (const name of treeScripts(repo)) {
     const body = bodyAt(repo, commit, name);
-    const tree = readFileSync(join(repo, SCRIPTS_DIR, `${name}.lua`));
+    const tree = bodyInTree(repo, name);
     if (!tree.equals(body)) {
       throw new PinError(
-        `${SCRIPTS_DIR}/${name}.lua has changes HEAD does not contain: commit the script first, then re-pin`,
+        `${SCRIPTS_DIR}/${name}.lua has changes HEAD does not contain (the script, a piece it includes or ` +
+          "its protocol data): commit them first, then re-pin",
       );
     }
     scripts[name] = digests(body);

@@ -13,6 +13,7 @@ import {
   writeFileSync,
   mkdirSync,
   copyFileSync,
+  cpSync,
   readdirSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -207,10 +208,14 @@ describe("pinned bodies", () => {
 
   before(() => {
     repo = mkdtempSync(join(tmpdir(), "emq-pins-"));
-    mkdirSync(join(repo, "src", "scripts"), { recursive: true });
-    for (const f of readdirSync(join(REPO, "src", "scripts")).filter((n) => n.endsWith(".lua"))) {
-      copyFileSync(join(REPO, "src", "scripts", f), join(repo, "src", "scripts", f));
+    mkdirSync(join(repo, "src", "scripts", "lib"), { recursive: true });
+    for (const dir of [join("src", "scripts"), join("src", "scripts", "lib")]) {
+      for (const f of readdirSync(join(REPO, dir)).filter((n) => n.endsWith(".lua"))) {
+        copyFileSync(join(REPO, dir, f), join(repo, dir, f));
+      }
     }
+    // The bodies are assembled: the pieces made from the protocol data read it too.
+    cpSync(join(REPO, "protocol"), join(repo, "protocol"), { recursive: true });
     git("init", "-q");
     git("-c", "user.email=h@example.invalid", "-c", "user.name=harness", "add", ".");
     git("-c", "user.email=h@example.invalid", "-c", "user.name=harness", "commit", "-q", "-m", "scripts");
@@ -259,7 +264,7 @@ describe("pinned bodies", () => {
     );
     assert.throws(
       () => pinHead(repo),
-      /fail\.lua has changes HEAD does not contain: commit the script first/,
+      /fail\.lua has changes HEAD does not contain \(the script, a piece it includes or its protocol data\): commit them first/,
     );
     git(
       "-c",

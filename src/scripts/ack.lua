@@ -6,11 +6,8 @@
 -- ARGV[1]  <entry>            the entry, byte for byte
 -- Reply:   1 removed | 0 not there (relayed before)
 -- Errors:  shape, WRONGTYPE
-local form = 'EMQ.ACK 1 <outbox> <entry>'
-if #KEYS ~= 1 then return redis.error_reply('ERR EMQ.ACK wrong number of keys: ' .. form) end
-if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.ACK wrong number of values: ' .. form) end
-local t = redis.call('TYPE', KEYS[1]).ok
-if t ~= 'zset' and t ~= 'none' then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+--- @include "protocol/form"
+--- @include "typed"
+--- @include "wrongtype"
+if not typed({ KEYS[1] }, 'zset') then return wrongtype() end
 return redis.call('ZREM', KEYS[1], ARGV[1])

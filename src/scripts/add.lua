@@ -27,77 +27,17 @@
 -- Key:     <base>key:<key> holds the id (PX <key_ttl> when not 0), written with the job
 -- Errors:  shape, payload, priority, delay, max attempts, trace, group, key, key ttl, timeout, parent,
 --          JOB prefix, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace> <group> <key> <key_ttl> <timeout> <parent>'
-if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.ADD wrong number of keys: ' .. form) end
-if #ARGV ~= 11 then return redis.error_reply('ERR EMQ.ADD wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function count(s) return s == '0' or positive(s) end
-local function refuse(name, rule) return redis.error_reply('ERR EMQ.ADD ' .. name .. ' must be ' .. rule) end
--- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
-local function within(s, max) return #s <= max end
--- The trace grammar: '<version>-<trace-id>-<parent-id>-<flags>' (2, 32, 16, 2 lower-case hex
--- digits; version not ff, neither id all zeros), optionally ';' and 1+ printable ASCII bytes.
-local function traced(s)
-  if s == '' then return true end
-  if #s > 512 then return false end
-  local head, state = s, nil
-  local semi = string.find(s, ';', 1, true)
-  if semi then head, state = string.sub(s, 1, semi - 1), string.sub(s, semi + 1) end
-  local v, t, p = string.match(head, '^([0-9a-f][0-9a-f])%-([0-9a-f]+)%-([0-9a-f]+)%-[0-9a-f][0-9a-f]$')
-  if v == nil or v == 'ff' or #t ~= 32 or #p ~= 16 then return false end
-  if t == string.rep('0', 32) or p == string.rep('0', 16) then return false end
-  return state == nil or string.match(state, '^[ -~]+$') ~= nil
-end
--- A label (a group, an idempotency key): empty (none), or 1-255 bytes without a control byte.
-local function label(s) return #s <= 255 and string.find(s, '[%z\1-\31\127]') == nil end
--- A flow parent: empty (none), or '<queue>' NUL '<id>': a queue name (1-255 bytes, no brace, no
--- control byte) and an id with the JOB prefix.
-local function parented(s)
-  if s == '' then return true end
-  local at = string.find(s, '\0', 1, true)
-  if at == nil or at == 1 or at > 256 then return false end
-  local queue, pid = string.sub(s, 1, at - 1), string.sub(s, at + 1)
-  return string.find(queue, '[%z\1-\31\127{}]') == nil and string.sub(pid, 1, 3) == 'JOB'
-    and string.find(pid, '[%z\1-\31\127]') == nil
-end
-local function typed(keys, want)
-  for _, key in ipairs(keys) do
-    local t = redis.call('TYPE', key).ok
-    if t ~= want and t ~= 'none' then return false end
-  end
-  return true
-end
-
--- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
--- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
-local function bus(base)
-  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
-  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
-  return function(...)
-    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
-  end
-end
+--- @include "wrongtype"
+--- @include "typed"
+--- @include "unless"
+--- @include "bus"
 
 local row, pending, schedule = KEYS[1], KEYS[2], KEYS[3]
 local id, payload, priority, delay, max, trace = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local group, idem, ttl, timeout, parent = ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
-if not within(payload, 8388608) then return refuse('payload', 'at most 8388608 bytes') end
-if not (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2)))) then
-  return refuse('priority', 'an integer')
-end
-if not count(delay) then return refuse('delay', 'a non-negative integer of milliseconds') end
-if not count(max) then return refuse('max attempts', 'a non-negative integer') end
-if not traced(trace) then
-  return refuse('trace', 'empty or a W3C traceparent, optionally ;tracestate, of at most 512 bytes')
-end
-if not label(group) then return refuse('group', 'empty or 1-255 bytes without a control character') end
-if not label(idem) then return refuse('key', 'empty or 1-255 bytes without a control character') end
-if not count(ttl) then return refuse('key ttl', 'a non-negative integer of milliseconds') end
-if not count(timeout) then return refuse('timeout', 'a non-negative integer of milliseconds') end
-if not parented(parent) then
-  return refuse('parent', 'empty or a queue name, a NUL byte and an id with the JOB prefix')
-end
+--- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.ADD id must start with JOB') end
 local base = string.sub(pending, 1, -8)
 local record = base .. 'key:' .. idem
@@ -107,19 +47,11 @@ if idem ~= '' then
   if held ~= 'none' then return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value') end
 end
 if redis.call('EXISTS', row) == 1 then return 0 end
-if not typed({ pending, schedule }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ pending, schedule }, 'zset') then return wrongtype() end
 
 local fields = { 'state', delay == '0' and 'pending' or 'scheduled', 'attempts', '0', 'payload', payload }
-if priority ~= '0' then
-  table.insert(fields, 'priority')
-  table.insert(fields, priority)
-end
-if max ~= '0' then
-  table.insert(fields, 'max_attempts')
-  table.insert(fields, max)
-end
+unless(fields, 'priority', priority, '0')
+unless(fields, 'max_attempts', max, '0')
 for _, field in ipairs({ { 'trace', trace, '' }, { 'group', group, '' }, { 'timeout', timeout, '0' }, { 'parent', parent, '' } }) do
   if field[2] ~= field[3] then
     table.insert(fields, field[1])

@@ -13,37 +13,19 @@
 -- Picks:   ZRANGE <set> -inf <now - grace> BYSCORE LIMIT 0 <limit> (ties by id)
 -- Event:   cleaned (state, count) on emq:{q}:events when the count > 0
 -- Errors:  shape, state, grace, limit, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.CLEAN 3 <done> <dead> <base> <state> <grace_ms> <limit>'
-if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.CLEAN wrong number of keys: ' .. form) end
-if #ARGV ~= 3 then return redis.error_reply('ERR EMQ.CLEAN wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function count(s) return s == '0' or positive(s) end
-local function refuse(text) return redis.error_reply('ERR EMQ.CLEAN ' .. text) end
-local function typed(keys, want)
-  for _, key in ipairs(keys) do
-    local t = redis.call('TYPE', key).ok
-    if t ~= want and t ~= 'none' then return false end
-  end
-  return true
-end
-local function bus(base)
-  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
-  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
-  return function(...)
-    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
-  end
-end
+--- @include "protocol/refuse"
+--- @include "wrongtype"
+--- @include "typed"
+--- @include "bus"
 
 local done, dead, base = KEYS[1], KEYS[2], KEYS[3]
 local state, grace, limit = ARGV[1], ARGV[2], ARGV[3]
 local set = ({ completed = done, dead = dead })[state]
 if not set then return refuse('state must be completed or dead') end
-if not count(grace) then return refuse('grace must be a non-negative integer of milliseconds') end
-if not positive(limit) or tonumber(limit) > 10000 then return refuse('limit must be an integer from 1 to 10000') end
-if not typed({ done, dead }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+--- @include "protocol/checks"
+if not typed({ done, dead }, 'zset') then return wrongtype() end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

@@ -11,34 +11,15 @@
 -- Reply:   the number of ids deleted (fewer than limit: nothing waits any more)
 -- Event:   drained (count) on emq:{q}:events when the count > 0
 -- Errors:  shape, limit, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.DRAIN 3 <pending> <schedule> <base> <limit>'
-if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.DRAIN wrong number of keys: ' .. form) end
-if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.DRAIN wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function count(s) return s == '0' or positive(s) end
-local function typed(keys, want)
-  for _, key in ipairs(keys) do
-    local t = redis.call('TYPE', key).ok
-    if t ~= want and t ~= 'none' then return false end
-  end
-  return true
-end
-local function bus(base)
-  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
-  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
-  return function(...)
-    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
-  end
-end
+--- @include "wrongtype"
+--- @include "typed"
+--- @include "bus"
 
 local pending, schedule, base, limit = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
-if not positive(limit) or tonumber(limit) > 10000 then
-  return redis.error_reply('ERR EMQ.DRAIN limit must be an integer from 1 to 10000')
-end
-if not typed({ pending, schedule }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+--- @include "protocol/checks"
+if not typed({ pending, schedule }, 'zset') then return wrongtype() end
 
 local n = tonumber(limit)
 local ready = redis.call('ZRANGE', pending, 0, n - 1)

@@ -9,18 +9,12 @@
 -- Reply:   1
 -- Writes:  HSET <meta> events_maxlen <maxlen> events_maxage <maxage_ms>
 -- Errors:  shape, maxlen, max age, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.EVENTS 1 <meta> <maxlen> <maxage_ms>'
-if #KEYS ~= 1 then return redis.error_reply('ERR EMQ.EVENTS wrong number of keys: ' .. form) end
-if #ARGV ~= 2 then return redis.error_reply('ERR EMQ.EVENTS wrong number of values: ' .. form) end
-
-local function count(s) return s == '0' or (#s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil) end
+--- @include "protocol/form"
+--- @include "typed"
+--- @include "wrongtype"
 
 local meta, maxlen, maxage = KEYS[1], ARGV[1], ARGV[2]
-if not count(maxlen) then return redis.error_reply('ERR EMQ.EVENTS maxlen must be a non-negative integer') end
-if not count(maxage) then return redis.error_reply('ERR EMQ.EVENTS max age must be a non-negative integer') end
-local t = redis.call('TYPE', meta).ok
-if t ~= 'hash' and t ~= 'none' then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+--- @include "protocol/checks"
+if not typed({ meta }, 'hash') then return wrongtype() end
 redis.call('HSET', meta, 'events_maxlen', maxlen, 'events_maxage', maxage)
 return 1

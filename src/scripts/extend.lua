@@ -10,27 +10,14 @@
 -- Reply:   the new deadline (integer ms)
 -- Errors:  shape, lease token, lease, JOB prefix, WRONGTYPE, job not found, job is not active,
 --          stale lease token (see docs/protocol.md)
-local form = 'EMQ.EXTEND 2 <active> <base> <id> <token> <lease_ms>'
-if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.EXTEND wrong number of keys: ' .. form) end
-if #ARGV ~= 3 then return redis.error_reply('ERR EMQ.EXTEND wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function refuse(text) return redis.error_reply('ERR EMQ.EXTEND ' .. text) end
+--- @include "lease_gates"
 
 local active, base, id, token, lease = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
-if not positive(token) then return refuse('lease token must be a positive integer') end
-if not positive(lease) then return refuse('lease must be a positive integer of milliseconds') end
-if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
-local t = redis.call('TYPE', active).ok
-if t ~= 'zset' and t ~= 'none' then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
-local row = base .. 'job:' .. id
-if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
-if redis.call('HGET', row, 'state') ~= 'active' or not redis.call('ZSCORE', active, id) then
-  return refuse('job is not active')
-end
-if redis.call('HGET', row, 'attempts') ~= token then return refuse('stale lease token') end
+--- @include "protocol/checks"
+local row, refused = lease_gates(active, base, id, token)
+if refused then return refused end
 
 local time = redis.call('TIME')
 local deadline = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(lease)

@@ -19,46 +19,22 @@
 -- Event:   added (id, attempt 0) when due; delayed (id, attempt 0, delay) when the instant is ahead
 -- Wake:    SPUBLISH emq:{q}:wake 1 (added ready) or 0 (added for later)
 -- Errors:  shape, name, expected, instant, next, JOB prefix, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.FIRE 5 <row> <pending> <schedule> <repeats> <base> <id> <name> <expected> <instant> <next>'
-if #KEYS ~= 5 then return redis.error_reply('ERR EMQ.FIRE wrong number of keys: ' .. form) end
-if #ARGV ~= 5 then return redis.error_reply('ERR EMQ.FIRE wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function count(s) return s == '0' or positive(s) end
-local function label(s) return #s >= 1 and #s <= 255 and string.find(s, '[%z\1-\31\127]') == nil end
-local function refuse(name, rule) return redis.error_reply('ERR EMQ.FIRE ' .. name .. ' must be ' .. rule) end
-local function typed(keys, want)
-  for _, key in ipairs(keys) do
-    local t = redis.call('TYPE', key).ok
-    if t ~= want and t ~= 'none' then return false end
-  end
-  return true
-end
+--- @include "wrongtype"
+--- @include "count"
+--- @include "typed"
+--- @include "priority"
+--- @include "bus"
 -- A stored number read by its grammar; anything else reads as 0.
 local function stored(s) if s and count(s) then return tonumber(s) end return 0 end
-local function priority(p)
-  if p and (count(p) or (string.sub(p, 1, 1) == '-' and positive(string.sub(p, 2)))) then return p end
-  return '0'
-end
-local function bus(base)
-  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
-  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
-  return function(...)
-    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
-  end
-end
 
 local row, pending, schedule, repeats, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, name, expected, instant, nxt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-if not label(name) then return refuse('name', '1 to 255 bytes, no control characters') end
-if not positive(expected) then return refuse('expected', 'a positive integer') end
-if not count(instant) then return refuse('instant', 'a non-negative integer') end
-if not count(nxt) then return refuse('next', 'a non-negative integer') end
+--- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.FIRE id must start with JOB') end
 local record = base .. 'repeat:' .. name
-if not (typed({ pending, schedule, repeats }, 'zset') and typed({ record }, 'hash')) then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not (typed({ pending, schedule, repeats }, 'zset') and typed({ record }, 'hash')) then return wrongtype() end
 local r = redis.call('HMGET', record, 'next', 'fired', 'limit', 'end_at', 'payload', 'priority', 'max_attempts', 'timeout')
 if r[1] ~= expected then return 0 end
 

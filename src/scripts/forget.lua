@@ -7,14 +7,10 @@
 -- ARGV[1]  <key>              empty or 1-255 bytes without a control character
 -- Reply:   1 the record was deleted | 0 the key was not held
 -- Errors:  shape, key, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.FORGET 2 <pending> <base> <key>'
-if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.FORGET wrong number of keys: ' .. form) end
-if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.FORGET wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
 local key = ARGV[1]
-if #key > 255 or string.find(key, '[%z\1-\31\127]') ~= nil then
-  return redis.error_reply('ERR EMQ.FORGET key must be empty or 1-255 bytes without a control character')
-end
+--- @include "protocol/checks"
 local wrongtype = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 local anchor = redis.call('TYPE', KEYS[1]).ok
 if anchor ~= 'zset' and anchor ~= 'none' then return redis.error_reply(wrongtype) end

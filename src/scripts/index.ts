@@ -1,12 +1,16 @@
 /**
- * The script registry. Each transition's Lua source is read verbatim from this folder; its SHA-1
- * is computed here; its wire-6 declaration says what a module node runs instead. Which scripts
- * exist, and which verb each pairs with, comes from the protocol data (`protocol/verbs/`).
+ * The script registry. Each transition's body is assembled from its Lua source in this folder and
+ * the pieces it includes (`lib/`, and the pieces made from the protocol data: see assemble.ts);
+ * its SHA-1 is computed here; its wire-6 declaration says what a module node runs instead. Which
+ * scripts exist, and which verb each pairs with, comes from the protocol data (`protocol/verbs/`).
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { JOB_CORE } from "../verbs/index.js";
+import { existsSync, readFileSync } from "node:fs";
 import { SRC } from "../here.js";
+import { JOB_CORE, PROTOCOL, VERB_SPECS } from "../verbs/index.js";
+import { assemble, type PieceReader, type ScriptData } from "./assemble.js";
+
+export { AssemblyError, assemble, type PieceReader, piecesOf, type ScriptData } from "./assemble.js";
 
 /** What a script is on wire 6: a native verb (`{ verb: "ENQUEUE" }`), a `read`, or nothing. */
 export type Wire6Declaration = { verb: string } | "read" | null;
@@ -29,9 +33,21 @@ export class Script {
 
 const folder = new URL("scripts/", SRC);
 
-/** Reads `<name>.lua` from the scripts folder, verbatim. */
-export function loadScript(name: string, wire6: Wire6Declaration): Script {
-  return new Script(name, readFileSync(new URL(`${name}.lua`, folder), "utf8"), wire6);
+/** Reads a file of this folder (`claim.lua`, `lib/release.lua`). */
+const readHere: PieceReader = (path) => {
+  const url = new URL(path, folder);
+  return existsSync(url) ? readFileSync(url, "utf8") : undefined;
+};
+
+/** The protocol data of the verb whose script twin is `<name>.lua`, if any. */
+export function dataOfScript(name: string): ScriptData | undefined {
+  const spec = [...VERB_SPECS.values()].find((s) => s.script === name);
+  return spec && { spec, grammars: PROTOCOL.grammars };
+}
+
+/** The body of `<name>.lua`: its source with the pieces it includes, assembled (assemble.ts). */
+export function loadScript(name: string, wire6: Wire6Declaration, read: PieceReader = readHere): Script {
+  return new Script(name, assemble(name, read, dataOfScript(name)), wire6);
 }
 
 /** Every job-core verb's script twin, by verb token, in protocol order. */

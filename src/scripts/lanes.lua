@@ -8,18 +8,17 @@
 -- Writes:  HSET <meta> lanes <counts> when <lanes> was not among them (tokens that are not
 --          counts dropped); nothing otherwise
 -- Errors:  shape, lanes, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.LANES 1 <meta> <lanes>'
-if #KEYS ~= 1 then return redis.error_reply('ERR EMQ.LANES wrong number of keys: ' .. form) end
-if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.LANES wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function limit(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil and tonumber(s) <= 10000 end
+--- @include "typed"
+--- @include "wrongtype"
+--- @include "positive"
+-- A lane count: a positive of at most 10000.
+local function limit(s) return positive(s) and tonumber(s) <= 10000 end
 
 local meta, lanes = KEYS[1], ARGV[1]
-if not limit(lanes) then return redis.error_reply('ERR EMQ.LANES lanes must be an integer from 1 to 10000') end
-local t = redis.call('TYPE', meta).ok
-if t ~= 'hash' and t ~= 'none' then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+--- @include "protocol/checks"
+if not typed({ meta }, 'hash') then return wrongtype() end
 
 local seen, counts = {}, {}
 local recorded = redis.call('HGET', meta, 'lanes')

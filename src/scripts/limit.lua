@@ -20,12 +20,11 @@
 --          claim reads). Then every parked id goes back to pending (score kept), the parked sets
 --          and <base>parked are deleted; wake <n> (1 when none moved).
 -- Errors:  shape, scope, group, rate max, rate duration, concurrency, rate pair, WRONGTYPE
-local form = 'EMQ.LIMIT 2 <pending> <base> <scope> <group> <rate_max> <rate_ms> <concurrency>'
-if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.LIMIT wrong number of keys: ' .. form) end
-if #ARGV ~= 5 then return redis.error_reply('ERR EMQ.LIMIT wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function count(s) return s == '0' or (#s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil) end
-local function refuse(text) return redis.error_reply('ERR EMQ.LIMIT ' .. text) end
+--- @include "protocol/refuse"
+--- @include "wrongtype"
+--- @include "typed"
 local pending, base = KEYS[1], KEYS[2]
 local scope, group, max, ms, concurrency = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if scope ~= 'queue' and scope ~= 'default' and scope ~= 'group' and scope ~= 'ungroup' then
@@ -36,18 +35,10 @@ if scope == 'queue' or scope == 'default' then
 elseif #group == 0 or #group > 255 or string.find(group, '[%c\127]') then
   return refuse('group must be 1-255 bytes without control characters')
 end
-if not count(max) then return refuse('rate max must be a non-negative integer') end
-if not count(ms) then return refuse('rate duration must be a non-negative integer of milliseconds') end
-if not count(concurrency) then return refuse('concurrency must be a non-negative integer') end
+--- @include "protocol/checks"
 if (max == '0') ~= (ms == '0') then return refuse('rate max and duration must both be 0 or both positive') end
-local function typed(key, want)
-  local t = redis.call('TYPE', key).ok
-  return t == want or t == 'none'
-end
 local limits, parked, meta = base .. 'limits', base .. 'parked', base .. 'meta'
-if not (typed(pending, 'zset') and typed(limits, 'hash') and typed(parked, 'zset') and typed(meta, 'hash')) then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not (typed({ pending }, 'zset') and typed({ limits }, 'hash') and typed({ parked }, 'zset') and typed({ meta }, 'hash')) then return wrongtype() end
 
 local names = { 'concurrency', 'rate_max', 'rate_ms' }
 local values = { concurrency, max, ms }

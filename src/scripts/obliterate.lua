@@ -13,27 +13,17 @@
 -- Reply:   [<deleted>, <left>]: ids deleted by this call, ids the sets still hold (0: gone)
 -- Event:   none (the stream is deleted with the queue)
 -- Errors:  shape, force, limit, WRONGTYPE, queue has active jobs (see docs/protocol.md)
-local form = 'EMQ.OBLITERATE 6 <pending> <active> <schedule> <done> <dead> <base> <force> <limit>'
-if #KEYS ~= 6 then return redis.error_reply('ERR EMQ.OBLITERATE wrong number of keys: ' .. form) end
-if #ARGV ~= 2 then return redis.error_reply('ERR EMQ.OBLITERATE wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function refuse(text) return redis.error_reply('ERR EMQ.OBLITERATE ' .. text) end
-local function typed(keys, want)
-  for _, key in ipairs(keys) do
-    local t = redis.call('TYPE', key).ok
-    if t ~= want and t ~= 'none' then return false end
-  end
-  return true
-end
+--- @include "protocol/refuse"
+--- @include "wrongtype"
+--- @include "typed"
 
 local base, force, limit = KEYS[6], ARGV[1], ARGV[2]
 local sets = { KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], base .. 'waiting' }
 if force ~= '0' and force ~= '1' then return refuse('force must be 0 or 1') end
-if not positive(limit) or tonumber(limit) > 10000 then return refuse('limit must be an integer from 1 to 10000') end
-if not typed(sets, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+--- @include "protocol/checks"
+if not typed(sets, 'zset') then return wrongtype() end
 if force == '0' and redis.call('ZCARD', KEYS[2]) > 0 then return refuse('queue has active jobs') end
 
 local room, picks = tonumber(limit), {}

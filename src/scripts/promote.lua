@@ -13,51 +13,22 @@
 --          attempt: the row's) per id moved
 -- Wake:    SPUBLISH emq:{q}:wake <count> after the writes when the count > 0
 -- Errors:  shape, limit, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.PROMOTE 3 <schedule> <pending> <base> <limit>'
-if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.PROMOTE wrong number of keys: ' .. form) end
-if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.PROMOTE wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function count(s) return s == '0' or positive(s) end
-local function typed(keys, want)
-  for _, key in ipairs(keys) do
-    local t = redis.call('TYPE', key).ok
-    if t ~= want and t ~= 'none' then return false end
-  end
-  return true
-end
-local function priority(p)
-  if p and (count(p) or (string.sub(p, 1, 1) == '-' and positive(string.sub(p, 2)))) then return p end
-  return '0'
-end
--- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept, and
--- the age trim (<base>meta events_maxlen, a count else 10000, 0 = off; events_maxage, a count
--- else 86400000, 0 = no age bound). Never fails the call.
-local function bus(base, now)
-  local got = redis.pcall('HMGET', base .. 'meta', 'events_maxlen', 'events_maxage')
-  if got.err then got = {} end
-  local maxlen = (got[1] and count(got[1])) and got[1] or '10000'
-  local maxage = (got[2] and count(got[2])) and got[2] or '86400000'
-  if maxage ~= '0' and now - tonumber(maxage) > 0 then
-    redis.pcall('XTRIM', base .. 'events', 'MINID', '~', string.format('%d', now - tonumber(maxage)))
-  end
-  return function(...)
-    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
-  end
-end
+--- @include "wrongtype"
+--- @include "count"
+--- @include "typed"
+--- @include "priority"
+--- @include "aged_bus"
 
 local schedule, pending, base, limit = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
-if not positive(limit) or tonumber(limit) > 10000 then
-  return redis.error_reply('ERR EMQ.PROMOTE limit must be an integer from 1 to 10000')
-end
-if not typed({ schedule, pending }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+--- @include "protocol/checks"
+if not typed({ schedule, pending }, 'zset') then return wrongtype() end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local due = redis.call('ZRANGE', schedule, '-inf', string.format('%d', now), 'BYSCORE', 'LIMIT', 0, limit)
-local emit = bus(base, now)
+local emit = aged_bus(base, now)
 local moved = 0
 for _, id in ipairs(due) do
   redis.call('ZREM', schedule, id)

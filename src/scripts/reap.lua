@@ -20,89 +20,28 @@
 --          NUL <id> NUL failed NUL lease expired (docs/protocol.md, "Flows")
 -- Wake:    SPUBLISH emq:{q}:wake <ids back in pending> after the writes, when there are any
 -- Errors:  shape, limit, max attempts, keep, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.REAP 4 <active> <pending> <dead> <base> <limit> <max_attempts> <keep>'
-if #KEYS ~= 4 then return redis.error_reply('ERR EMQ.REAP wrong number of keys: ' .. form) end
-if #ARGV ~= 3 then return redis.error_reply('ERR EMQ.REAP wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function count(s) return s == '0' or positive(s) end
-local function refuse(text) return redis.error_reply('ERR EMQ.REAP ' .. text) end
-local function typed(keys, want)
-  for _, key in ipairs(keys) do
-    local t = redis.call('TYPE', key).ok
-    if t ~= want and t ~= 'none' then return false end
-  end
-  return true
-end
-local function priority(row)
-  local p = redis.call('HGET', row, 'priority')
-  if p and (count(p) or (string.sub(p, 1, 1) == '-' and positive(string.sub(p, 2)))) then return p end
-  return '0'
-end
--- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept, and
--- the age trim (<base>meta events_maxlen, a count else 10000, 0 = off; events_maxage, a count
--- else 86400000, 0 = no age bound). Never fails the call.
-local function bus(base, now)
-  local got = redis.pcall('HMGET', base .. 'meta', 'events_maxlen', 'events_maxage', 'limits')
-  if got.err then got = {} end
-  local maxlen = (got[1] and count(got[1])) and got[1] or '10000'
-  local maxage = (got[2] and count(got[2])) and got[2] or '86400000'
-  if maxage ~= '0' and now - tonumber(maxage) > 0 then
-    redis.pcall('XTRIM', base .. 'events', 'MINID', '~', string.format('%d', now - tonumber(maxage)))
-  end
-  return function(...)
-    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
-  end, got[3] == '1'
-end
-
--- Flow control (docs/protocol.md, "Flow control"): <left> ids left active, of the groups <gs>.
--- Each group's active count in <base>groups drops by one (HDEL from 1) and its lowest parked id
--- (<base>group:<g>) goes back to pending; wake <moved>, or wake 1 when none moved and the queue
--- has limits (<limited>: <base>meta limits = 1) with a concurrency (a slot opened). Never fails
--- the call.
-local function release(base, gs, left, limited)
-  local moved = 0
-  for _, g in ipairs(gs) do
-    local n = redis.pcall('HGET', base .. 'groups', g)
-    if type(n) == 'string' and count(n) and tonumber(n) > 1 then
-      redis.call('HSET', base .. 'groups', g, string.format('%d', tonumber(n) - 1))
-    elseif type(n) ~= 'table' then
-      redis.call('HDEL', base .. 'groups', g)
-    end
-    local parked = base .. 'group:' .. g
-    local first = redis.pcall('ZRANGE', parked, 0, 0, 'WITHSCORES')
-    if not first.err and #first > 0 then
-      local back = redis.pcall('ZADD', base .. 'pending', first[2], first[1])
-      if type(back) == 'number' then
-        redis.call('ZREM', parked, first[1])
-        if redis.call('EXISTS', parked) == 0 then redis.pcall('ZREM', base .. 'parked', g) end
-        moved = moved + 1
-      end
-    end
-  end
-  if moved > 0 then
-    redis.pcall('SPUBLISH', base .. 'wake', string.format('%d', moved))
-  elseif left > 0 and limited then
-    local c = redis.pcall('HGET', base .. 'limits', 'concurrency')
-    if type(c) == 'string' and count(c) and c ~= '0' then redis.pcall('SPUBLISH', base .. 'wake', '1') end
-  end
-end
+--- @include "protocol/refuse"
+--- @include "wrongtype"
+--- @include "positive"
+--- @include "count"
+--- @include "typed"
+--- @include "row_priority"
+--- @include "aged_bus"
+--- @include "release"
 
 local active, pending, dead, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local limit, max, keep = ARGV[1], ARGV[2], ARGV[3]
-if not positive(limit) or tonumber(limit) > 10000 then return refuse('limit must be an integer from 1 to 10000') end
-if not positive(max) then return refuse('max attempts must be a positive integer') end
-if not count(keep) then return refuse('keep must be a non-negative integer') end
+--- @include "protocol/checks"
 local outbox = base .. 'outbox'
-if not typed({ active, pending, dead, outbox }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ active, pending, dead, outbox }, 'zset') then return wrongtype() end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local stamp = string.format('%d', now)
 local expired = redis.call('ZRANGE', active, '-inf', '(' .. stamp, 'BYSCORE', 'LIMIT', 0, limit)
-local emit, limited = bus(base, now)
+local emit, limited = aged_bus(base, now)
 local requeued, buried, gs = {}, {}, {}
 for _, id in ipairs(expired) do
   redis.call('ZREM', active, id)
@@ -129,7 +68,7 @@ for _, id in ipairs(expired) do
       end
       table.insert(buried, id)
     else
-      local score = priority(row)
+      local score = row_priority(row)
       redis.call('HSET', row, 'state', 'pending')
       redis.call('ZADD', pending, score, id)
       table.insert(requeued, id)

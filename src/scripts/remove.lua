@@ -13,29 +13,12 @@
 -- Event:   removed (id, attempt: the row's) on emq:{q}:events when a row was deleted
 -- Errors:  shape, JOB prefix, WRONGTYPE (sets, or a row that is not a hash), job is active
 --          (see docs/protocol.md)
-local form = 'EMQ.REMOVE 5 <pending> <schedule> <done> <dead> <base> <id>'
-if #KEYS ~= 5 then return redis.error_reply('ERR EMQ.REMOVE wrong number of keys: ' .. form) end
-if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.REMOVE wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
 local wrongtype = 'WRONGTYPE Operation against a key holding the wrong kind of value'
-local function typed(keys, want)
-  for _, key in ipairs(keys) do
-    local t = redis.call('TYPE', key).ok
-    if t ~= want and t ~= 'none' then return false end
-  end
-  return true
-end
-
-local function count(s) return s == '0' or (#s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil) end
--- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
--- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
-local function bus(base)
-  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
-  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
-  return function(...)
-    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
-  end
-end
+--- @include "count"
+--- @include "typed"
+--- @include "bus"
 
 local id = ARGV[1]
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.REMOVE id must start with JOB') end

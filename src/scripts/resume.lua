@@ -9,26 +9,14 @@
 --          pending holds any id
 -- Event:   resumed on emq:{q}:events when the flag was cleared now
 -- Errors:  shape, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.RESUME 2 <meta> <pending>'
-if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.RESUME wrong number of keys: ' .. form) end
-if #ARGV ~= 0 then return redis.error_reply('ERR EMQ.RESUME wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function count(s) return s == '0' or (#s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil) end
--- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
--- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
-local function bus(base)
-  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
-  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
-  return function(...)
-    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
-  end
-end
+--- @include "wrongtype"
+--- @include "bus"
 
 local meta, pending = KEYS[1], KEYS[2]
 local mtype, ptype = redis.call('TYPE', meta).ok, redis.call('TYPE', pending).ok
-if (mtype ~= 'hash' and mtype ~= 'none') or (ptype ~= 'zset' and ptype ~= 'none') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if (mtype ~= 'hash' and mtype ~= 'none') or (ptype ~= 'zset' and ptype ~= 'none') then return wrongtype() end
 if redis.call('HDEL', meta, 'paused') == 0 then return 0 end
 local base = string.sub(meta, 1, -5)
 bus(base)('event', 'resumed')

@@ -13,42 +13,19 @@
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes (one id entered pending)
 -- Errors:  shape, extra attempts, JOB prefix, WRONGTYPE, job not found, job is not dead
 --          (see docs/protocol.md)
-local form = 'EMQ.RETRY 3 <dead> <pending> <base> <id> <extra_attempts>'
-if #KEYS ~= 3 then return redis.error_reply('ERR EMQ.RETRY wrong number of keys: ' .. form) end
-if #ARGV ~= 2 then return redis.error_reply('ERR EMQ.RETRY wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function count(s) return s == '0' or positive(s) end
-local function refuse(text) return redis.error_reply('ERR EMQ.RETRY ' .. text) end
-local function typed(keys, want)
-  for _, key in ipairs(keys) do
-    local t = redis.call('TYPE', key).ok
-    if t ~= want and t ~= 'none' then return false end
-  end
-  return true
-end
-local function priority(row)
-  local p = redis.call('HGET', row, 'priority')
-  if p and (count(p) or (string.sub(p, 1, 1) == '-' and positive(string.sub(p, 2)))) then return p end
-  return '0'
-end
-
--- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
--- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
-local function bus(base)
-  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
-  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
-  return function(...)
-    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
-  end
-end
+--- @include "protocol/refuse"
+--- @include "wrongtype"
+--- @include "count"
+--- @include "typed"
+--- @include "row_priority"
+--- @include "bus"
 
 local dead, pending, base, id, extra = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2]
-if not positive(extra) then return refuse('extra attempts must be a positive integer') end
+--- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
-if not typed({ dead, pending }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ dead, pending }, 'zset') then return wrongtype() end
 local row = base .. 'job:' .. id
 if redis.call('TYPE', row).ok ~= 'hash' then return refuse('job not found') end
 if redis.call('HGET', row, 'state') ~= 'dead' or not redis.call('ZSCORE', dead, id) then
@@ -57,7 +34,7 @@ end
 
 local attempts = redis.call('HGET', row, 'attempts')
 attempts = (attempts and count(attempts)) and tonumber(attempts) or 0
-local score = priority(row)
+local score = row_priority(row)
 redis.call('ZREM', dead, id)
 redis.call('HSET', row, 'state', 'pending', 'max_attempts', string.format('%d', attempts + tonumber(extra)))
 redis.call('ZADD', pending, score, id)

@@ -18,38 +18,17 @@
 -- Wake:    SPUBLISH emq:{q}:wake 0 when created or replaced (a due time changed: the workers'
 --          schedule loops read repeats again)
 -- Errors:  shape, name, next, limit, end at, payload, priority, max attempts, timeout, WRONGTYPE
-local form = 'EMQ.SCHEDULE 2 <repeats> <base> <name> <spec> <next> <limit> <end_at> <payload> <priority> <max_attempts> <timeout>'
-if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.SCHEDULE wrong number of keys: ' .. form) end
-if #ARGV ~= 9 then return redis.error_reply('ERR EMQ.SCHEDULE wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function count(s) return s == '0' or positive(s) end
-local function label(s) return #s >= 1 and #s <= 255 and string.find(s, '[%z\1-\31\127]') == nil end
-local function refuse(name, rule) return redis.error_reply('ERR EMQ.SCHEDULE ' .. name .. ' must be ' .. rule) end
--- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
-local function within(s, max) return #s <= max end
-local function typed(key, want)
-  local t = redis.call('TYPE', key).ok
-  return t == want or t == 'none'
-end
+--- @include "wrongtype"
+--- @include "typed"
 
 local repeats, base = KEYS[1], KEYS[2]
 local name, spec, nxt, limit, end_at = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local payload, priority, max, timeout = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-if not label(name) then return refuse('name', '1 to 255 bytes, no control characters') end
-if not positive(nxt) then return refuse('next', 'a positive integer') end
-if not count(limit) then return refuse('limit', 'a non-negative integer') end
-if not count(end_at) then return refuse('end at', 'a non-negative integer') end
-if not within(payload, 8388608) then return refuse('payload', 'at most 8388608 bytes') end
-if not (count(priority) or (string.sub(priority, 1, 1) == '-' and positive(string.sub(priority, 2)))) then
-  return refuse('priority', 'an integer')
-end
-if not count(max) then return refuse('max attempts', 'a non-negative integer') end
-if not count(timeout) then return refuse('timeout', 'a non-negative integer') end
+--- @include "protocol/checks"
 local record = base .. 'repeat:' .. name
-if not (typed(repeats, 'zset') and typed(record, 'hash')) then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not (typed({ repeats }, 'zset') and typed({ record }, 'hash')) then return wrongtype() end
 
 local described = { 'spec', spec, 'payload', payload, 'priority', priority, 'max_attempts', max,
   'timeout', timeout, 'limit', limit, 'end_at', end_at }

@@ -21,33 +21,15 @@
 --          error's first 200 bytes) when a failed child killed it; on emq:{q}:events
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the parent became ready
 -- Errors:  shape, JOB prefix, child queue, child id, outcome, value, WRONGTYPE (see docs/protocol.md)
-local form = 'EMQ.SETTLE 4 <waiting> <pending> <dead> <base> <id> <child_queue> <child_id> <outcome> <value>'
-if #KEYS ~= 4 then return redis.error_reply('ERR EMQ.SETTLE wrong number of keys: ' .. form) end
-if #ARGV ~= 5 then return redis.error_reply('ERR EMQ.SETTLE wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function positive(s) return #s <= 15 and string.match(s, '^[1-9]%d*$') ~= nil end
-local function count(s) return s == '0' or positive(s) end
-local function refuse(text) return redis.error_reply('ERR EMQ.SETTLE ' .. text) end
--- A size bound (docs/protocol.md, "Value grammars"): at most <max> bytes.
-local function within(s, max) return #s <= max end
-local function queue(s) return #s >= 1 and #s <= 255 and not string.find(s, '[%z\1-\31\127{}]') end
-local function typed(keys, want)
-  for _, key in ipairs(keys) do
-    local t = redis.call('TYPE', key).ok
-    if t ~= want and t ~= 'none' then return false end
-  end
-  return true
-end
-
--- The bus (docs/protocol.md, "The event bus"): entries on <base>events, about <maxlen> kept
--- (<base>meta events_maxlen: a count, else 10000; 0 = the bus is off). Never fails the call.
-local function bus(base)
-  local got = redis.pcall('HGET', base .. 'meta', 'events_maxlen')
-  local maxlen = (type(got) == 'string' and count(got)) and got or '10000'
-  return function(...)
-    if maxlen ~= '0' then redis.pcall('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', ...) end
-  end
-end
+--- @include "protocol/refuse"
+--- @include "wrongtype"
+--- @include "positive"
+--- @include "count"
+--- @include "typed"
+--- @include "queue"
+--- @include "bus"
 
 local waiting, pending, dead, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, cq, cid, outcome, value = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -55,11 +37,9 @@ if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') en
 if not queue(cq) then return refuse('child queue must be a queue name') end
 if string.sub(cid, 1, 3) ~= 'JOB' then return refuse('child id must start with JOB') end
 if outcome ~= 'completed' and outcome ~= 'failed' then return refuse('outcome must be completed or failed') end
-if not within(value, 8388608) then return refuse('value must be at most 8388608 bytes') end
+--- @include "protocol/checks"
 local outbox = base .. 'outbox'
-if not typed({ waiting, pending, dead, outbox }, 'zset') then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not typed({ waiting, pending, dead, outbox }, 'zset') then return wrongtype() end
 local row = base .. 'job:' .. id
 if redis.call('TYPE', row).ok ~= 'hash' then return 'gone' end
 local child = cq .. ':' .. cid

@@ -7,23 +7,14 @@
 -- ARGV[1]  <name>             1-255 bytes, no control byte
 -- Reply:   1 removed | 0 no such schedule
 -- Errors:  shape, name, WRONGTYPE
-local form = 'EMQ.UNSCHEDULE 2 <repeats> <base> <name>'
-if #KEYS ~= 2 then return redis.error_reply('ERR EMQ.UNSCHEDULE wrong number of keys: ' .. form) end
-if #ARGV ~= 1 then return redis.error_reply('ERR EMQ.UNSCHEDULE wrong number of values: ' .. form) end
+--- @include "protocol/form"
 
-local function label(s) return #s >= 1 and #s <= 255 and string.find(s, '[%z\1-\31\127]') == nil end
-local function typed(key, want)
-  local t = redis.call('TYPE', key).ok
-  return t == want or t == 'none'
-end
+--- @include "wrongtype"
+--- @include "typed"
 
 local repeats, name = KEYS[1], ARGV[1]
-if not label(name) then
-  return redis.error_reply('ERR EMQ.UNSCHEDULE name must be 1 to 255 bytes, no control characters')
-end
+--- @include "protocol/checks"
 local record = KEYS[2] .. 'repeat:' .. name
-if not (typed(repeats, 'zset') and typed(record, 'hash')) then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not (typed({ repeats }, 'zset') and typed({ record }, 'hash')) then return wrongtype() end
 local removed = redis.call('DEL', record) + redis.call('ZREM', repeats, name)
 return removed > 0 and 1 or 0
