@@ -26,4 +26,4 @@ npm run -s bench:smoke > .bench-smoke.log 2>&1 || { cat .bench-smoke.log; exit 1
 tail -n 3 .bench-smoke.log
 echo "[test] node test suite"
 mapfile -t files < <(find test -name '*.test.ts' | sort)
-node --import tsx --test --test-concurrency=2 --test-timeout=600000 --test-force-exit --test-reporter=spec "${files[@]}"
+node --import tsx --test --test-concurrency=2 --test-timeout=600000 --test-reporter=spec "${files[@]}"

@@ -3,6 +3,13 @@
  */
 import { InvalidArgumentError } from "./errors.js";
 import { MAX_INTEGER } from "./jobs/common.js";
+import { checkKeys, type OptionTable } from "./option-keys.js";
+
+const BACKOFF_OPTIONS: OptionTable = {
+  of: "backoff",
+  keys: { type: "string", delayMs: "number", maxDelayMs: "number", jitter: "number" },
+  foreign: { delay: "delayMs" },
+};
 
 /** `fixed`: always `delayMs`. `exponential`: `delayMs * 2^(attempt-1)`, capped, with jitter. */
 export type BackoffOption =
@@ -49,6 +56,8 @@ export function backoffDelay(
 
 export function assertBackoff(option: unknown): asserts option is BackoffOption {
   if (typeof option === "function") return;
+  if (typeof option === "object" && option !== null)
+    checkKeys(option, BACKOFF_OPTIONS, "backoff", "backoff.");
   const o = option as { type?: unknown; delayMs?: unknown; jitter?: unknown } | null;
   const okDelay = typeof o?.delayMs === "number" && Number.isFinite(o.delayMs) && o.delayMs >= 0;
   const okJitter =

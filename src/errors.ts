@@ -94,16 +94,27 @@ export class DurabilityError extends EchoMQError {
 }
 
 /**
- * The connection dropped while a command was in flight. The command may or may not have run on
- * the server; it was not re-sent. Check the job's state before acting again.
+ * The connection could not carry a command. Retryable (`retryable`); `sent` says whether the
+ * command may have been written:
+ * * `sent: true` — it was sent and the connection dropped before its reply: it may or may not
+ *   have run on the server, and it was not re-sent. Check the job's state before acting again;
+ *   an add retried with the same `id` or `key` is exact (a duplicate writes nothing).
+ * * `sent: false` — the server was unreachable (the connection was down and reconnecting, or
+ *   the reconnect failed before the command went out): it was never sent, nothing was written,
+ *   and it is safe to send again.
  */
 export class ConnectionLostError extends EchoMQError {
-  constructor(cause?: unknown) {
+  readonly sent: boolean;
+  readonly retryable = true;
+  constructor(cause?: unknown, sent = true, down?: string) {
     super(
       "EMQ_CONNECTION_LOST",
-      "connection lost, outcome unknown: the command was in flight when the connection dropped and was not re-sent",
+      sent
+        ? "connection lost, outcome unknown: the command was sent and the connection dropped before its reply (it may have been written); it was not re-sent. Check before acting again: an add retried with the same id or key is exact"
+        : `connection down, nothing written: ${down ?? "the server could not be reached"}, so the command was not sent. Send it again once the server is back`,
       { cause },
     );
+    this.sent = sent;
   }
 }
 
@@ -114,12 +125,21 @@ export class ConnectionLostError extends EchoMQError {
  */
 export class AuthError extends EchoMQError {
   readonly reply: string;
+  readonly host: string;
+  readonly port: number;
   constructor(host: string, port: number, reply: string) {
     super(
       "EMQ_AUTH",
-      `valkey at ${host}:${port} refused the credentials: ${reply}. Pass the right username and password to connect().`,
+      `${AuthError.refused(host, port, reply)}: check connect()'s username and password options (or the URL's user:password@) against the server's ACL`,
     );
     this.reply = reply;
+    this.host = host;
+    this.port = port;
+  }
+
+  /** `valkey at host:port refused the credentials (<reply without its final period>)`. */
+  static refused(host: string, port: number, reply: string): string {
+    return `valkey at ${host}:${port} refused the credentials (${reply.replace(/\.+$/, "")})`;
   }
 }
 
@@ -299,6 +319,27 @@ export class ClaimUnansweredError extends EchoMQError {
 }
 
 /**
+ * A claim's reply reached its worker after the lease it granted had ended (the process was
+ * stalled — stopped, swapped out, a long garbage collection — or the reply held up on its way):
+ * the job may be someone else's by now. The handler is not started; the job is handed back
+ * (`REQUEUE` under its token, which the server refuses when another worker holds it now).
+ * Reported with the worker's `leaseLost` event; nothing ran, so there is nothing to undo.
+ */
+export class LeaseExpiredError extends EchoMQError {
+  /** How long before the handler would have started the lease had ended (ms, by the server's clock as the worker estimates it). */
+  readonly lateMs: number;
+  constructor(queue: string, id: string, lateMs: number, leaseMs: number) {
+    super(
+      "EMQ_LEASE_EXPIRED",
+      `job ${id} of queue ${JSON.stringify(queue)} reached its worker ${lateMs} ms after its ` +
+        `${leaseMs} ms lease had ended (the worker was stalled or the reply held up): handed back, ` +
+        "its handler not started",
+    );
+    this.lateMs = lateMs;
+  }
+}
+
+/**
  * Tracing was turned on (`tracing` of a `Queue` or a `Worker`) but `@opentelemetry/api` could not
  * be loaded: it is an optional peer dependency, installed by the application that wants traces.
  * `cause` is the loader's error.
@@ -317,14 +358,15 @@ export class TracingUnavailableError extends EchoMQError {
 }
 
 const SERVER_REFUSAL =
-  /^ERR EMQ\.[A-Z]+ (job is not active|stale lease token|job not found|job is not scheduled|queue has active jobs)$/;
+  /^ERR EMQ\.[A-Z]+ (job is not active|stale lease token|job not found|job is not scheduled|job is not dead|job is active|queue has active jobs)$/;
 
 /**
  * The typed error for a server refusal: `OutOfMemoryError` for a reply starting `OOM `,
- * `LeaseLostError` for the lease gate, `JobNotFoundError` for the row gate, `JobNotScheduledError`
- * and `QueueActiveError` for the operator verbs' gates, `TooLargeError` for a size bound, else
- * `ServerError`. The message is the server's exact text (`TooLargeError`'s quotes it, in
- * `reply`). An error that is not a plain `ServerError` is returned as it is.
+ * `LeaseLostError` for the lease gate, `JobNotFoundError` for the row gate, `JobNotScheduledError`,
+ * `JobNotDeadError`, `JobActiveError` and `QueueActiveError` for the operator verbs' gates,
+ * `TooLargeError` for a size bound, else `ServerError`. The message is the server's exact text
+ * (`TooLargeError`'s quotes it, in `reply`). An error that is not a plain `ServerError` is
+ * returned as it is.
  */
 export function typedServerError(err: unknown): unknown {
   if (!(err instanceof ServerError) || err.constructor !== ServerError) return err;
@@ -339,6 +381,10 @@ export function typedServerError(err: unknown): unknown {
       return new JobNotScheduledError(err.reply, cause);
     case "queue has active jobs":
       return new QueueActiveError(err.reply, cause);
+    case "job is not dead":
+      return new JobNotDeadError(err.reply, cause);
+    case "job is active":
+      return new JobActiveError(err.reply, cause);
     default:
       return new LeaseLostError(err.reply, cause);
   }
@@ -426,4 +472,75 @@ const TOO_LARGE = /^ERR EMQ\.[A-Z]+ (.+) must be at most (\d+) bytes$/;
 export function tooLargeRefusal(reply: string, cause: unknown): TooLargeError | null {
   const match = TOO_LARGE.exec(reply);
   return match ? new TooLargeError(match[1] ?? "value", undefined, Number(match[2]), reply, cause) : null;
+}
+
+/**
+ * The endpoint answered, but not in RESP: it is not a Valkey server (an HTTP server, a TLS port
+ * dialled without `tls`, another service). Fatal like a fence refusal: no reconnect can fix it.
+ * `sent` is the start of what it sent (printable ASCII, at most 60 characters).
+ */
+export class NotValkeyError extends ConnectionError {
+  override readonly code: string = "EMQ_NOT_VALKEY";
+  readonly address: string;
+  readonly sent: string;
+  constructor(address: string, sent: string, cause?: unknown) {
+    super(
+      `the server at ${address} did not answer as Valkey (it sent ${JSON.stringify(sent)}): check the host and port (and tls)`,
+      cause,
+    );
+    this.address = address;
+    this.sent = sent;
+  }
+}
+
+/**
+ * `connect()` found no server it could reach: refused, reset, or no answer within
+ * `connectTimeoutMs`, on every try (`tries`; more than one with `waitForServerMs`). The message
+ * says what happened, where, and how long it took. Start the server, check host and port, or
+ * pass `waitForServerMs` to wait for a server that is still starting.
+ */
+export class ServerUnreachableError extends ConnectionError {
+  override readonly code: string = "EMQ_UNREACHABLE";
+  /** `host:port` (on a cluster: the seeds, comma-separated). */
+  readonly address: string;
+  readonly cluster: boolean;
+  /** What happened on the last try: refused, reset, no answer within `connectTimeoutMs`, … */
+  readonly reason: string;
+  readonly tries: number;
+  readonly elapsedMs: number;
+  constructor(
+    address: string,
+    what: string,
+    tries: number,
+    elapsedMs: number,
+    cause?: unknown,
+    cluster = false,
+  ) {
+    super(
+      `cannot reach ${cluster ? "the valkey cluster" : "valkey"} at ${address}: ${what}; ${tries === 1 ? "tried once" : `tried ${tries} times`} in ${elapsedMs} ms. ` +
+        "Is the server running there? connect({ waitForServerMs }) waits for one that is still starting",
+      cause,
+    );
+    this.cluster = cluster;
+    this.address = address;
+    this.reason = what;
+    this.tries = tries;
+    this.elapsedMs = elapsedMs;
+  }
+}
+
+/**
+ * `queue.retry(id)` found the job but not dead (`ERR EMQ.RETRY job is not dead`): only a dead
+ * job can be retried. Nothing was written.
+ */
+export class JobNotDeadError extends ServerError {
+  override readonly code: string = "EMQ_JOB_NOT_DEAD";
+}
+
+/**
+ * `queue.remove(id)` found the job active (`ERR EMQ.REMOVE job is active`): a worker holds its
+ * lease. Nothing was written; remove it once it has finished.
+ */
+export class JobActiveError extends ServerError {
+  override readonly code: string = "EMQ_JOB_ACTIVE";
 }

@@ -99,6 +99,11 @@ export {
   ClaimWatchdogError,
   InvalidFlowError,
   TooLargeError,
+  LeaseExpiredError,
+  JobNotDeadError,
+  JobActiveError,
+  NotValkeyError,
+  ServerUnreachableError,
 } from "./errors.js";
 export {
   Queue,

@@ -54,7 +54,7 @@ import { type ListedJob, listJobs } from "./operate/listing.js";
 import type { PageOptions } from "./operate/paging.js";
 import { type JobInfo, jobInfo, type JobState } from "./operate/row.js";
 import { lanesOf, recordedLanes } from "./lanes/registry.js";
-import { checkTracing, type TracingOption } from "./observe/tracing-option.js";
+import { checkTracing } from "./observe/tracing-option.js";
 import {
   listSchedules,
   type ScheduleInfo,
@@ -65,6 +65,17 @@ import {
 } from "./schedules/api.js";
 import type { ScheduleOptions } from "./schedules/options.js";
 import { ProducerSpans } from "./observe/tracing.js";
+import { checkKeys } from "./option-keys.js";
+import { EVENTS_OPTIONS } from "./jobs/queue.js";
+import {
+  bulkJob,
+  OBLITERATE_OPTIONS,
+  QUEUE_ADD_OPTIONS,
+  QUEUE_OPTIONS,
+  type QueueAddOptions,
+  type QueueOptions,
+} from "./queue-options.js";
+import { inCallWords } from "./jobs/refusals.js";
 
 export type { JobInfo, JobState } from "./operate/row.js";
 export type { ListedJob } from "./operate/listing.js";
@@ -72,6 +83,7 @@ export type { ScheduleInfo, ScheduleResult } from "./schedules/api.js";
 export type { ScheduleJobOptions, ScheduleOptions } from "./schedules/options.js";
 export type { CleanOptions } from "./operate/actions.js";
 export type { PageOptions } from "./operate/paging.js";
+export type { QueueAddOptions, QueueOptions } from "./queue-options.js";
 
 export interface JobCounts {
   pending: number;
@@ -89,33 +101,6 @@ export interface LanedCounts extends JobCounts {
   /** True when any lane is paused (`paused`: every lane is). */
   partlyPaused: boolean;
   lanes: Record<string, JobCounts>;
-}
-
-export interface QueueAddOptions extends AddOptions {
-  /**
-   * A laned queue: jobs with the same key go to the same lane (their order is kept). Default: the
-   * idempotency `key` when one is given (a key is held per lane), else round-robin.
-   */
-  laneKey?: string;
-}
-
-export interface QueueOptions {
-  /**
-   * The durability every `add` / `addBulk` of this queue waits for before it is acknowledged
-   * (an add's own `durability` option wins): `{ replicas: n, timeoutMs }` → `WAIT`,
-   * `{ aof: { local, replicas }, timeoutMs }` → `WAITAOF`. See `Durability`.
-   */
-  durability?: Durability;
-  /** Spread the queue's jobs over this many lanes (1 to 256). Default 1: the queue itself. */
-  lanes?: number;
-  /**
-   * OpenTelemetry traces: a `create` span (`add <queue>`, PRODUCER) per job `add` / `addBulk`
-   * adds, its context carried in the job (`AddOptions.trace`) for the worker's `process` span to
-   * link to. `true`: the global tracer provider's tracer; `{ tracer }`: that tracer. Needs
-   * `@opentelemetry/api` installed (else the adds reject with `TracingUnavailableError`).
-   * Default false: nothing traced, nothing loaded.
-   */
-  tracing?: TracingOption;
 }
 
 const STATES = ["pending", "schedule", "active", "done", "dead", "waiting"] as const;
@@ -136,6 +121,7 @@ export class Queue {
     options: QueueOptions = {},
   ) {
     assertValidQueue(name);
+    checkKeys(options, QUEUE_OPTIONS);
     checkDurability(options?.durability, "durability");
     this.durability = options?.durability;
     const lanes = options?.lanes ?? 1;
@@ -156,6 +142,7 @@ export class Queue {
    * `durability` (default: the queue's); on a laned queue `laneKey` picks the lane.
    */
   async add(payload: Payload, opts: QueueAddOptions = {}): Promise<EnqueueResult> {
+    checkKeys(opts, QUEUE_ADD_OPTIONS);
     const lane = this.laneFor(opts?.laneKey ?? opts?.key);
     await this.record();
     const o = this.withDurability(opts);
@@ -201,12 +188,19 @@ export class Queue {
     jobs: readonly { payload: Payload; opts?: QueueAddOptions }[],
   ): Promise<EnqueueResult[]> {
     const options = { durability: this.durability };
-    if (!this.spans || !Array.isArray(jobs)) return addBulk(this.connection, lane, jobs, options);
+    if (!Array.isArray(jobs)) return addBulk(this.connection, lane, jobs, options);
+    if (!this.spans)
+      return addBulk(
+        this.connection,
+        lane,
+        jobs.map((job) => bulkJob(job)),
+        options,
+      );
     return this.spans.many(lane, this.connection.wire, jobs.length, (traces) =>
       addBulk(
         this.connection,
         lane,
-        jobs.map((job, i) => withTrace(job, traces[i] ?? "")),
+        jobs.map((job, i) => bulkJob(job, traces[i] ?? "")),
         options,
       ),
     );
@@ -231,6 +225,7 @@ export class Queue {
    * settings from the next call on; `QueueEvents` follows the stream.
    */
   async setEvents(opts: Partial<EventsOptions> = {}): Promise<void> {
+    checkKeys(opts, EVENTS_OPTIONS);
     const settings = { ...DEFAULT_EVENTS, ...opts };
     const lanes = await this.lanesInUse();
     await Promise.all(lanes.map((lane) => setEvents(this.connection, lane, settings)));
@@ -239,8 +234,9 @@ export class Queue {
   /**
    * Flow control, kept on the server so every worker and process obeys it: replaces the queue's
    * `rate` (at most `max` jobs started per `durationMs`), its `concurrency` (active jobs at most)
-   * and its groups' defaults (`group: { rate, concurrency }`); what is left out is cleared, `{}`
-   * clears them all. On every lane (a laned queue's limits hold per lane).
+   * and its groups' defaults (`group: { rate, concurrency }`). It replaces, never merges: what is
+   * left out is cleared, `{}` clears them all; a key it does not take (`burst`) is refused and
+   * nothing is written. On every lane (a laned queue's limits hold per lane).
    */
   async setLimits(limits: QueueLimits): Promise<void> {
     const lanes = await this.lanesInUse();
@@ -268,14 +264,15 @@ export class Queue {
 
   /** Deletes a job that is not active. `false` when there is no such job. */
   async remove(id: string): Promise<boolean> {
-    const lane = await this.laneOf(id);
-    return remove(this.connection, lane ?? this.ownLanes[0]!, id);
+    const at = { queue: this.name, lane: (await this.laneOf(id)) ?? this.ownLanes[0]!, id };
+    return inCallWords(`remove(${id})`, this.connection, at, () => remove(this.connection, at.lane, id));
   }
 
   /** Moves a dead job back to pending, granting it `extraAttempts` more attempts (default 1). */
   async retry(id: string, extraAttempts = 1): Promise<void> {
-    const lane = await this.laneOf(id);
-    return retry(this.connection, lane ?? this.ownLanes[0]!, id, extraAttempts);
+    const at = { queue: this.name, lane: (await this.laneOf(id)) ?? this.ownLanes[0]!, id };
+    const step = () => retry(this.connection, at.lane, id, extraAttempts);
+    return inCallWords(`retry(${id})`, this.connection, at, step);
   }
 
   /** How many jobs are in each state (one pipelined round trip); a laned queue also per lane. */
@@ -346,8 +343,8 @@ export class Queue {
    * A job that is not scheduled: `JobNotScheduledError`; no such job: `JobNotFoundError`.
    */
   async promote(id: string): Promise<void> {
-    const lane = await this.laneOf(id);
-    return expedite(this.connection, lane ?? this.ownLanes[0]!, id);
+    const at = { queue: this.name, lane: (await this.laneOf(id)) ?? this.ownLanes[0]!, id };
+    return inCallWords(`promote(${id})`, this.connection, at, () => expedite(this.connection, at.lane, id));
   }
 
   /**
@@ -388,7 +385,7 @@ export class Queue {
   }
 
   async obliterate(opts: { force?: boolean } = {}): Promise<number> {
-    const force = opts?.force ?? false;
+    const force = (checkKeys(opts, OBLITERATE_OPTIONS).force ?? false) as boolean;
     const deleted = await obliterateLanes(this.connection, this.name, await this.lanesInUse(), force);
     if (this.lanes === 1) await unscheduleAll(this.connection, this.name); // its schedules go too
     return deleted;
@@ -483,15 +480,4 @@ export class Queue {
       paused: paused != null && String(paused) === "1",
     };
   }
-}
-
-/**
- * A bulk job with its trace context in its options; a job or options that are not objects are
- * left as they are (the add refuses them, naming them).
- */
-function withTrace<J>(job: J, trace: string): J {
-  if (trace === "" || typeof job !== "object" || job === null) return job;
-  const opts = (job as { opts?: unknown }).opts;
-  if (opts !== undefined && (typeof opts !== "object" || opts === null)) return job;
-  return { ...job, opts: { ...(opts as object | undefined), trace } };
 }

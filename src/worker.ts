@@ -30,6 +30,7 @@ import { abandonable, withinBound } from "./worker/claims.js";
 import { type Carry, FUSED_VERB, type Pick } from "./worker/carry.js";
 import { type Handler, type Job, JobView, type Running } from "./worker/job.js";
 import { WorkerLanes } from "./worker/lanes.js";
+import { LeaseCheck } from "./worker/lease-check.js";
 import { type ResolvedOptions, resolveOptions, type WorkerOptions } from "./worker/options.js";
 import { encodeResult, errorText, retryDelay } from "./worker/outcome.js";
 import { type ClaimWatcher, openWatcher } from "./worker/watcher.js";
@@ -47,7 +48,11 @@ export interface WorkerEvents {
   dead: [job: Job, error: unknown];
   /** Expired leases the timers took back: to pending, or dead when out of attempts. */
   stalled: [requeued: string[], dead: string[]];
-  /** This worker lost a job's lease (reaped, maybe claimed elsewhere); its result is dropped. */
+  /**
+   * This worker lost a job's lease (reaped, maybe claimed elsewhere): its result is dropped
+   * (`LeaseLostError`), or its handler never started — the claim reached it after the lease had
+   * ended (`LeaseExpiredError`) or its renewal before the start was refused.
+   */
   leaseLost: [job: Job, error: unknown];
   error: [error: unknown];
 }
@@ -91,6 +96,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private watchHeld = false;
   /** A wait is in the server and no wake has been charged to it yet (it takes that job itself). */
   private waitTakesOne = false;
+  /** The check a claim passes before its handler starts: is its lease still this worker's? */
+  private readonly leaseCheck: LeaseCheck;
   /** The queue's schedule loop (a queue without lanes): adds the jobs of due schedules. */
   private readonly schedules: ScheduleLoop | undefined;
 
@@ -109,6 +116,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.logger = this.opts.logger ?? rateLimitedConsole();
     this.spans = this.opts.tracing ? new ConsumerSpans(this.name, this.opts.tracing) : undefined;
     this.gate = new WakeGate(this.opts.idleCheckMs, this.opts.concurrency);
+    this.leaseCheck = new LeaseCheck(this.conn, this.opts.leaseMs, (err) => void this.fault(err));
     const timers = {
       promoteEveryMs: this.opts.promoteEveryMs,
       reapEveryMs: this.opts.reapEveryMs,
@@ -199,7 +207,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     if (this.closing) return;
     this.schedules?.start();
-    await this.startWatcher();
+    await Promise.all([this.startWatcher(), this.leaseCheck.warm(this.lanes.set.all())]);
     if (this.closing) return;
     this.heartbeat = setInterval(() => this.renewLeases(), Math.max(Math.floor(this.opts.leaseMs / 3), 1));
     this.slots = Array.from({ length: this.opts.concurrency }, () => this.slot());
@@ -375,11 +383,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
-   * Runs the handler, then settles the job. A completion whose slot's next pick is this same lane
-   * leases that lane's next job in its own transition (`COMPLETENEXT`, when the engine runs it:
-   * one round trip for both) and hands it to the slot. Otherwise the complete / fail is sent
-   * without waiting for the reply, so the slot's next claim shares that round trip. `settling`
-   * tracks the replies still on their way.
+   * Runs the handler — once the claim's lease is known to be still this worker's (`LeaseCheck`);
+   * a claim that reached it too late is not run (`leaseLost`) and handed back. Then it settles
+   * the job: a completion whose slot's next pick is this same lane leases that lane's next job in
+   * its own transition (`COMPLETENEXT`, when the engine runs it: one round trip for both) and
+   * hands it to the slot. Otherwise the complete / fail is sent without waiting for the reply, so
+   * the slot's next claim shares that round trip. `settling` tracks the replies still on their way.
    */
   private async process(claimed: ClaimedJob, lane: string, claimedAt: number): Promise<Carry> {
     const job = new JobView(this.name, lane, claimed, this.conn);
@@ -393,12 +402,18 @@ export class Worker extends EventEmitter<WorkerEvents> {
     };
     this.running.add(entry);
     const spans = this.spans ? await this.spans.received(this.conn, lane, claimed, claimedAt) : undefined;
-    if (entry.handedBack) {
-      // close() handed the job back while its trace context was read: it runs elsewhere.
-      spans?.end("handed-back");
+    const verdict = entry.handedBack ? undefined : await this.leaseCheck.before(lane, claimed);
+    if (!verdict?.start || entry.handedBack) {
+      // close() handed the job back while its trace context or its lease was read (it runs
+      // elsewhere); or its lease is over, someone else's, or cannot be vouched for: not run.
+      spans?.end(entry.handedBack ? "handed-back" : "lease-lost");
       this.running.delete(entry);
+      if (entry.handedBack || !verdict || verdict.start) return undefined;
+      if (verdict.handBack) this.handBackLate(lane, claimed);
+      if (verdict.error) this.emit("leaseLost", job, verdict.error);
       return undefined;
     }
+    entry.leasedAt = verdict.leasedAt; // the heartbeat renews it on time
     this.emit("active", job);
     let outcome: Outcome;
     try {
@@ -595,7 +610,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  /** A job a claim brought after its slot abandoned it: no slot runs it, it goes back to `pending`. */
+  /**
+   * A job no slot runs — a claim answered after its slot abandoned it, or too late to start — goes
+   * back to `pending` (`REQUEUE` under its token: refused, and ignored, when another worker holds
+   * it now; a job whose hand-back is lost goes back when its lease expires).
+   */
   private handBackLate(lane: string, claimed: ClaimedJob): void {
     requeue(this.conn, lane, claimed.id, claimed.attempts, this.opts.attempts).catch(() => {}); // else the reaper
   }

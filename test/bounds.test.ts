@@ -40,7 +40,9 @@ async function tooLarge(run: () => Promise<unknown>, argument: string, bytes: nu
     assert.equal(e.maxBytes, bound);
     assert.match(
       e.message,
-      new RegExp(`^invalid ${argument.replace(/[[\]]/g, "\\$&")}: ${bytes} bytes, over its bound of ${bound} bytes`),
+      new RegExp(
+        `^invalid ${argument.replace(/[[\]]/g, "\\$&")}: ${bytes} bytes, over its bound of ${bound} bytes`,
+      ),
     );
     return true;
   });

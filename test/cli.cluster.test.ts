@@ -11,6 +11,7 @@ import { queueKey, slot } from "../src/protocol.js";
 import { modulePath } from "../tools/module-path.js";
 import { assertBuilt, echomq, echomqJson, follow } from "./support/cli.js";
 import { type LocalCluster, startCluster } from "./support/cluster.js";
+import { until } from "./support/until.js";
 
 interface QueueRow {
   name: string;
@@ -112,11 +113,11 @@ for (const wire of [4, 6] as Wire[]) {
         },
         { attempts: 1, idleCheckMs: 50 },
       );
-      const deadline = Date.now() + 20_000;
-      while ((await q.counts()).dead + (await q.counts()).completed < 2) {
-        assert.ok(Date.now() < deadline, "both jobs settled");
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await until(
+        "both jobs to settle",
+        async () => (await q.counts()).dead + (await q.counts()).completed >= 2,
+        20_000,
+      );
       await worker.close();
       assert.equal((await json<{ state: string }>(["job", "india", a!.id])).state, "dead");
       await json(["pause", "india"]);

@@ -18,6 +18,7 @@ import {
 import { modulePath } from "../tools/module-path.js";
 import { assertBuilt, echomq, echomqJson, follow } from "./support/cli.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
+import { until } from "./support/until.js";
 
 interface Listed {
   id: string;
@@ -170,7 +171,10 @@ for (const wire of [4, 6] as Wire[]) {
       assert.equal((await run(["promote", "mail", later.id])).code, 0);
       const notScheduled = await run(["promote", "mail", later.id]);
       assert.equal(notScheduled.code, 1);
-      assert.match(notScheduled.stderr, /job is not scheduled/);
+      assert.match(
+        notScheduled.stderr,
+        new RegExp(`promote\\(${later.id}\\): job ${later.id} is not scheduled \\(it is pending\\)`),
+      );
 
       // one job to dead, then retry it from the CLI
       const claimed = await claim(conn, "mail", 30_000);
@@ -206,11 +210,9 @@ for (const wire of [4, 6] as Wire[]) {
       assert.deepEqual(await json(["pause", "stat"]), { queue: "stat", paused: true, changed: true });
       const worker = new Worker(new Queue("stat", conn), async () => "ok", { idleCheckMs: 50 });
       try {
-        for (const deadline = Date.now() + 5000; ; ) {
-          if (String(await server.cli("CLIENT", "LIST")).includes(" name=emq-wake-stat ")) break;
-          assert.ok(Date.now() < deadline, "the worker's wake connection is up");
-          await new Promise((r) => setTimeout(r, 20));
-        }
+        await until("the worker's wake connection", async () =>
+          String(await server.cli("CLIENT", "LIST")).includes(" name=emq-wake-stat "),
+        );
         const status = await json<{
           mode: string;
           brand: string;
@@ -236,11 +238,10 @@ for (const wire of [4, 6] as Wire[]) {
           new RegExp(`wire ${wire}, module ${wire === 6 ? "0\\.5\\.0" : "not loaded"}`),
         );
         assert.deepEqual(await json(["resume", "stat"]), { queue: "stat", paused: false, changed: true });
-        const deadline = Date.now() + 5000;
-        while ((await new Queue("stat", conn).counts()).completed < 1) {
-          assert.ok(Date.now() < deadline, "the worker ran the job after resume");
-          await new Promise((r) => setTimeout(r, 20));
-        }
+        await until(
+          "the worker to run the job after resume",
+          async () => (await new Queue("stat", conn).counts()).completed >= 1,
+        );
       } finally {
         await worker.close();
       }

@@ -19,6 +19,7 @@ import { VERBS, type Verb } from "../harness/verbs.js";
 import { type ClusterNode, type LocalCluster, startCluster } from "./support/cluster.js";
 import { type RespArg, rawCommand, rawCommands } from "./support/resp.js";
 import { startValkey } from "./support/valkey.js";
+import { until } from "./support/until.js";
 
 const V = "{emq}:version";
 const J1 = "JOB00000000001";
@@ -62,11 +63,7 @@ async function shardListener(port: number, channel: string) {
 }
 
 async function settled(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
+  await until(what, check);
   await sleep(100); // a duplicate, if any, has arrived by now
 }
 

@@ -177,7 +177,7 @@ describe("cluster connect: options and unreachable seeds", () => {
       connect({ nodes: [{ host: "127.0.0.1", port }], connectTimeoutMs: 500 }),
       (e: unknown) =>
         e instanceof ConnectionError &&
-        e.message.startsWith(`cannot connect to the valkey cluster at 127.0.0.1:${port}`),
+        e.message.startsWith(`cannot reach the valkey cluster at 127.0.0.1:${port}`),
     );
     assert.ok(Date.now() - t0 < 1500, `gave up after ${Date.now() - t0} ms`);
   });

@@ -32,14 +32,7 @@ import { label, movedCount, queueOn, queuePerShard, resetStats } from "./support
 import { startProxy } from "./support/proxy.js";
 import { type RespArg, rawCommands } from "./support/resp.js";
 import type { ValkeyServer } from "./support/valkey.js";
-
-async function until(what: string, check: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`);
-    await sleep(20);
-  }
-}
+import { until } from "./support/until.js";
 
 /** Subscribers a node has on a shard channel. */
 async function shardSubscribers(node: ValkeyServer, channel: string): Promise<number> {

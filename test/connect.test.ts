@@ -33,7 +33,7 @@ describe("connect(): options are checked before any socket opens", () => {
     ["port -1", { port: -1 }, "port", /must be an integer from 1 to 65535, got -1/],
     ["port 70000", { port: 70000 }, "port", /got 70000/],
     ["port 1.5", { port: 1.5 }, "port", /got 1.5/],
-    ["port '6379'", { port: "6379" }, "port", /got 6379/],
+    ["port '6379'", { port: "6379" }, "port", /must be a number, got string "6379"/],
     ["connectTimeoutMs -1", { connectTimeoutMs: -1 }, "connectTimeoutMs", /from 1 to 2147483647, got -1/],
     ["connectTimeoutMs 2^31", { connectTimeoutMs: 2 ** 31 }, "connectTimeoutMs", /got 2147483648/],
     ["wire 5", { wire: 5 }, "wire", /must be 4 or 6, got 5/],

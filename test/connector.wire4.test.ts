@@ -142,7 +142,10 @@ describe("wire-4 connector: reconnects, in-flight commands, NOSCRIPT", () => {
     const sent = proxy.since(mark, true).map((c) => c.args.map(String));
     assert.ok(sent.length > 0, "the reconnect ran its fence");
     for (const args of sent)
-      assert.deepEqual(args, ["GET", V], `only the fence's read reached the server, saw ${args.join(" ")}`);
+      assert.ok(
+        ["EMQ.VERSION", `GET ${V}`].includes(args.join(" ")),
+        `only the fence's reads reached the server, saw ${args.join(" ")}`,
+      );
     assert.equal(await server.cli("ZCARD", "emq:{q}:pending"), 1);
     await conn.close();
   });

@@ -5,7 +5,6 @@
  */
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import {
   type Connection,
   type EventKind,
@@ -18,14 +17,7 @@ import {
 import type { LocalCluster } from "./support/cluster.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
 import { movedCount, queuePerShard, resetStats } from "./support/cluster-helpers.js";
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`);
-    await sleep(20);
-  }
-}
+import { until } from "./support/until.js";
 
 forEachClusterWire("QueueEvents on a cluster", (ctx) => {
   let cluster: LocalCluster;
@@ -46,18 +38,23 @@ forEachClusterWire("QueueEvents on a cluster", (ctx) => {
     }
     const gaps: Gap[] = [];
     for (const r of readers) r.on("gap", (g) => gaps.push(g));
-    await Promise.all(readers.map((r) => r.ready));
-    await resetStats(cluster.primaries());
-    const workers = names.map(
-      (name) => new Worker(new Queue(name, conn), () => {}, { concurrency: 20, keepCompleted: 0 }),
-    );
-    await Promise.all(workers.map((w) => w.ready));
-    for (const name of names) {
-      await new Queue(name, conn).addBulk(Array.from({ length: 500 }, (_, i) => ({ payload: `p${i}` })));
+    const workers: Worker[] = [];
+    try {
+      await Promise.all(readers.map((r) => r.ready));
+      await resetStats(cluster.primaries());
+      for (const name of names) {
+        workers.push(new Worker(new Queue(name, conn), () => {}, { concurrency: 20, keepCompleted: 0 }));
+      }
+      await Promise.all(workers.map((w) => w.ready));
+      for (const name of names) {
+        await new Queue(name, conn).addBulk(Array.from({ length: 500 }, (_, i) => ({ payload: `p${i}` })));
+      }
+      await until("every completed event", () => kinds.every((k) => k.completed === 500), 30_000);
+    } finally {
+      // Closed whatever happened: a reader left open retries for ever and holds the process.
+      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all(readers.map((r) => r.close()));
     }
-    await until("every completed event", () => kinds.every((k) => k.completed === 500));
-    await Promise.all(workers.map((w) => w.close()));
-    await Promise.all(readers.map((r) => r.close()));
     for (const k of kinds) assert.deepEqual(k, { added: 500, active: 500, completed: 500 });
     assert.deepEqual(gaps, []);
     assert.equal(await movedCount(cluster.primaries()), 0, "no read was redirected");
@@ -72,15 +69,18 @@ forEachClusterWire("QueueEvents on a cluster", (ctx) => {
     let delivered = 0;
     reader.on("gap", (g) => gaps.push(g));
     reader.on("event", () => delivered++);
-    await reader.ready;
-    await q.add("first");
-    await until("the first event", () => delivered === 1);
-    reader.pause();
-    await q.addBulk(Array.from({ length: 250 }, (_, i) => ({ payload: `p${i}` })));
-    reader.resume();
-    await until("the gap", () => gaps.length === 1);
-    await until("the rest", async () => delivered - 1 + gaps[0]!.missed === 250);
-    await reader.close();
+    try {
+      await reader.ready;
+      await q.add("first");
+      await until("the first event", () => delivered === 1, 30_000);
+      reader.pause();
+      await q.addBulk(Array.from({ length: 250 }, (_, i) => ({ payload: `p${i}` })));
+      reader.resume();
+      await until("the gap", () => gaps.length === 1, 30_000);
+      await until("the rest", async () => delivered - 1 + gaps[0]!.missed === 250, 30_000);
+    } finally {
+      await reader.close();
+    }
     assert.equal(gaps[0]!.exact, true);
   });
 });

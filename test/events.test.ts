@@ -20,14 +20,7 @@ import {
 import { startProxy } from "./support/proxy.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 import { forEachWire } from "./support/wires.js";
-
-async function until(predicate: () => boolean | Promise<boolean>, ms = 20_000, what = "condition") {
-  const deadline = Date.now() + ms;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { until } from "./support/until.js";
 
 /** A reader's deliveries: every event, counts by kind, the gaps, the errors. */
 function record(events: QueueEvents) {
@@ -57,7 +50,7 @@ forEachWire("QueueEvents", (ctx) => {
     for (let i = 0; i < 10; i++) {
       await q.addBulk(Array.from({ length: 1000 }, (_, j) => ({ payload: `p${i}.${j}` })));
     }
-    await until(() => (got.kinds.completed ?? 0) === 10_000, 60_000, "10,000 completed events");
+    await until("10,000 completed events", () => (got.kinds.completed ?? 0) === 10_000, 60_000);
     const seconds = (performance.now() - started) / 1000;
     await worker.close();
     await events.close();
@@ -79,13 +72,13 @@ forEachWire("QueueEvents", (ctx) => {
     const got = record(events);
     await events.ready;
     for (let i = 0; i < 5; i++) await q.add(`early ${i}`);
-    await until(() => got.all.length === 5, 10_000, "the first 5");
+    await until("the first 5", () => got.all.length === 5, 10_000);
     events.pause();
     await q.addBulk(Array.from({ length: 200 }, (_, i) => ({ payload: `late ${i}` })));
     const length = Number(await conn.send("XLEN", ["emq:{ev-gap}:events"]));
     assert.ok(length < 205, `the trim ran (${length} entries left of 205)`);
     events.resume();
-    await until(() => got.all.length === 5 + length, 10_000, "the entries left");
+    await until("the entries left", () => got.all.length === 5 + length, 10_000);
     await events.close();
     assert.equal(got.gaps.length, 1);
     const [gap] = got.gaps;
@@ -102,13 +95,13 @@ forEachWire("QueueEvents", (ctx) => {
     const first = new QueueEvents("ev-resume", conn, { lastEventId: "0" });
     const early = record(first);
     await q.add("one");
-    await until(() => early.all.length === 1, 10_000, "the first event");
+    await until("the first event", () => early.all.length === 1, 10_000);
     await first.close();
     await q.addBulk(Array.from({ length: 300 }, (_, i) => ({ payload: `p${i}` })));
     const resumed = new QueueEvents("ev-resume", conn, { lastEventId: first.lastEventId });
     const got = record(resumed);
     const length = Number(await conn.send("XLEN", ["emq:{ev-resume}:events"]));
-    await until(() => got.all.length === length, 10_000, "the entries left");
+    await until("the entries left", () => got.all.length === length, 10_000);
     assert.equal(got.gaps.length, 1);
     assert.equal(got.gaps[0]!.exact, false);
     assert.ok(got.gaps[0]!.missed >= 300 - length, `at most ${got.gaps[0]!.missed}`);
@@ -117,8 +110,8 @@ forEachWire("QueueEvents", (ctx) => {
     await q.addBulk(Array.from({ length: 300 }, (_, i) => ({ payload: `q${i}` })));
     const left = Number(await conn.send("XLEN", ["emq:{ev-resume}:events"]));
     resumed.resume();
-    await until(() => got.gaps.length === 2, 10_000, "the second gap");
-    await until(() => got.all.length === length + left, 10_000, "the entries left after it");
+    await until("the second gap", () => got.gaps.length === 2, 10_000);
+    await until("the entries left after it", () => got.all.length === length + left, 10_000);
     await resumed.close();
     assert.equal(got.gaps[1]!.exact, true);
     assert.equal(got.gaps[1]!.missed + left, 300);
@@ -141,7 +134,7 @@ forEachWire("QueueEvents", (ctx) => {
       },
       { ...FAST, backoff: { type: "fixed", delayMs: 30 } },
     );
-    await until(() => (got.kinds.dead ?? 0) === 1, 10_000, "the dead event");
+    await until("the dead event", () => (got.kinds.dead ?? 0) === 1, 10_000);
     await worker.close();
     await events.close();
     const kinds = got.all.map((e) => e.kind);
@@ -176,7 +169,7 @@ forEachWire("QueueEvents", (ctx) => {
     await events.ready;
     await q.pause();
     await q.resume();
-    await until(() => got.all.length === 2, 10_000, "paused, resumed");
+    await until("paused, resumed", () => got.all.length === 2, 10_000);
     assert.deepEqual(
       got.all.map((e) => [e.kind, e.jobId]),
       [
@@ -203,7 +196,7 @@ forEachWire("QueueEvents", (ctx) => {
     await events.ready;
     await q.add("a");
     await q.add("b");
-    await until(() => got.all.length === 2, 10_000, "both events");
+    await until("both events", () => got.all.length === 2, 10_000);
     await events.close();
     assert.equal(got.errors.length, 2);
     assert.match(String(got.errors[0]), /listener bug/);
@@ -226,10 +219,10 @@ describe("QueueEvents on a connection that fails", () => {
     const got = record(events);
     await events.ready;
     await q.add("before");
-    await until(() => got.all.length === 1, 10_000, "the first event");
+    await until("the first event", () => got.all.length === 1, 10_000);
     proxy.cut();
     for (let i = 0; i < 20; i++) await q.add(`during ${i}`);
-    await until(() => got.all.length === 21, 10_000, "every event");
+    await until("every event", () => got.all.length === 21, 10_000);
     await events.close();
     await viaProxy.close();
     await direct.close();
@@ -249,9 +242,9 @@ describe("QueueEvents on a connection that fails", () => {
     // Nothing the reader sends reaches the server now (a half-open socket, as the reader sees it).
     proxy.hold();
     for (let i = 0; i < 5; i++) await q.add(`held ${i}`);
-    await until(() => got.errors.some((e) => e instanceof WatchdogError), 10_000, "the watchdog");
+    await until("the watchdog", () => got.errors.some((e) => e instanceof WatchdogError), 10_000);
     proxy.release();
-    await until(() => got.all.length === 5, 20_000, "every event after the release");
+    await until("every event after the release", () => got.all.length === 5, 20_000);
     await events.close();
     await viaProxy.close();
     await direct.close();

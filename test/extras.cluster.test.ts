@@ -1,13 +1,16 @@
 /**
  * `add`'s extras on a local 3-primary cluster, both wires: idempotency keys held per queue on
  * whichever shard serves it (the record shares the queue's slot), released by `forgetKey` and by
- * `obliterate` (its scan runs on the queue's node), and a job's timeout failing an attempt.
+ * `obliterate` (its scan runs on the queue's node), and a job's timeout failing an attempt; and
+ * (wire 6) a worker frozen while its blocking claim was answered does not run the job once thawed
+ * (the single-node twin, both wires: `test/lease-expiry.test.ts`).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Queue, TimeoutError, Worker } from "../src/index.js";
-import { slot } from "../src/protocol.js";
+import { queueKey, slot } from "../src/protocol.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
+import { blockedClients, expiredClaim, startFrozenWorker } from "./support/frozen-worker.js";
 import { until } from "./support/until.js";
 
 forEachClusterWire("add extras on a cluster", (ctx) => {
@@ -45,5 +48,33 @@ forEachClusterWire("add extras on a cluster", (ctx) => {
     await until("the job to be dead", async () => (await q.getJob(id))?.state === "dead", 10_000);
     await worker.close();
     assert.ok(seen[0] instanceof TimeoutError, String(seen[0]));
+  });
+
+  test("a claim answered while its worker was frozen is handed back, not run (wire 6)", {
+    timeout: 120_000,
+  }, async (t) => {
+    const { wire, cluster, conn } = ctx();
+    if (wire !== 6) return t.skip("the blocking claim is wire 6's (wire 4: the single-node test)");
+    const queue = "ck-frozen";
+    const child = await startFrozenWorker({ nodes: cluster.seeds }, wire, queue);
+    try {
+      const run = await expiredClaim(conn, queue, child, async (q) => {
+        await until(
+          "the worker's wait in EMQ.BCLAIM",
+          async () => (await blockedClients(conn, queueKey(queue, ""))) > 0,
+        );
+        child.freeze();
+        return (await q.add("once")).id;
+      });
+      assert.deepEqual(
+        run.frozen,
+        ["lost 1 LeaseExpiredError"],
+        "the frozen worker never started the handler",
+      );
+      assert.deepEqual(run.second, ["start 2", "end"], "the second worker ran it once");
+      assert.deepEqual([run.state, run.attempts], ["completed", 2]);
+    } finally {
+      await child.stop();
+    }
   });
 });

@@ -129,7 +129,7 @@ forEachWire("add: idempotency keys, groups, timeouts, parents", (ctx) => {
       ],
       [{ timeoutMs: -1 }, /^invalid timeoutMs: must be an integer of milliseconds from 1/],
       [{ timeoutMs: 1.5 }, /^invalid timeoutMs: must be an integer/],
-      [{ parent: "JOB00000000001" }, /^invalid parent: must be an object, got string$/],
+      [{ parent: "JOB00000000001" }, /^invalid parent: must be an object, got string "JOB00000000001"$/],
       [
         { parent: { queue: "a{b}", id: "JOB00000000001" } },
         /^invalid parent\.queue: a queue name must not contain '\{'/,

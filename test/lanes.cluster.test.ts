@@ -12,14 +12,7 @@ import { queueKey, slot } from "../src/protocol.js";
 import type { LocalCluster } from "./support/cluster.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
 import { label, movedCount, resetStats } from "./support/cluster-helpers.js";
-
-async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`);
-    await sleep(20);
-  }
-}
+import { until } from "./support/until.js";
 
 forEachClusterWire("laned queue on a cluster", (ctx) => {
   let cluster: LocalCluster;
@@ -49,7 +42,7 @@ forEachClusterWire("laned queue on a cluster", (ctx) => {
       },
       { concurrency: 8, idleCheckMs: 200, keepCompleted: 1000 },
     );
-    await until("120 completed", async () => ((await q.counts()) as LanedCounts).completed === 120);
+    await until("120 completed", async () => ((await q.counts()) as LanedCounts).completed === 120, 20_000);
     assert.equal(byLane.size, 12);
     assert.ok(
       [...byLane.values()].every((n) => n === 10),
@@ -62,7 +55,11 @@ forEachClusterWire("laned queue on a cluster", (ctx) => {
     assert.equal(paused.paused, true);
     assert.equal(paused.pending, 1);
     await q.resume();
-    await until("the held job ran", async () => ((await q.counts()) as LanedCounts).completed === 121);
+    await until(
+      "the held job ran",
+      async () => ((await q.counts()) as LanedCounts).completed === 121,
+      20_000,
+    );
     await worker.close();
     assert.equal(await movedCount(cluster.primaries()), 0, "every command reached its slot's owner");
   });

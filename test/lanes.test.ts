@@ -10,14 +10,7 @@ import { InvalidArgumentError, type Job, type LanedCounts, Queue, Worker } from 
 import { laneNames, laneOfKey, MAX_LANED_NAME_BYTES, SLOTS, sliceOf } from "../src/lanes/naming.js";
 import { queueKey, slot } from "../src/protocol.js";
 import { forEachWire } from "./support/wires.js";
-
-async function until(predicate: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
+import { until } from "./support/until.js";
 
 /** A laneKey that the rule sends to lane `i` of `k`. */
 function keyFor(i: number, k: number): string {
@@ -93,8 +86,8 @@ forEachWire("laned queues", (ctx) => {
       },
       { concurrency: 4, attempts: 1, idleCheckMs: 100 },
     );
-    await until(async () => ((await q.counts()) as LanedCounts).completed === 27, 20_000, "27 completed");
-    await until(async () => ((await q.counts()) as LanedCounts).dead === 3, 20_000, "3 dead");
+    await until("27 completed", async () => ((await q.counts()) as LanedCounts).completed === 27, 20_000);
+    await until("3 dead", async () => ((await q.counts()) as LanedCounts).dead === 3, 20_000);
     assert.equal(runs.size, 30);
     assert.ok([...runs.values()].every((n) => n === 1));
     const failed = added[0]!.id;
@@ -103,9 +96,9 @@ forEachWire("laned queues", (ctx) => {
     assert.ok(laneNames("ln2", 3).includes(info!.lane));
     await q.retry(failed, 1);
     await until(
+      "retried",
       async () => (await q.getJob(failed))?.state === "dead" && runs.get(failed) === 2,
       20_000,
-      "retried",
     );
     assert.equal(await q.remove(failed), true);
     assert.equal(await q.getJob(failed), null);
@@ -123,7 +116,7 @@ forEachWire("laned queues", (ctx) => {
     assert.equal(done.length, 0);
     assert.equal(((await q.counts()) as LanedCounts).paused, true);
     assert.equal(await q.resume(), true);
-    await until(() => done.length === 9, 10_000, "9 done after resume");
+    await until("9 done after resume", () => done.length === 9, 10_000);
     await worker.close();
   });
 
@@ -135,7 +128,7 @@ forEachWire("laned queues", (ctx) => {
     assert.equal(counts.lanes[lane]?.pending, 10);
     const seen: string[] = [];
     const worker = new Worker(q, (job: Job) => void seen.push(job.text()), { concurrency: 1 });
-    await until(() => seen.length === 10, 10_000, "10 done");
+    await until("10 done", () => seen.length === 10, 10_000);
     await worker.close();
     assert.deepEqual(
       seen,
@@ -159,7 +152,7 @@ forEachWire("laned queues", (ctx) => {
     }
     const order: string[] = [];
     const worker = new Worker(q, (job: Job) => void order.push(job.text()), { concurrency: 1 });
-    await until(() => order.length === 330, 30_000, "330 done");
+    await until("330 done", () => order.length === 330, 30_000);
     await worker.close();
     const lastSmall = order.findLastIndex((p) => p.startsWith("small"));
     // In turn: each round takes one job of every lane that holds work, so the 30 small jobs are
@@ -195,7 +188,7 @@ forEachWire("laned queues", (ctx) => {
     assert.ok(made <= bound, `${made} claims in ${elapsed} ms (bound ${bound})`);
     await q.add("wake");
     const w2 = new Worker(q, () => {}, { idleCheckMs: 60_000 });
-    await until(async () => ((await q.counts()) as LanedCounts).completed === 1, 10_000, "the job ran");
+    await until("the job ran", async () => ((await q.counts()) as LanedCounts).completed === 1, 10_000);
     await w2.close();
   });
 
@@ -212,7 +205,7 @@ forEachWire("laned queues", (ctx) => {
       concurrency: 3,
       idleCheckMs: 100,
     });
-    await until(() => done.length === 17, 20_000, "17 done");
+    await until("17 done", () => done.length === 17, 20_000);
     await worker.close();
     assert.ok(done.includes("plain") && done.includes("three0") && done.includes("five0"));
     assert.equal(((await five.counts()) as LanedCounts).pending, 0);
@@ -233,7 +226,7 @@ forEachWire("laned queues", (ctx) => {
     await new Queue("ln8", ctx().conn, { lanes: 6 }).addBulk(
       Array.from({ length: 6 }, (_, i) => ({ payload: `six${i}` })),
     );
-    await until(() => done.length === 6, 20_000, "6 done");
+    await until("6 done", () => done.length === 6, 20_000);
     await worker.close();
   });
 

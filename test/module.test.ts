@@ -1,36 +1,26 @@
 /**
- * The native module against real valkey-server processes: the native fence, EMQ.INSTALL, the
- * order of refusals (shape → layout → fence), keyspace equality with the Lua scripts (wire 4),
- * AOF and replication, ACLs, the pause difference (D2) and EMQ.VERSION. The write guard:
+ * The native module against real valkey-server processes: the native fence, EMQ.INSTALL, the pause
+ * difference (D2), EMQ.VERSION and ACLs (the fence reads as the calling client). The order of
+ * refusals: module.refusals.test.ts; keyspace equality with the Lua scripts (wire 4):
+ * module.equality.test.ts; AOF and replication: module.replication.test.ts; the write guard:
  * module.guard.test.ts.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { modulePath } from "../tools/module-path.js";
-import {
-  claim,
-  connect,
-  enqueue,
-  installModuleBrand,
-  newId,
-  ServerError,
-  VersionFenceError,
-} from "../src/index.js";
+import { claim, connect, enqueue, installModuleBrand, ServerError, VersionFenceError } from "../src/index.js";
 import { scriptFor } from "../src/protocol.js";
-import { type RespArg, type RespReply, rawCommands } from "./support/resp.js";
+import type { RespArg } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 import {
   assertRefusedUnchanged,
   call,
   chunk,
-  CLAIM_FORM,
   claimArgs,
   claimKeys,
   dirty,
   dumpAll,
-  ENQUEUE_FORM,
   enqueueArgs,
   ID_A,
   ID_B,
@@ -38,10 +28,8 @@ import {
   k,
   LAYOUT,
   refusalOf,
-  replicated,
   resetTo,
   row,
-  runId,
   seedJob,
   serverMs,
   V,
@@ -53,7 +41,7 @@ import {
 
 /* ------------------------------------------------------------------ one module server */
 
-describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
+describe("module: fence, install, pause, EMQ.VERSION", () => {
   let server: ValkeyServer;
   before(async () => {
     server = await startValkey({ module: modulePath() });
@@ -173,177 +161,6 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
     }
   });
 
-  describe("order of refusals: shape → layout → fence (exact texts, nothing written)", () => {
-    // Every queue a refused call could touch holds a claimable job, so a refusal that let the call
-    // through would change the dump.
-    const LONG = "q".repeat(256);
-    const QUEUES = ["a", "b", "", "a{b", "a\u0000b", "a}b", "a\tb", "a\u007fb", LONG];
-    const seedAll = async () => {
-      for (const q of QUEUES) await seedJob(server.port, q, ID_A);
-    };
-
-    const enqueueLayout: [string, RespArg[]][] = [
-      ["pending without emq:{", ["EMQ.ENQUEUE", 2, row("a", ID_A), "emx:{a}:pending", ID_A, "p"]],
-      ["pending upper-case prefix", ["EMQ.ENQUEUE", 2, row("a", ID_A), "EMQ:{a}:pending", ID_A, "p"]],
-      ["pending without braces", ["EMQ.ENQUEUE", 2, "emq:a:job:" + ID_A, "emq:a:pending", ID_A, "p"]],
-      ["pending without }:", ["EMQ.ENQUEUE", 2, row("a", ID_A), "emq:{a}pending", ID_A, "p"]],
-      ["pending cut after the name", ["EMQ.ENQUEUE", 2, row("a", ID_A), "emq:{a", ID_A, "p"]],
-      ["{ in the name", ["EMQ.ENQUEUE", 2, row("a{b", ID_A), k("a{b", "pending"), ID_A, "p"]],
-      ["} in the name", ["EMQ.ENQUEUE", 2, row("a}b", ID_A), k("a}b", "pending"), ID_A, "p"]],
-      ["NUL in the name", ["EMQ.ENQUEUE", 2, row("a\u0000b", ID_A), k("a\u0000b", "pending"), ID_A, "p"]],
-      ["empty name", ["EMQ.ENQUEUE", 2, row("", ID_A), k("", "pending"), ID_A, "p"]],
-      ["TAB in the name", ["EMQ.ENQUEUE", 2, row("a\tb", ID_A), k("a\tb", "pending"), ID_A, "p"]],
-      [
-        "DEL (0x7F) in the name",
-        ["EMQ.ENQUEUE", 2, row("a\u007fb", ID_A), k("a\u007fb", "pending"), ID_A, "p"],
-      ],
-      ["a name of 256 bytes", ["EMQ.ENQUEUE", 2, row(LONG, ID_A), k(LONG, "pending"), ID_A, "p"]],
-      ["anchor of another type (active)", ["EMQ.ENQUEUE", 2, row("a", ID_A), k("a", "active"), ID_A, "p"]],
-      ["anchor with trailing bytes", ["EMQ.ENQUEUE", 2, row("a", ID_A), k("a", "pending "), ID_A, "p"]],
-      ["row of another type (meta)", ["EMQ.ENQUEUE", 2, k("a", "meta"), k("a", "pending"), ID_A, "p"]],
-      ["row for another queue", ["EMQ.ENQUEUE", 2, row("b", ID_A), k("a", "pending"), ID_A, "p"]],
-      ["row for another id", ["EMQ.ENQUEUE", 2, row("a", ID_B), k("a", "pending"), ID_A, "p"]],
-      ["keys swapped", ["EMQ.ENQUEUE", 2, k("a", "pending"), row("a", ID_A), ID_A, "p"]],
-    ];
-    const claimLayout: [string, RespArg[]][] = [
-      ["pending without emq:{", ["EMQ.CLAIM", 3, "emx:{a}:pending", k("a", "active"), k("a", ""), 1000]],
-      ["pending without braces", ["EMQ.CLAIM", 3, "emq:a:pending", "emq:a:active", "emq:a:", 1000]],
-      ["pending without }:", ["EMQ.CLAIM", 3, "emq:{a}pending", k("a", "active"), k("a", ""), 1000]],
-      ["{ in the name", ["EMQ.CLAIM", 3, ...claimKeys("a{b"), 1000]],
-      ["} in the name", ["EMQ.CLAIM", 3, ...claimKeys("a}b"), 1000]],
-      ["NUL in the name", ["EMQ.CLAIM", 3, ...claimKeys("a\u0000b"), 1000]],
-      ["empty name", ["EMQ.CLAIM", 3, ...claimKeys(""), 1000]],
-      ["TAB in the name", ["EMQ.CLAIM", 3, ...claimKeys("a\tb"), 1000]],
-      ["DEL (0x7F) in the name", ["EMQ.CLAIM", 3, ...claimKeys("a\u007fb"), 1000]],
-      ["a name of 256 bytes", ["EMQ.CLAIM", 3, ...claimKeys(LONG), 1000]],
-      [
-        "anchor of another type (schedule)",
-        ["EMQ.CLAIM", 3, k("a", "schedule"), k("a", "active"), k("a", ""), 1000],
-      ],
-      [
-        "active of another type (done)",
-        ["EMQ.CLAIM", 3, k("a", "pending"), k("a", "done"), k("a", ""), 1000],
-      ],
-      [
-        "base of another type (meta)",
-        ["EMQ.CLAIM", 3, k("a", "pending"), k("a", "active"), k("a", "meta"), 1000],
-      ],
-      ["base without its colon", ["EMQ.CLAIM", 3, k("a", "pending"), k("a", "active"), "emq:{a}", 1000]],
-      ["active for another queue", ["EMQ.CLAIM", 3, k("a", "pending"), k("b", "active"), k("a", ""), 1000]],
-      ["base for another queue", ["EMQ.CLAIM", 3, k("a", "pending"), k("a", "active"), k("b", ""), 1000]],
-      ["keys rotated", ["EMQ.CLAIM", 3, k("a", "active"), k("a", ""), k("a", "pending"), 1000]],
-    ];
-
-    const enqueueKeys = `ERR EMQ.ENQUEUE wrong number of keys: ${ENQUEUE_FORM}`;
-    const enqueueValues = `ERR EMQ.ENQUEUE wrong number of values: ${ENQUEUE_FORM}`;
-    const claimKeysText = `ERR EMQ.CLAIM wrong number of keys: ${CLAIM_FORM}`;
-    const claimValues = `ERR EMQ.CLAIM wrong number of values: ${CLAIM_FORM}`;
-    const shapes: [string, RespArg[], string][] = [
-      ["ENQUEUE without arguments", ["EMQ.ENQUEUE"], enqueueKeys],
-      ["ENQUEUE numkeys 1", ["EMQ.ENQUEUE", 1, row("a", ID_A), k("a", "pending"), ID_A, "p"], enqueueKeys],
-      ["ENQUEUE numkeys 3", ["EMQ.ENQUEUE", 3, row("a", ID_A), k("a", "pending"), ID_A, "p"], enqueueKeys],
-      [
-        "ENQUEUE numkeys not a number",
-        ["EMQ.ENQUEUE", "two", row("a", ID_A), k("a", "pending"), ID_A, "p"],
-        enqueueKeys,
-      ],
-      ["ENQUEUE numkeys -2", ["EMQ.ENQUEUE", -2, row("a", ID_A), k("a", "pending"), ID_A, "p"], enqueueKeys],
-      [
-        "ENQUEUE numkeys 02",
-        ["EMQ.ENQUEUE", "02", row("a", ID_A), k("a", "pending"), ID_A, "p"],
-        enqueueKeys,
-      ],
-      ["ENQUEUE numkeys beyond the arguments", ["EMQ.ENQUEUE", 2, row("a", ID_A)], enqueueKeys],
-      ["ENQUEUE without payload", ["EMQ.ENQUEUE", 2, row("a", ID_A), k("a", "pending"), ID_A], enqueueValues],
-      ["ENQUEUE with an extra value", [...enqueueArgs("a", ID_A), "x"], enqueueValues],
-      // Shape comes before layout: wrong count with keys that would also fail the layout.
-      ["ENQUEUE bad layout and a missing value", ["EMQ.ENQUEUE", 2, "x", "y", ID_A], enqueueValues],
-      ["CLAIM without arguments", ["EMQ.CLAIM"], claimKeysText],
-      [
-        "CLAIM numkeys 2",
-        ["EMQ.CLAIM", 2, k("a", "pending"), k("a", "active"), k("a", ""), 1000],
-        claimKeysText,
-      ],
-      ["CLAIM numkeys not a number", ["EMQ.CLAIM", "3x", ...claimKeys("a"), 1000], claimKeysText],
-      ["CLAIM without lease", ["EMQ.CLAIM", 3, ...claimKeys("a")], claimValues],
-      ["CLAIM with an extra value", [...claimArgs("a"), "x"], claimValues],
-      ["CLAIM bad layout and an extra value", ["EMQ.CLAIM", 3, "x", "y", "z", 1, 2], claimValues],
-    ];
-
-    for (const [state, brand] of [
-      ["unbranded node", null],
-      ["branded node", WIRE6],
-    ] as const) {
-      describe(state, () => {
-        beforeEach(async () => {
-          await resetTo(server, brand);
-          await seedAll();
-        });
-
-        test("shape refusals name the form (not EMQWIRE)", async () => {
-          for (const [label, args, text] of shapes) {
-            await assertRefusedUnchanged(server.port, args, text).catch((err: Error) => {
-              throw new Error(`${label}: ${err.message}`);
-            });
-          }
-        });
-
-        test("ENQUEUE layout refusals: exactly the layout error (not EMQWIRE)", async () => {
-          assert.equal(enqueueLayout.length, 18);
-          for (const [label, args] of enqueueLayout) {
-            await assertRefusedUnchanged(server.port, args, LAYOUT("ENQUEUE")).catch((err: Error) => {
-              throw new Error(`${label}: ${err.message}`);
-            });
-          }
-        });
-
-        test("CLAIM layout refusals: exactly the layout error (not EMQWIRE)", async () => {
-          assert.equal(claimLayout.length, 17);
-          for (const [label, args] of claimLayout) {
-            await assertRefusedUnchanged(server.port, args, LAYOUT("CLAIM")).catch((err: Error) => {
-              throw new Error(`${label}: ${err.message}`);
-            });
-          }
-        });
-      });
-    }
-
-    test("unbranded: the fence comes before the values and the gates", async () => {
-      await seedAll();
-      const nil = "EMQWIRE expected echomq:6.0.0 found (nil)";
-      await assertRefusedUnchanged(server.port, claimArgs("a", 0), nil); // bad lease
-      await assertRefusedUnchanged(server.port, claimArgs("a", "x"), nil);
-      await assertRefusedUnchanged(server.port, enqueueArgs("a", ID_A), nil); // duplicate
-      await assertRefusedUnchanged(
-        server.port,
-        ["EMQ.ENQUEUE", 2, row("a", "XYZ0000000000A"), k("a", "pending"), "XYZ0000000000A", "p"],
-        nil,
-      ); // not a JOB id
-      // Branded, the same calls reach their own step.
-      await server.cli("SET", V, WIRE6);
-      await assertRefusedUnchanged(
-        server.port,
-        claimArgs("a", 0),
-        "ERR EMQ.CLAIM lease must be a positive integer of milliseconds",
-      );
-      await assertRefusedUnchanged(
-        server.port,
-        ["EMQ.ENQUEUE", 2, row("a", "XYZ0000000000A"), k("a", "pending"), "XYZ0000000000A", "p"],
-        "ERR EMQ.ENQUEUE id must start with JOB",
-      );
-      assert.equal(await call(server.port, enqueueArgs("a", ID_A)), 0);
-    });
-
-    test("the queue-name rule's edges pass the layout: 255 bytes, spaces, colons, bytes ≥ 0x80", async () => {
-      await resetTo(server, WIRE6);
-      for (const q of ["q".repeat(255), " a:b ~", "\u00e9\u00ff"]) {
-        assert.equal(await call(server.port, enqueueArgs(q, ID_A)), 1, JSON.stringify(q));
-        const job = (await call(server.port, claimArgs(q))) as RespReply[];
-        assert.equal(String(job[0]), ID_A, JSON.stringify(q));
-      }
-    });
-  });
-
   describe("pause (declared difference D2)", () => {
     test("paused=1: EMQ.CLAIM → empty array, nothing written; EVAL claim.lua on the same state claims", async () => {
       await resetTo(server, WIRE6);
@@ -413,227 +230,6 @@ describe("module: fence, install, refusals, pause, EMQ.VERSION", () => {
         "ERR wrong number of arguments for 'emq.version' command",
       );
     });
-  });
-});
-
-/* ------------------------------------------------------------------ wire 4 vs wire 6 keyspace */
-
-describe("keyspace equality: wire-4 scripts vs the native verbs", () => {
-  let plain: ValkeyServer;
-  let mod: ValkeyServer;
-  before(async () => {
-    [plain, mod] = await Promise.all([startValkey(), startValkey({ module: modulePath() })]);
-  });
-  after(async () => {
-    await Promise.all([plain.stop(), mod.stop()]);
-  });
-
-  test("enqueue + claim through both wires: the same keys and values, but lease_epoch = run_id and active scores in their time windows", async () => {
-    assert.equal(await installModuleBrand({ port: mod.port }), 1);
-    const c4 = await connect({ port: plain.port });
-    const c6 = await connect({ port: mod.port, wire: 6, requiredVerbs: VERBS });
-    const q = "orders:eq";
-    const lease = 30_000;
-    const jobs: [string, string | Buffer][] = [
-      [newId(), "alpha"],
-      [newId(), Buffer.from([0, 1, 2, 0xff, 13, 10, 0x7b])],
-      [newId(), ""],
-    ];
-    for (const [id, payload] of jobs) {
-      assert.deepEqual(await enqueue(c4, q, payload, { id }), { id, duplicate: false });
-      assert.deepEqual(await enqueue(c6, q, payload, { id }), { id, duplicate: false });
-    }
-    assert.deepEqual(await enqueue(c4, q, "dup", { id: jobs[0]![0] }), { id: jobs[0]![0], duplicate: true });
-    assert.deepEqual(await enqueue(c6, q, "dup", { id: jobs[0]![0] }), { id: jobs[0]![0], duplicate: true });
-
-    const windows = { [plain.port]: new Map<string, [number, number]>(), [mod.port]: new Map() };
-    for (let i = 0; i < 2; i++) {
-      for (const [conn, server] of [
-        [c4, plain],
-        [c6, mod],
-      ] as const) {
-        const t0 = await serverMs(server.port);
-        const job = await claim(conn, q, lease);
-        const t1 = await serverMs(server.port);
-        assert.ok(job);
-        assert.equal(job.id, jobs[i]![0], "lowest id first");
-        assert.deepEqual(job.payload, Buffer.from(jobs[i]![1]));
-        assert.equal(job.attempts, 1);
-        assert.ok(
-          job.deadline >= t0 + lease && job.deadline <= t1 + lease,
-          `deadline in window (wire ${conn.wire})`,
-        );
-        windows[server.port]!.set(job.id, [t0 + lease, t1 + lease]);
-      }
-    }
-    await c4.close();
-    await c6.close();
-
-    const d4 = await dumpAll(plain.port);
-    const d6 = await dumpAll(mod.port);
-    assert.deepEqual(d4[V], { type: "string", value: WIRE4 });
-    assert.deepEqual(d6[V], { type: "string", value: WIRE6 });
-    delete d4[V];
-    delete d6[V];
-    assert.deepEqual(Object.keys(d6), Object.keys(d4), "the same keys");
-    assert.deepEqual(Object.keys(d4).sort(), [
-      `emq:{${q}}:active`,
-      `emq:{${q}}:events`,
-      ...jobs.map(([id]) => `emq:{${q}}:job:${id}`).sort(),
-      `emq:{${q}}:pending`,
-    ]);
-    const epoch = await runId(mod.port);
-    const claimed = new Set(jobs.slice(0, 2).map(([id]) => id));
-    for (const key of Object.keys(d4)) {
-      const a = d4[key]!;
-      const b = d6[key]!;
-      assert.equal(b.type, a.type, key);
-      if (key === `emq:{${q}}:active`) {
-        for (const [side, port] of [
-          [a, plain.port],
-          [b, mod.port],
-        ] as const) {
-          const flat = side.value as string[];
-          assert.equal(flat.length, 4);
-          for (let i = 0; i < flat.length; i += 2) {
-            const [lo, hi] = windows[port]!.get(flat[i]!)!;
-            const score = Number(flat[i + 1]);
-            assert.ok(score >= lo && score <= hi, `${flat[i]} score ${score} in [${lo}, ${hi}]`);
-          }
-        }
-        assert.deepEqual(
-          (b.value as string[]).filter((_, i) => i % 2 === 0),
-          (a.value as string[]).filter((_, i) => i % 2 === 0),
-          "the same members in the same order",
-        );
-      } else if (a.type === "hash") {
-        const native = { ...(b.value as Record<string, string>) };
-        const id = key.slice(key.lastIndexOf(":") + 1);
-        if (claimed.has(id)) {
-          assert.equal(native.lease_epoch, epoch, `${key}: lease_epoch is the run_id`);
-          delete native.lease_epoch;
-        } else {
-          assert.equal(native.lease_epoch, undefined, `${key}: an unclaimed row has no lease_epoch`);
-        }
-        assert.equal((a.value as Record<string, string>).lease_epoch, undefined);
-        assert.deepEqual(native, a.value, `${key} field by field`);
-      } else if (a.type === "stream") {
-        // Entry ids are each server's time: the same entries, fields and order.
-        const fields = (side: typeof a) => (side.value as string[][]).map(([, ...rest]) => rest);
-        assert.deepEqual(fields(b), fields(a), key);
-        assert.equal(fields(a).length, jobs.length + 2, "an added entry per job, an active per claim");
-      } else {
-        assert.deepEqual(b, a, key);
-      }
-    }
-    assert.deepEqual(d4[`emq:{${q}}:job:${jobs[0]![0]}`]!.value, {
-      state: "active",
-      attempts: "1",
-      payload: "alpha",
-    });
-  });
-
-  test("lease-exact: EVAL claim.lua, EMQ.CLAIM and TIME in one MULTI/EXEC give equal deadlines = TIME ms + lease", async () => {
-    await resetTo(mod, WIRE6);
-    const id = newId();
-    const c6 = await connect({ port: mod.port, wire: 6, requiredVerbs: VERBS });
-    await enqueue(c6, "lx1", "one", { id });
-    await enqueue(c6, "lx2", "one", { id });
-    await c6.close();
-    const replies = await rawCommands(mod.port, [
-      ["MULTI"],
-      ["EVAL", scriptFor("CLAIM").source, 3, ...claimKeys("lx1"), 30000],
-      ["EMQ.CLAIM", 3, ...claimKeys("lx2"), 30000],
-      ["TIME"],
-      ["EXEC"],
-    ]);
-    const exec = replies[4] as [unknown[], unknown[], string[]];
-    assert.ok(Array.isArray(exec), `EXEC replied ${String(replies[4])}`);
-    const [script, native, time] = exec;
-    const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
-    assert.deepEqual(script, [id, "one", 1, now + 30000, 0]);
-    assert.deepEqual(native, [id, "one", 1, now + 30000, 0]);
-    assert.equal(Number(await mod.cli("ZSCORE", k("lx1", "active"), id)), now + 30000);
-    assert.equal(Number(await mod.cli("ZSCORE", k("lx2", "active"), id)), now + 30000);
-    const d = await dumpAll(mod.port);
-    assert.deepEqual(d[row("lx1", id)]!.value, { state: "active", attempts: "1", payload: "one" });
-    assert.deepEqual(d[row("lx2", id)]!.value, {
-      state: "active",
-      attempts: "1",
-      payload: "one",
-      lease_epoch: await runId(mod.port),
-    });
-  });
-});
-
-/* ------------------------------------------------------------------ AOF and replica */
-
-describe("replication: AOF and a replica receive plain commands", () => {
-  let primary: ValkeyServer;
-  let replica: ValkeyServer;
-  before(async () => {
-    primary = await startValkey({ module: modulePath(), aof: true });
-    replica = await startValkey({
-      module: modulePath(),
-      replicaOf: { host: "127.0.0.1", port: primary.port },
-    });
-  });
-  after(async () => {
-    await replica.stop();
-    await primary.stop();
-  });
-
-  test("a wire-6 batch: no EMQ.* record in the AOF, the replica holds the same keyspace, a restart reloads it", async () => {
-    assert.equal(await installModuleBrand({ port: primary.port }), 1);
-    const conn = await connect({ port: primary.port, wire: 6, requiredVerbs: VERBS });
-    const ids: string[] = [];
-    for (let i = 0; i < 12; i++) {
-      const q = i % 2 === 0 ? "aof-a" : "aof-b";
-      const { id, duplicate } = await enqueue(conn, q, `payload ${i}`);
-      assert.equal(duplicate, false);
-      ids.push(id);
-    }
-    assert.equal((await enqueue(conn, "aof-a", "dup", { id: ids[0]! })).duplicate, true);
-    const claimed: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      const job = await claim(conn, i % 2 === 0 ? "aof-a" : "aof-b", 60_000);
-      assert.ok(job);
-      claimed.push(job.id);
-    }
-    // WAIT on the connection that wrote (WAIT counts acks of the calling client's own writes).
-    assert.equal(await conn.send("WAIT", [1, 5000]), 1, "the replica acknowledged every write");
-    await conn.close();
-    await replicated(primary, replica);
-    const onPrimary = await dumpAll(primary.port);
-    assert.equal(
-      Object.keys(onPrimary).length,
-      1 + 12 + 2 + 2 + 2,
-      "brand, 12 rows, 2 pending, 2 active, 2 event streams",
-    );
-    assert.deepEqual(await dumpAll(replica.port), onPrimary, "the replica holds the same keys and values");
-    const epoch = await runId(primary.port);
-    for (const id of claimed) {
-      const key = Object.keys(onPrimary).find((name) => name.endsWith(`:job:${id}`));
-      assert.ok(key, `a row for ${id}`);
-      assert.equal((onPrimary[key]!.value as Record<string, string>).lease_epoch, epoch);
-    }
-
-    const dir = join(primary.dir, "appendonlydir");
-    const files = readdirSync(dir);
-    assert.ok(
-      files.some((f) => f.endsWith(".incr.aof")),
-      `AOF files: ${files.join(", ")}`,
-    );
-    const aof = files.map((f) => readFileSync(join(dir, f), "latin1")).join("\n");
-    assert.doesNotMatch(aof, /emq\./i, "no EMQ.* record in the AOF");
-    assert.match(aof, /\r\nHSET\r\n/, "the rows were logged as HSET");
-    assert.match(aof, /\r\nZADD\r\n/, "the sets were logged as ZADD");
-    assert.ok(aof.includes(epoch), "the lease_epoch was logged");
-
-    await replica.stop();
-    await primary.restart();
-    assert.notEqual(await runId(primary.port), epoch, "a new process");
-    assert.deepEqual(await dumpAll(primary.port), onPrimary, "the AOF reload gives the same keyspace");
   });
 });
 

@@ -13,7 +13,8 @@ import { connect, installModuleBrand, Queue } from "../src/index.js";
 import { type LocalCluster, startCluster } from "./support/cluster.js";
 import { queuePerShard } from "./support/cluster-helpers.js";
 import { dumpAll, k, replicated, row } from "./support/module.js";
-import { timerStats, until } from "./support/timers.js";
+import { timerStats } from "./support/timers.js";
+import { until } from "./support/until.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 
 /** Every AOF file of `server`, as one text. */

@@ -10,7 +10,8 @@ import { modulePath } from "../tools/module-path.js";
 import { claim, type Connection, connect, installModuleBrand, Queue, Worker } from "../src/index.js";
 import { call, dumpAll, k, row, serverMs } from "./support/module.js";
 import { connectResp } from "./support/resp.js";
-import { eventAt, inOneExec, jobId, percentiles, timerStats, until } from "./support/timers.js";
+import { eventAt, inOneExec, jobId, percentiles, timerStats } from "./support/timers.js";
+import { until } from "./support/until.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 
 /** The host's lease-check period (the worker's default `reapEveryMs`). */
@@ -225,13 +226,17 @@ function timeless(dump: Awaited<ReturnType<typeof dumpAll>>): unknown {
 describe("a timer tick has exactly the effects of EMQ.PROMOTE + EMQ.REAP", () => {
   let timed: ValkeyServer;
   let reference: ValkeyServer;
+  let nodes: { server: ValkeyServer; conn: Connection }[];
   before(async () => {
-    timed = (await moduleNode()).server;
-    reference = (await moduleNode(["timers", "no"])).server;
+    nodes = [await moduleNode(), await moduleNode(["timers", "no"])];
+    [timed, reference] = nodes.map((n) => n.server) as [ValkeyServer, ValkeyServer];
   });
   after(async () => {
-    await timed.stop();
-    await reference.stop();
+    // A connection left open to a stopped server retries for ever: it would hold the process.
+    for (const { conn, server } of nodes) {
+      await conn.close();
+      await server.stop();
+    }
   });
 
   test("same keyspace (rows, sets, retention, bus entries in order) and the same wake messages", async () => {

@@ -16,14 +16,7 @@ import {
   Worker,
 } from "../src/index.js";
 import { forEachWire } from "./support/wires.js";
-
-async function until(predicate: () => boolean | Promise<boolean>, ms = 10_000, what = "condition") {
-  const deadline = Date.now() + ms;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { until } from "./support/until.js";
 
 forEachWire("job progress and logs", (ctx) => {
   test("a handler's progress and log lines are kept on the row and read with getJob", async () => {
@@ -37,7 +30,7 @@ forEachWire("job progress and logs", (ctx) => {
       numbers.push(await job.log("nearly there: ünïcode"));
       return "ok";
     });
-    await until(async () => (await q.getJob(id))?.state === "completed", 10_000, "completion");
+    await until("completion", async () => (await q.getJob(id))?.state === "completed", 10_000);
     await worker.close();
     const info = await q.getJob(id);
     assert.equal(info?.progress?.toString(), JSON.stringify({ done: 2, of: 3 }));
@@ -100,13 +93,19 @@ forEachWire("job progress and logs", (ctx) => {
     });
     worker.on("error", () => {});
     worker.on("leaseLost", () => {});
-    await until(() => worker.activeCount === 1, 5000, "the handler to start");
+    await until("the handler to start", () => worker.activeCount === 1, 5000);
     // Someone took the job out of active behind the worker's back: its lease is gone.
     await ctx().conn.send("ZREM", ["emq:{pl5}:active", id]);
     release();
-    await until(() => refused.length === 2, 5000, "the refused writes");
+    await until("the refused writes", () => refused.length === 2, 5000);
     await worker.close();
     for (const err of refused) assert.ok(err instanceof LeaseLostError, String(err));
+    const lost = `this worker's lease on job ${id} is lost (it left the active set): it can change nothing about the job any more`;
+    assert.deepEqual(
+      refused.map((e) => (e as Error).message),
+      [`progress(): ${lost}`, `log(): ${lost}`],
+    );
+    assert.equal((refused[0] as LeaseLostError).reply, "ERR EMQ.PROGRESS job is not active");
     assert.equal((await q.getJob(id))?.progress, undefined);
   });
 
@@ -121,7 +120,7 @@ forEachWire("job progress and logs", (ctx) => {
         refused = err;
       }
     });
-    await until(() => refused !== undefined, 5000, "the refusal");
+    await until("the refusal", () => refused !== undefined, 5000);
     await worker.close();
     assert.ok(refused instanceof InvalidArgumentError, String(refused));
   });

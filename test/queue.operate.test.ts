@@ -100,7 +100,9 @@ forEachWire("queue operations", (ctx) => {
     await assert.rejects(
       q.promote(later.id),
       (e: Error) =>
-        e instanceof JobNotScheduledError && e.message === "ERR EMQ.EXPEDITE job is not scheduled",
+        e instanceof JobNotScheduledError &&
+        e.message === `promote(${later.id}): job ${later.id} is not scheduled (it is pending)` &&
+        e.reply === "ERR EMQ.EXPEDITE job is not scheduled",
     );
     await assert.rejects(q.promote("JOB00000000009"), JobNotFoundError);
     await assert.rejects(q.promote("nope"), (e: Error) => /id/.test(e.message));

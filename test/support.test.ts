@@ -9,6 +9,7 @@ import { encodeCommand } from "../src/connector/resp.js";
 import { monitor, parseMonitorLine } from "./support/monitor.js";
 import { connectResp, rawCommand, rawCommands } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
+import { until } from "./support/until.js";
 
 /** True while `pid` runs; a zombie (killed, not yet reaped by its new parent) counts as gone. */
 function isAlive(pid: number): boolean {
@@ -19,19 +20,6 @@ function isAlive(pid: number): boolean {
   }
   const stat = `/proc/${pid}/stat`;
   return !(existsSync(stat) && / Z /.test(readFileSync(stat, "utf8")));
-}
-
-async function waitUntil(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 3000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(20);
-  }
-  assert.fail(`timed out waiting for ${what}`);
 }
 
 describe("resp helpers", () => {
@@ -168,7 +156,7 @@ describe("startValkey", () => {
     const replica = await startValkey({ replicaOf: { host: primary.host, port: primary.port } });
     try {
       await primary.cli("SET", "r", "1");
-      await waitUntil("replication of r", async () => (await replica.cli("GET", "r")) === "1");
+      await until("replication of r", async () => (await replica.cli("GET", "r")) === "1");
     } finally {
       await replica.stop();
       await primary.stop();
@@ -188,7 +176,7 @@ describe("startValkey", () => {
     });
     const pid = Number(stdout.trim());
     assert.ok(pid > 0, `child printed a pid: ${stdout}`);
-    await waitUntil(`pid ${pid} to be gone`, () => !isAlive(pid));
+    await until(`pid ${pid} to be gone`, () => !isAlive(pid));
   });
 });
 
@@ -215,7 +203,7 @@ describe("fault proxy", () => {
         conn.sendRaw(pipelined.subarray(i, i + 3));
         await sleep(1);
       }
-      await waitUntil("two pipelined replies", () => conn.unsolicited.length === 2);
+      await until("two pipelined replies", () => conn.unsolicited.length === 2);
       assert.deepEqual(conn.unsolicited, [2, "2"]);
       const seen = proxy.since(mark);
       assert.deepEqual(

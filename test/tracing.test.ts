@@ -24,6 +24,7 @@ import { jobKey } from "../src/protocol.js";
 import { monitor } from "./support/monitor.js";
 import { forEachWire } from "./support/wires.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
+import { until } from "./support/until.js";
 
 const run = promisify(execFile);
 
@@ -44,13 +45,11 @@ const traceparent = (span: ReadableSpan) =>
   `00-${span.spanContext().traceId}-${span.spanContext().spanId}-0${span.spanContext().traceFlags}`;
 
 /** Waits until `exporter` holds a span named `name` (settle spans end after the job's event). */
-async function until(exporter: InMemorySpanExporter, name: string, count = 1): Promise<ReadableSpan[]> {
-  const deadline = Date.now() + 5000;
-  while (named(exporter.getFinishedSpans(), name).length < count) {
-    if (Date.now() > deadline)
-      assert.fail(`no ${count}× ${name}: ${exporter.getFinishedSpans().map((s) => s.name)}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+async function spansWith(exporter: InMemorySpanExporter, name: string, count = 1): Promise<ReadableSpan[]> {
+  await until(
+    () => `${count}× ${name}, got ${exporter.getFinishedSpans().map((s) => s.name)}`,
+    () => named(exporter.getFinishedSpans(), name).length >= count,
+  );
   return exporter.getFinishedSpans();
 }
 
@@ -129,7 +128,7 @@ forEachWire("tracing", (ctx) => {
     try {
       const { exporter, tracer } = memoryTracer("worker");
       await work(new Queue("far", conn), () => "ok", 1, { tracer });
-      const spans = await until(exporter, "complete far");
+      const spans = await spansWith(exporter, "complete far");
       const claim = one(spans, "claim far");
       const processed = one(spans, "process far");
       const settle = one(spans, "complete far");
@@ -179,7 +178,7 @@ forEachWire("tracing", (ctx) => {
       2,
       { tracer },
     );
-    const spans = await until(exporter, "fail boom", 2);
+    const spans = await spansWith(exporter, "fail boom", 2);
     const processes = named(spans, "process boom");
     assert.equal(processes.length, 2);
     for (const span of processes) {
@@ -206,7 +205,7 @@ forEachWire("tracing", (ctx) => {
     const queue = new Queue("wide", conn, { lanes: 2, tracing: { tracer } });
     const added = await queue.addBulk([{ payload: "a" }, { payload: "b" }]);
     await work(queue, () => {}, 2, { tracer });
-    const spans = await until(exporter, "complete wide", 2);
+    const spans = await spansWith(exporter, "complete wide", 2);
     const lanes = new Set<unknown>();
     for (const span of spans) {
       assert.equal(span.attributes["messaging.destination.name"], "wide");
@@ -242,7 +241,7 @@ forEachWire("tracing", (ctx) => {
     await work(new Queue("sampled", conn), () => {}, 1, { tracer: recording });
     assert.equal(hgets(mon.commands()).length, 1);
     await mon.stop();
-    await until(exporter, "complete sampled");
+    await spansWith(exporter, "complete sampled");
   });
 
   test("with a context manager: create is the caller's span's child, the handler's spans are process's", async () => {
@@ -268,7 +267,7 @@ forEachWire("tracing", (ctx) => {
         );
         setup.end();
       });
-      const spans = await until(exporter, "complete nest");
+      const spans = await spansWith(exporter, "complete nest");
       const request = one(spans, "request");
       const create = one(spans, "add nest");
       assert.equal(create.parentSpanContext?.spanId, request.spanContext().spanId);

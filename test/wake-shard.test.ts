@@ -15,6 +15,7 @@ import { modulePath } from "../tools/module-path.js";
 import { claim, connect, enqueue, fail, installModuleBrand, type Wire } from "../src/index.js";
 import { startValkey, type StartValkeyOptions, type ValkeyServer } from "./support/valkey.js";
 import { WIRES } from "./support/wires.js";
+import { until } from "./support/until.js";
 
 /** What `subscribe` hears: shard messages (`smessage`) and plain or pattern ones (`message`). */
 interface Heard {
@@ -40,11 +41,10 @@ async function listen(port: number, channel: string) {
   return {
     heard,
     async until(n: number): Promise<void> {
-      const deadline = Date.now() + 5000;
-      while (heard.shard.length < n) {
-        if (Date.now() > deadline) throw new Error(`${n} shard message(s) not received: ${heard.shard}`);
-        await sleep(5);
-      }
+      await until(
+        () => `${n} shard message(s), got ${heard.shard}`,
+        () => heard.shard.length >= n,
+      );
       await sleep(50); // anything else that was coming has come
     },
     async close(): Promise<void> {

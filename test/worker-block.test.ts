@@ -32,6 +32,7 @@ import { claimKeys, enqueueArgs, refusalOf } from "./support/module.js";
 import { startProxy } from "./support/proxy.js";
 import { connectResp } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
+import { until } from "./support/until.js";
 
 /** `cmdstat_<name>` calls, from `INFO commandstats`. */
 async function calls(server: { cli: ValkeyServer["cli"] }): Promise<Record<string, number>> {
@@ -61,23 +62,17 @@ async function idleCalls(server: ValkeyServer, worker: Worker, ms: number): Prom
 
 /** Waits until the server has `n` blocked clients (a wait is in the server). */
 async function untilBlocked(server: ValkeyServer, n: number, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!new RegExp(`blocked_clients:${n}\\b`).test(String(await server.cli("INFO", "clients")))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} blocked clients`);
-    await sleep(5);
-  }
+  const blocked = new RegExp(`blocked_clients:${n}\\b`);
+  await until(
+    `${n} blocked clients`,
+    async () => blocked.test(String(await server.cli("INFO", "clients"))),
+    ms,
+    5,
+  );
 }
 
 /** Quiet timers: the host's promote and reap loops stay out of the counts. */
 const QUIET: WorkerOptions = { promoteEveryMs: 600_000, reapEveryMs: 600_000, idleCheckMs: 100 };
-
-async function until(check: () => boolean, ms = 5000, what = "condition"): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
 
 describe("EMQ.VERSION's extensions", () => {
   test("parsed beside the verbs; a module before 0.4.0 offers none", () => {
@@ -120,7 +115,7 @@ describe("a wire-6 worker waits inside the server", () => {
     for (let i = 0; i < 5; i++) {
       const added = Date.now();
       await queue.add(`job ${i}`);
-      await until(() => seen.length === i + 1, 2000, `job ${i}`);
+      await until(`job ${i}`, () => seen.length === i + 1, 2000);
       assert.ok(seen[i]! - added < 100, `job ${i} waited ${seen[i]! - added} ms`);
       await sleep(50);
     }
@@ -142,7 +137,7 @@ describe("a wire-6 worker waits inside the server", () => {
     await sleep(300);
     const ids: string[] = [];
     for (let i = 0; i < 400; i++) ids.push((await queue.add(`b${i}`)).id);
-    await until(() => ran.size === ids.length, 10_000, "every job");
+    await until("every job", () => ran.size === ids.length, 10_000);
     await worker.close();
     assert.deepEqual(
       [...ran.values()].filter((n) => n !== 1),
@@ -205,7 +200,7 @@ describe("nothing hangs the waiting slot", () => {
       proxy.cut(); // every socket, the waiting one too: the wait fails as lost, and is sent again
       await sleep(300);
       const first = (await producer.add("after the cut")).id;
-      await until(() => done.includes(first), 5000, "the job after the cut");
+      await until("the job after the cut", () => done.includes(first), 5000);
       // The slot runs that job, then claims once on the worker's own connection (empty) before it
       // waits in the server again. Hold only once it waits there: held earlier, the hold would
       // catch that claim (and the job's complete) instead of the wait this test is about.
@@ -213,13 +208,13 @@ describe("nothing hangs the waiting slot", () => {
 
       proxy.hold(); // from now the next wait reaches no server: nothing answers it
       await until(
+        "the watchdog",
         () => errors.some((e) => e instanceof ClaimWatchdogError),
         300 + WATCHDOG_GRACE_MS + 3000,
-        "the watchdog",
       );
       proxy.release();
       const second = (await producer.add("after the watchdog")).id;
-      await until(() => done.includes(second), 8000, "the job after the watchdog");
+      await until("the job after the watchdog", () => done.includes(second), 8000);
       assert.ok(
         errors.some((e) => e instanceof ConnectionLostError),
         "the cut wait was lost",
@@ -259,13 +254,13 @@ describe("nothing hangs a slot's claim on the worker's connection", () => {
       proxy.hold(); // the next claim reaches no server: nothing answers it
       const { id } = await new Queue("unanswered", direct).add("held");
       await until(
+        "the claim's bound",
         () => errors.some((e) => e instanceof ClaimUnansweredError),
         CLAIM_WATCHDOG_MS + 3000,
-        "the claim's bound",
       );
       const start = await calls(server);
       proxy.release(); // the abandoned claim reaches the server now and leases the job: handed back
-      await until(() => runs.includes(id), 5000, "the job");
+      await until("the job", () => runs.includes(id), 5000);
       assert.ok((delta(start, await calls(server))["emq.requeue"] ?? 0) >= 1, "handed back");
       await sleep(200);
       assert.deepEqual(runs, [id], "run once");
@@ -321,7 +316,7 @@ describe("nothing hangs a slot's claim on the worker's connection", () => {
     try {
       await worker.ready;
       const { id } = await new Queue("closing-settle", direct).add("one");
-      await until(() => started, 5000, "the handler");
+      await until("the handler", () => started, 5000);
       proxy.hold(); // the completion, the hand-back and every claim from now reach no server
       release();
       await sleep(200);
@@ -333,11 +328,12 @@ describe("nothing hangs a slot's claim on the worker's connection", () => {
       assert.equal(ended, "closed", `after ${Date.now() - begun} ms`);
       // Nothing answered: the job is still leased on the server, and its lease ends in time.
       const q = new Queue("closing-settle", direct);
-      const deadline = Date.now() + 20_000;
-      while ((await q.getJob(id))?.state === "active") {
-        assert.ok(Date.now() < deadline, "the lease ends and the node's reaper takes the job back");
-        await sleep(50);
-      }
+      await until(
+        "the lease to end and the node's reaper to take the job back",
+        async () => (await q.getJob(id))?.state !== "active",
+        20_000,
+        50,
+      );
       assert.equal((await q.getJob(id))?.state, "pending", "the job is not lost");
     } finally {
       proxy.release();
@@ -364,14 +360,14 @@ describe("a wire-6 worker through a failover", () => {
       await worker.ready;
       await sleep(200);
       await node.cli("REPLICAOF", other.host, String(other.port));
-      await until(() => errors.some((e) => e instanceof WaitInterruptedError), 5000, "UNBLOCKED");
+      await until("UNBLOCKED", () => errors.some((e) => e instanceof WaitInterruptedError), 5000);
       const interrupted = errors.find((e) => e instanceof WaitInterruptedError) as WaitInterruptedError;
       assert.equal(interrupted.reason, "unblocked");
       assert.equal(interrupted.code, "EMQ_WAIT_INTERRUPTED");
       await sleep(300);
       await node.cli("REPLICAOF", "NO", "ONE");
       const { id } = await queue.add("after the failover");
-      await until(() => done.includes(id), 8000, "the job after the failover");
+      await until("the job after the failover", () => done.includes(id), 8000);
       await worker.close();
       assert.equal(worker.transientErrors, errors.length);
     } finally {
@@ -416,7 +412,7 @@ describe("the blocking claim on a cluster", () => {
       await Promise.all(workers.map((w) => w.ready));
       await sleep(200);
       const ids = await Promise.all(queues.map(async (queue) => (await queue.add("x")).id));
-      await until(() => ids.every((id) => done.includes(id)), 5000, "a job on each shard");
+      await until("a job on each shard", () => ids.every((id) => done.includes(id)), 5000);
       await Promise.all(workers.map((w) => w.close()));
     } finally {
       await conn.close();

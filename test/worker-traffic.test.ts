@@ -21,14 +21,7 @@ import {
 } from "../src/index.js";
 import { startProxy } from "./support/proxy.js";
 import { forEachWire } from "./support/wires.js";
-
-async function until(predicate: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
+import { until } from "./support/until.js";
 
 /** A handler that sleeps `ms` and records how many handlers ran at once. */
 function busyHandler(ms: number) {
@@ -63,7 +56,7 @@ forEachWire("worker under real traffic", (ctx) => {
     await sleep(50);
     assert.equal(stats.done, 0, "a paused queue runs nothing");
     await q.resume();
-    await until(() => stats.done === 400, 30_000, "400 jobs done");
+    await until("400 jobs done", () => stats.done === 400, 30_000);
     await worker.close();
     assert.equal(stats.peak, 20, "all 20 slots ran at once");
     assert.deepEqual(
@@ -86,7 +79,7 @@ forEachWire("worker under real traffic", (ctx) => {
     const worker = new Worker(q, handler, { ...SLOW_TICK, concurrency: 20, keepCompleted: 0 });
     await worker.ready;
     await q.addBulk(Array.from({ length: 400 }, (_, i) => ({ payload: `d${i}`, opts: { delay: 300 } })));
-    await until(() => stats.done === 400, 30_000, "400 delayed jobs done");
+    await until("400 delayed jobs done", () => stats.done === 400, 30_000);
     await worker.close();
     assert.equal(stats.peak, 20, "all 20 slots ran at once");
   });
@@ -97,7 +90,7 @@ forEachWire("worker under real traffic", (ctx) => {
     const worker = new Worker(q, (job: Job) => void seen.push(job.id), { ...SLOW_TICK, concurrency: 20 });
     await worker.ready;
     const { id } = await q.add("one");
-    await until(() => seen.length === 1, 10_000, "the job ran");
+    await until("the job ran", () => seen.length === 1, 10_000);
     await sleep(100);
     await worker.close();
     assert.deepEqual(seen, [id]);
@@ -115,7 +108,7 @@ forEachWire("worker under real traffic", (ctx) => {
     });
     worker.on("failed", (_job, err) => failed.push(err));
     const { id } = await q.add("x");
-    await until(() => failed.length === 1, 10_000, "the attempt failed");
+    await until("the attempt failed", () => failed.length === 1, 10_000);
     await worker.close();
     assert.ok(failed[0] instanceof InvalidResultError);
     const info = await q.getJob(id);
@@ -151,7 +144,7 @@ forEachWire("worker under real traffic", (ctx) => {
       );
       worker.on("error", (err) => errors.push(err));
       const { id } = await q.add("x");
-      await until(async () => (await q.getJob(id))?.state === "dead", 10_000, `dead (${label})`);
+      await until(`dead (${label})`, async () => (await q.getJob(id))?.state === "dead", 10_000);
       await worker.close();
       assert.deepEqual(runs, [1, 2], `${label}: retried at once, then dead`);
       assert.match((await q.getJob(id))?.error ?? "", /^Error: handler boom$/, "the real cause is stored");
@@ -176,7 +169,7 @@ forEachWire("worker under real traffic", (ctx) => {
     );
     const stalled: string[] = [];
     holding.on("stalled", (back, dead) => stalled.push(...back, ...dead));
-    await until(() => started.length === 1, 10_000, "the job started");
+    await until("the job started", () => started.length === 1, 10_000);
     await holding.close();
     const after = await q.getJob(id);
     assert.equal(after?.state, "pending", "handed back, not dead");
@@ -185,7 +178,7 @@ forEachWire("worker under real traffic", (ctx) => {
     assert.deepEqual(stalled, [], "a hand-back is not reported as a stalled lease");
     const ran: number[] = [];
     const next = new Worker(q, (job: Job) => void ran.push(job.attempts), { ...SLOW_TICK, attempts: 1 });
-    await until(async () => (await q.getJob(id))?.state === "completed", 10_000, "the job completed");
+    await until("the job completed", async () => (await q.getJob(id))?.state === "completed", 10_000);
     await next.close();
     assert.deepEqual(ran, [2], "it ran once more and completed");
   });

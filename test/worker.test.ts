@@ -10,19 +10,7 @@ import {
   type WorkerOptions,
 } from "../src/index.js";
 import { forEachWire } from "./support/wires.js";
-
-/** Resolves when `predicate` holds, polling every 10 ms; fails after `ms`. */
-async function until(
-  predicate: () => boolean | Promise<boolean>,
-  ms = 10_000,
-  what = "condition",
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { until } from "./support/until.js";
 
 const FAST: WorkerOptions = { promoteEveryMs: 50, reapEveryMs: 100, idleCheckMs: 200 };
 
@@ -42,7 +30,7 @@ forEachWire("Queue and Worker", (ctx) => {
     );
     const completed: string[] = [];
     worker.on("completed", (job) => completed.push(job.id));
-    await until(() => completed.length === 50, 10_000, "50 completions");
+    await until("50 completions", () => completed.length === 50, 10_000);
     await worker.close();
     assert.equal(seen.size, 50);
     assert.ok([...seen.values()].every((n) => n === 1));
@@ -75,7 +63,7 @@ forEachWire("Queue and Worker", (ctx) => {
     worker.on("failed", (job) => events.push(`failed ${job.attempts}`));
     worker.on("retrying", (job, _e, state) => events.push(`retrying ${job.attempts} ${state}`));
     worker.on("dead", (job) => events.push(`dead ${job.attempts}`));
-    await until(() => events.includes("dead 3"), 10_000, "the job to die");
+    await until("the job to die", () => events.includes("dead 3"), 10_000);
     await worker.close();
     assert.deepEqual(events, [
       "failed 1",
@@ -94,7 +82,7 @@ forEachWire("Queue and Worker", (ctx) => {
     assert.equal((await q.getJob(id))?.state, "pending");
     assert.equal((await q.getJob(id))?.maxAttempts, 4);
     const again = new Worker(q, () => "ok", FAST);
-    await until(async () => (await q.getJob(id))?.state === "completed", 5000, "the retried job");
+    await until("the retried job", async () => (await q.getJob(id))?.state === "completed", 5000);
     await again.close();
     assert.equal((await q.getJob(id))?.attempts, 4);
   });
@@ -118,7 +106,7 @@ forEachWire("Queue and Worker", (ctx) => {
     worker.on("completed", () => {
       done = true;
     });
-    await until(() => done, 5000, "the slow job");
+    await until("the slow job", () => done, 5000);
     await worker.close();
     assert.equal(runs, 1);
     assert.deepEqual(stalled, []);
@@ -142,7 +130,7 @@ forEachWire("Queue and Worker", (ctx) => {
       },
       FAST,
     );
-    await until(() => order.length === 4, 5000, "four jobs");
+    await until("four jobs", () => order.length === 4, 5000);
     await worker.close();
     assert.deepEqual(order, ["high", "normal", "low", "later"]);
     assert.ok(laterAt - t0 >= 250, `the delayed job ran after its delay (${laterAt - t0} ms)`);
@@ -166,7 +154,7 @@ forEachWire("Queue and Worker", (ctx) => {
     assert.equal(ran, 0);
     assert.equal((await q.counts()).paused, true);
     assert.equal(await q.resume(), true);
-    await until(() => ran === 1, 3000, "the job after resume (woken by the wake channel)");
+    await until("the job after resume (woken by the wake channel)", () => ran === 1, 3000);
     await worker.close();
   });
 

@@ -1,11 +1,12 @@
 /**
  * How the CLI fails: a usage error or bad input — an option, a queue name, an id (exit 2), a
- * connection that could not be made or was refused (exit 3), anything else the operation met
+ * connection that could not be made or was refused, or a command not sent (exit 3), anything else the operation met
  * (exit 1), each printed as one clear line.
  */
 import {
   AuthError,
   ConnectionError,
+  ConnectionLostError,
   EchoMQError,
   InvalidArgumentError,
   InvalidIdError,
@@ -41,7 +42,16 @@ export function failure(err: unknown): { code: number; message: string; errorCod
   if (badInput.some((type) => err instanceof type)) {
     return { code: EXIT.usage, message, errorCode };
   }
-  if (err instanceof ConnectionError || err instanceof VersionFenceError || err instanceof AuthError) {
+  if (err instanceof AuthError) {
+    // The CLI takes credentials in the URL, not as connect() options.
+    const said = `${AuthError.refused(err.host, err.port, err.reply)}: pass them in the URL, --url redis://user:password@host:port (or VALKEY_URL)`;
+    return { code: EXIT.connection, message: said, errorCode };
+  }
+  if (
+    err instanceof ConnectionError ||
+    err instanceof VersionFenceError ||
+    (err instanceof ConnectionLostError && !err.sent)
+  ) {
     return { code: EXIT.connection, message, errorCode };
   }
   return { code: EXIT.failed, message, errorCode };

@@ -16,15 +16,15 @@
 import { Cluster, Command } from "iovalkey";
 import type { Send } from "./fence.js";
 import type { Arg } from "../engine/index.js";
-import { AuthError, ConnectionError, type EchoMQError, VersionFenceError } from "../errors.js";
+import { AuthError, type EchoMQError, ServerUnreachableError, VersionFenceError } from "../errors.js";
 import { slot, VERSION_KEY } from "../keyspace.js";
 import { FencingConnector, type FenceRunner } from "./fencing-connector.js";
 import {
   type CheckedOptions,
   type ClusterNode,
   type ConnectOptions,
-  describeCause,
   dialOf,
+  unreachable,
 } from "./options.js";
 import { RespError, type RespReply } from "./resp.js";
 import { openAbortable, ShardSubscriber } from "./shard-subscriber.js";
@@ -104,6 +104,15 @@ export class ClusterTransport implements Transport {
 
   nodeOf(routeKey: string): string {
     return this.client.slots[slot(routeKey)]?.[0] ?? "";
+  }
+
+  /** The cluster client routes and queues per node: a command is taken as sent. */
+  outage(): string | null {
+    return null;
+  }
+
+  queuedAt(): number | null {
+    return null;
   }
 
   /** A fenced socket of its own on the primary that owns the channel's slot, following moves. */
@@ -240,8 +249,13 @@ export async function openCluster(
   const seeds = checked.nodes!;
   const transport = new ClusterTransport(seeds, checked, options);
   let timer: NodeJS.Timeout | undefined;
+  let timedOut = false;
+  const started = Date.now();
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${checked.timeoutMs} ms`)), checked.timeoutMs);
+    timer = setTimeout(() => {
+      timedOut = true;
+      reject(new Error(`timed out after ${checked.timeoutMs} ms`));
+    }, checked.timeoutMs);
   });
   try {
     await Promise.race([transport.open(), timeout, transport.stopped]);
@@ -250,10 +264,8 @@ export async function openCluster(
     if (transport.fatal) throw transport.fatal;
     if (err instanceof VersionFenceError || err instanceof AuthError) throw err;
     const where = seeds.map((n) => `${n.host}:${n.port}`).join(", ");
-    throw new ConnectionError(
-      `cannot connect to the valkey cluster at ${where} within ${checked.timeoutMs} ms: ${describeCause(err)}`,
-      err,
-    );
+    const what = unreachable(err, timedOut ? checked.timeoutMs : undefined);
+    throw new ServerUnreachableError(where, what, 1, Date.now() - started, err, true);
   } finally {
     clearTimeout(timer);
   }

@@ -3,6 +3,7 @@
  * native module), to one node (`host`/`port`) or to a Valkey Cluster (`nodes`). `eval()` sends a
  * script's line; the wire decides what goes out, the transport where it goes.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Cluster, Redis } from "iovalkey";
 import type { Arg, Engine, Line, ScriptCall, Sender, Wire } from "../engine/index.js";
 import {
@@ -12,6 +13,7 @@ import {
   EchoMQError,
   InvalidArgumentError,
   ServerError,
+  ServerUnreachableError,
 } from "../errors.js";
 import type { Script } from "../scripts/index.js";
 import { openCluster } from "./cluster.js";
@@ -110,9 +112,10 @@ export class Connection implements Sender {
    * writes); each result is the reply or the typed error.
    */
   sendAll(commands: readonly Line[]): Promise<unknown[]> {
+    const queuedAt = this.transport.queuedAt();
     return Promise.all(
       commands.map(([name, args]) =>
-        this.commandFunction(name)(...args).catch((err: unknown) => this.translate(err)),
+        this.commandFunction(name)(...args).catch((err: unknown) => this.translate(err, queuedAt)),
       ),
     );
   }
@@ -123,11 +126,12 @@ export class Connection implements Sender {
    * that belongs with a queue (`WAIT`, `TIME`, …) goes where `routeKey` lives (ignored on one node).
    */
   async send(command: string, args: readonly Arg[], routeKey?: string): Promise<unknown> {
+    const queuedAt = this.transport.queuedAt();
     try {
       if (routeKey === undefined) return await this.commandFunction(command)(...args);
       return await this.transport.sendTo(routeKey, command, args);
     } catch (err) {
-      throw this.translate(err);
+      throw this.translate(err, queuedAt);
     }
   }
 
@@ -223,12 +227,20 @@ export class Connection implements Sender {
     await this.transport.close();
   }
 
-  private translate(err: unknown): Error {
+  /**
+   * The typed error for a client error. `queuedAt` (the transport's, when the command was
+   * issued): a command queued while no socket was ready, failed before a new socket passed the
+   * fence, was never sent.
+   */
+  private translate(err: unknown, queuedAt: number | null = null): Error {
     if (this.transport.fatal) return this.transport.fatal;
     if (err instanceof EchoMQError) return err;
     if (err instanceof Error) {
       if (err.name === "ReplyError") return new ServerError(err.message, err);
-      if (err.name === "MaxRetriesPerRequestError") return new ConnectionLostError(err);
+      if (err.name === "MaxRetriesPerRequestError") {
+        const sent = queuedAt === null || this.transport.fencedSockets !== queuedAt;
+        return new ConnectionLostError(err, sent, sent ? undefined : (this.transport.outage() ?? undefined));
+      }
       if (this.closed || this.transport.isClosed(err)) return new ConnectionClosedError(err);
       if (/^Too many Cluster redirections/.test(err.message)) {
         return new ConnectionError(
@@ -253,6 +265,41 @@ export class Connection implements Sender {
  */
 export async function connect(options: ConnectOptions = {}): Promise<Connection> {
   const checked = checkConnectOptions(options);
-  const transport = checked.nodes ? await openCluster(checked, options) : await openNode(checked, options);
+  const transport = await untilReachable(checked.waitForServerMs, () =>
+    checked.nodes ? openCluster(checked, options) : openNode(checked, options),
+  );
   return new Connection(transport, (sender) => checked.engine.create(sender), options);
+}
+
+/** The first wait between tries of `waitForServerMs`, and the longest (ms). */
+const WAIT_FIRST_MS = 100;
+const WAIT_MAX_MS = 2000;
+
+/**
+ * `open()`, tried again while the server cannot be reached (`ServerUnreachableError`) — after
+ * 100 ms, doubling to at most 2,000 ms — until `boundMs` have passed since the first try; the
+ * last error then names every try. Any other refusal is thrown at once.
+ */
+async function untilReachable(boundMs: number, open: () => Promise<Transport>): Promise<Transport> {
+  const started = Date.now();
+  for (let tries = 1; ; tries++) {
+    try {
+      return await open();
+    } catch (err) {
+      if (!(err instanceof ServerUnreachableError)) throw err;
+      const left = boundMs - (Date.now() - started);
+      if (left <= 0) {
+        if (tries === 1) throw err;
+        throw new ServerUnreachableError(
+          err.address,
+          `${err.reason} (waitForServerMs ${boundMs})`,
+          tries,
+          Date.now() - started,
+          err.cause,
+          err.cluster,
+        );
+      }
+      await sleep(Math.min(WAIT_FIRST_MS * 2 ** Math.min(tries - 1, 5), WAIT_MAX_MS, left));
+    }
+  }
 }

@@ -36,6 +36,15 @@ function brandOf(expected: string, reply: RespReply): string {
   return String(reply);
 }
 
+/**
+ * Wire 4 on one node: refuse a node that runs the module (`noModuleFence`) before anything is
+ * written, then the brand (`fenceWire4`).
+ */
+export async function fenceWire4Node(send: Send): Promise<void> {
+  await noModuleFence(send);
+  await fenceWire4(send);
+}
+
 /** Wire 4: pass on our brand; claim an absent key with SET NX and read it back; refuse all else. */
 export async function fenceWire4(send: Send): Promise<void> {
   let got = brandOf(WIRE4_BRAND, await send(["GET", VERSION_KEY]));
@@ -116,11 +125,16 @@ export async function moduleFence(send: Send, requiredVerbs: readonly string[]):
 /** Wire 6, the brand half: `{emq}:version` must read `echomq:6.0.0` (written by `EMQ.INSTALL`). */
 export async function brandWire6(send: Send): Promise<void> {
   const got = brandOf(WIRE6_BRAND, await send(["GET", VERSION_KEY]));
+  if (got === "absent") throw new VersionFenceError(WIRE6_BRAND, got, UNBRANDED);
   if (got !== WIRE6_BRAND) throw new VersionFenceError(WIRE6_BRAND, got);
 }
 
+/** What a wire-6 refusal of a module node with no brand says to do. */
+const UNBRANDED =
+  "the node runs the echomq module but is not branded yet: brand it once with `echomq install` (or installModuleBrand())";
+
 /**
- * Wire 4 on a cluster, the node half: the node must not run the module — `EMQ.VERSION` must be an
+ * Wire 4, the node half (on one node and on every node of a cluster): the node must not run the module — `EMQ.VERSION` must be an
  * unknown command. Any other answer (the module's reply, or a refusal such as `NOPERM`, which
  * only a command that exists gets) means it does.
  */
@@ -134,6 +148,6 @@ export async function noModuleFence(send: Send): Promise<void> {
   throw new VersionFenceError(
     WIRE4_BRAND,
     module === undefined ? "the echomq module" : `the echomq module ${module}`,
-    "the node runs the echomq module, so it serves wire 6 only",
+    "the node runs the echomq module, so it serves wire 6 only: connect with { wire: 6 }, after branding it once with `echomq install` (or installModuleBrand()); nothing was written",
   );
 }

@@ -3,8 +3,9 @@
  * the raw socket, and only then hands the socket to the client. So the fence runs on every connect
  * and every reconnect before the socket carries anything else.
  *
- * * fence refused (`VersionFenceError`) → `connect()` rejects: the client fails every queued call
- *   with it and never reconnects;
+ * * fence refused (`VersionFenceError`), credentials refused (`AuthError`), a boot command
+ *   refused or an endpoint that does not speak RESP (`ConnectionError`, `NotValkeyError`) →
+ *   `connect()` rejects: the client fails every queued call with it and never reconnects;
  * * anything transient (reset, timeout, `LOADING`) → resolves with a destroyed socket whose error
  *   is `firstError`: the client's normal reconnect and backoff run.
  */
@@ -16,9 +17,10 @@ import {
   ConnectionError,
   type EchoMQError,
   EchoMQError as EchoMQErrorBase,
+  NotValkeyError,
   VersionFenceError,
 } from "../errors.js";
-import { RawSession, RespError, type RespReply } from "./resp.js";
+import { RawSession, RespError, RespProtocolError, type RespReply } from "./resp.js";
 import { isTransientReply } from "./fence.js";
 
 export interface SocketTarget {
@@ -164,6 +166,9 @@ export class FencingConnector extends AbstractConnector {
     } catch (err) {
       session.detach();
       socket.destroy();
+      if (err instanceof RespProtocolError) {
+        throw new NotValkeyError(`${this.target.host}:${this.target.port}`, err.received, err);
+      }
       throw err;
     } finally {
       clearTimeout(timer);

@@ -5,10 +5,10 @@
  */
 import { Command, Redis } from "iovalkey";
 import type { Arg } from "../engine/index.js";
-import { AuthError, ConnectionError, type EchoMQError, VersionFenceError } from "../errors.js";
+import { AuthError, type EchoMQError, ServerUnreachableError, VersionFenceError } from "../errors.js";
 import { VERB_SPECS } from "../verbs/index.js";
 import { FencingConnector } from "./fencing-connector.js";
-import { type CheckedOptions, type ConnectOptions, describeCause, withTimeout } from "./options.js";
+import { type CheckedOptions, type ConnectOptions, unreachable, withTimeout } from "./options.js";
 import { openAbortable, ShardSubscriber } from "./shard-subscriber.js";
 import type { ShardHandlers, Subscription, Transport } from "./transport.js";
 
@@ -22,6 +22,46 @@ export class NodeTransport implements Transport {
 
   get fatal(): EchoMQError | undefined {
     return this.connector.fatal;
+  }
+
+  /** Sockets closed since the client was last ready (the drop, then each failed reconnect). */
+  private closes = 0;
+  private lostAt = 0;
+
+  /** Follows the client's sockets: a close after ready is the drop, each further one a failed try. */
+  watch(): void {
+    this.client.on("close", () => {
+      if (this.closes++ === 0) this.lostAt = Date.now();
+    });
+    this.client.on("ready", () => {
+      this.closes = 0;
+    });
+  }
+
+  outage(): string | null {
+    if (this.closes < 2 || this.client.status === "ready" || this.connector.fatal) return null;
+    const failed = this.closes - 1;
+    return `valkey at ${this.checked.host}:${this.checked.port} is unreachable (the connection dropped ${Date.now() - this.lostAt} ms ago; ${failed} reconnect${failed === 1 ? "" : "s"} failed since)`;
+  }
+
+  queuedAt(): number | null {
+    if (this.client.status === "ready") return null;
+    this.reconnectNow();
+    return this.connector.fencedSockets;
+  }
+
+  /**
+   * A command met the connection down, waiting out its reconnect backoff (up to 2 s): the
+   * reconnect runs now instead, as the client's own timer would, so the command goes out on the
+   * new socket or fails, not sent, as soon as that try fails. Commands that come while a try
+   * runs wait for it.
+   */
+  private reconnectNow(): void {
+    const client = this.client as unknown as { reconnectTimeout: NodeJS.Timeout | null };
+    if (this.client.status !== "reconnecting" || !client.reconnectTimeout || this.connector.fatal) return;
+    clearTimeout(client.reconnectTimeout);
+    client.reconnectTimeout = null;
+    this.client.connect().catch(() => {});
   }
 
   get fencedSockets(): number {
@@ -136,15 +176,25 @@ export async function openNode(checked: CheckedOptions, options: ConnectOptions)
   // client's built-ins when it is created, so a command added later would be missing from it.
   for (const verb of VERB_SPECS.keys()) client.addBuiltinCommand(`emq.${verb.toLowerCase()}`);
   const transport = new NodeTransport(client, connector, checked, options);
+  transport.watch();
+  const started = Date.now();
+  let timedOut = false;
   try {
-    await withTimeout(client.connect(), timeoutMs, () => lastError(connector));
+    await withTimeout(client.connect(), timeoutMs, () => {
+      timedOut = true;
+      return lastError(connector);
+    });
   } catch (err) {
     client.disconnect();
     if (connector.fatal) throw connector.fatal;
     if (err instanceof VersionFenceError || err instanceof AuthError) throw err;
-    throw new ConnectionError(
-      `cannot reach valkey at ${host}:${port} within ${timeoutMs} ms: ${describeCause(lastError(connector) ?? err)}`,
-      lastError(connector) ?? err,
+    const cause = lastError(connector) ?? err;
+    throw new ServerUnreachableError(
+      `${host}:${port}`,
+      unreachable(cause, timedOut ? timeoutMs : undefined),
+      1,
+      Date.now() - started,
+      cause,
     );
   }
   return transport;

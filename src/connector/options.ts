@@ -5,6 +5,7 @@
 import type * as tls from "node:tls";
 import { type EngineKind, engineFor, type Wire } from "../engine/index.js";
 import { InvalidArgumentError } from "../errors.js";
+import { FIXED_KEYSPACE, checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 
 /** `connect()`'s options after their checks. `nodes` is null for a single node. */
 export interface CheckedOptions {
@@ -14,6 +15,7 @@ export interface CheckedOptions {
   engine: EngineKind;
   timeoutMs: number;
   writeBatch: number;
+  waitForServerMs: number;
 }
 
 /** A node of a cluster, as `connect({ nodes })` takes it. */
@@ -47,6 +49,14 @@ export interface ConnectOptions {
   name?: string;
   /** Bound for the first connect, and for each socket's boot + fence (ms). Default 5000. */
   connectTimeoutMs?: number;
+  /**
+   * For a service that may start before its Valkey: while the server cannot be reached (refused,
+   * reset, no answer within `connectTimeoutMs`), `connect()` tries again — after 100 ms, doubling
+   * to at most 2,000 ms between tries — until this many ms have passed since it began, then
+   * rejects with `ServerUnreachableError` (its `tries`). A refusal no retry fixes (fence,
+   * credentials, not Valkey) rejects at once. Default 0: one try. At most 2^31−1.
+   */
+  waitForServerMs?: number;
   /** Verbs a wire-6 node must offer; default: every verb the host's scripts declare. */
   requiredVerbs?: readonly string[];
   /** The client's auto-pipelining (one batch in flight at a time). Default false: commands written in
@@ -110,14 +120,39 @@ export function integerOption(
   return v;
 }
 
+const CONNECT_OPTIONS: OptionTable = {
+  of: "connect",
+  keys: {
+    host: "string",
+    port: "number",
+    nodes: "array",
+    natMap: "object",
+    username: "string",
+    password: "string",
+    db: "number",
+    tls: ["boolean", "object"],
+    wire: "number",
+    name: "string",
+    connectTimeoutMs: "number",
+    requiredVerbs: "array",
+    autoPipelining: "boolean",
+    writeBatch: "number",
+    waitForServerMs: "number",
+  } satisfies Record<keyof ConnectOptions, KeyType>,
+  source: "ioredis",
+  foreign: {
+    connectTimeout: "connectTimeoutMs",
+    connectionName: "name",
+    enableAutoPipelining: "autoPipelining",
+    url: "use connect(optionsFromUrl(url))",
+    keyPrefix: FIXED_KEYSPACE,
+  },
+};
+
 /** Every connect option checked before a socket opens (typed errors naming the option). */
 export function checkConnectOptions(options: ConnectOptions): CheckedOptions {
-  if (typeof options !== "object" || options === null) {
-    throw new InvalidArgumentError(
-      "options",
-      `must be an object, got ${options === null ? "null" : typeof options}`,
-    );
-  }
+  if (options === undefined) throw new InvalidArgumentError("options", "must be an object, got undefined");
+  checkKeys(options, CONNECT_OPTIONS);
   const host = options.host ?? "127.0.0.1";
   if (typeof host !== "string" || host.length === 0) {
     throw new InvalidArgumentError("host", `must be a non-empty string, got ${String(options.host)}`);
@@ -137,6 +172,7 @@ export function checkConnectOptions(options: ConnectOptions): CheckedOptions {
     engine,
     timeoutMs: integerOption("connectTimeoutMs", options.connectTimeoutMs, 5000, 1, MAX_TIMER_MS),
     writeBatch: integerOption("writeBatch", options.writeBatch, 16, 1, 1_000_000),
+    waitForServerMs: integerOption("waitForServerMs", options.waitForServerMs, 0, 0, MAX_TIMER_MS),
   };
 }
 
@@ -174,6 +210,18 @@ function checkNodes(options: ConnectOptions): ClusterNode[] | null {
 
 export function describeCause(err: unknown): string {
   return err instanceof Error ? err.message || err.name : String(err);
+}
+
+/** What went wrong, in words: refused, reset, or no answer within the bound (ms). */
+export function unreachable(cause: unknown, timedOutAfter: number | undefined): string {
+  const text = describeCause(cause);
+  if (timedOutAfter !== undefined)
+    return `no fenced connection within connectTimeoutMs (${timedOutAfter} ms; last: ${text})`;
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "ECONNREFUSED") return `connection refused (${text})`;
+  if (code === "ECONNRESET" || code === "EPIPE") return `connection reset (${text})`;
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return `host not found (${text})`;
+  return text;
 }
 
 export function withTimeout<T>(promise: Promise<T>, ms: number, cause: () => unknown): Promise<T> {

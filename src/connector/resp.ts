@@ -30,8 +30,21 @@ export function encodeCommand(args: readonly RespArg[]): Buffer {
   return Buffer.concat(parts);
 }
 
-/** Bytes that are not RESP2: the stream cannot be read any further. */
-export class RespProtocolError extends Error {}
+/** Bytes that are not RESP2: the stream cannot be read any further. `received`: the start of them. */
+export class RespProtocolError extends Error {
+  constructor(
+    message: string,
+    readonly received = "",
+  ) {
+    super(message);
+  }
+}
+
+/** The first line of `buf` from `pos`, as printable ASCII, at most 60 characters. */
+function printable(buf: Buffer, pos: number): string {
+  const line = buf.toString("latin1", pos, pos + 60).split(/\r?\n/, 1)[0] ?? "";
+  return line.replace(/[^\x20-\x7e]/g, "?");
+}
 
 /** Parses one reply at `pos`: the reply and where the next starts, or null while it is incomplete. */
 export function parseReply(buf: Buffer, pos: number): [Reply, number] | null {
@@ -68,7 +81,10 @@ export function parseReply(buf: Buffer, pos: number): [Reply, number] | null {
       return [{ t: "array", v: items }, at];
     }
     default:
-      throw new RespProtocolError(`unexpected byte 0x${buf[pos]?.toString(16)} at ${pos}`);
+      throw new RespProtocolError(
+        `unexpected byte 0x${buf[pos]?.toString(16)} at ${pos}`,
+        printable(buf, pos),
+      );
   }
 }
 

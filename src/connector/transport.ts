@@ -35,6 +35,17 @@ export interface Transport {
   readonly fencedSockets: number;
   /** Sockets that passed the fence so far, per node (`host:port` as dialled). */
   readonly fencedByNode: ReadonlyMap<string, number>;
+  /**
+   * While the server is known to be unreachable (the connection dropped and a reconnect has
+   * failed since), what to say of it; else null.
+   */
+  outage(): string | null;
+  /**
+   * Null while a command sent now is written at once. Else (the connection is down) the command
+   * waits for a socket: the reconnect is tried now rather than after its backoff, and the count
+   * of fenced sockets is returned — it moves when a waiting command could have been written.
+   */
+  queuedAt(): number | null;
   /** The function that sends `command` (bulk replies as Buffers), routed by its keys. */
   command(command: string): (...args: Arg[]) => Promise<unknown>;
   /**

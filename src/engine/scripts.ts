@@ -4,7 +4,7 @@
  * worker's claim (the script does not). Runs on any stock Valkey. Sockets pass the wire-4 fence.
  */
 import { NativeOnlyVerbError } from "../errors.js";
-import { fenceWire4, noModuleFence } from "../connector/fence.js";
+import { fenceWire4, fenceWire4Node, noModuleFence } from "../connector/fence.js";
 import { SCRIPTS, type Script } from "../scripts/index.js";
 import type { Arg, Engine, EngineKind, ScriptCall, Sender, VerbCall } from "./engine.js";
 import { evalshaLine, LineSender, type Planned } from "./lines.js";
@@ -51,7 +51,7 @@ class ScriptsEngine implements Engine {
 
 export const scriptsEngine: EngineKind = {
   wire: 4,
-  fence: fenceWire4,
+  fence: fenceWire4Node,
   nodeFence: noModuleFence,
   intent: fenceWire4,
   create: (sender) => new ScriptsEngine(sender),

@@ -91,7 +91,13 @@ export function compareIds(a: string, b: string): number {
   return seq === 0n ? 0 : seq < 0n ? -1 : 1;
 }
 
-/** Whether `id` is a stream id a reader can start after: `<ms>` or `<ms>-<seq>`, decimal. */
+const MAX_U64 = 2n ** 64n - 1n;
+
+/**
+ * Whether `id` is a stream id a reader can start after: `<ms>` or `<ms>-<seq>`, decimal, each
+ * part an unsigned 64-bit integer (the server refuses a larger one).
+ */
 export function isStreamId(id: unknown): id is string {
-  return typeof id === "string" && /^(0|[1-9][0-9]{0,19})(-(0|[1-9][0-9]{0,19}))?$/.test(id);
+  if (typeof id !== "string" || !/^(0|[1-9][0-9]{0,19})(-(0|[1-9][0-9]{0,19}))?$/.test(id)) return false;
+  return id.split("-").every((part) => BigInt(part) <= MAX_U64);
 }

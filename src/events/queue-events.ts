@@ -20,8 +20,9 @@
  */
 import { EventEmitter } from "node:events";
 import type { Connection } from "../connector/connection.js";
-import { EchoMQError, InvalidArgumentError, ServerError } from "../errors.js";
+import { ConnectionLostError, EchoMQError, InvalidArgumentError, ServerError } from "../errors.js";
 import { assertValidQueue, queueKey } from "../keyspace.js";
+import { FIXED_KEYSPACE, checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 import { isFatal, retryAfterError } from "../worker/faults.js";
 import { type BusEvent, type EventKind, isStreamId, parseEntry } from "./entry.js";
 import {
@@ -78,9 +79,30 @@ function positive(name: string, value: unknown, fallback: number, max: number): 
   return v;
 }
 
-/** A raw client error as a typed one (a server reply as `ServerError`). */
+const OPTIONS: OptionTable = {
+  of: "QueueEvents",
+  keys: {
+    lastEventId: "string",
+    count: "number",
+    blockMs: "number",
+    watchdogMs: "number",
+  } satisfies Record<keyof QueueEventsOptions, KeyType>,
+  foreign: {
+    blockingTimeout: "blockMs",
+    connection: "QueueEvents reads on a connection of its own: new QueueEvents(queue, connection, options)",
+    autorun: "a QueueEvents reads from when it is built; close() stops it",
+    prefix: FIXED_KEYSPACE,
+  },
+};
+
+/**
+ * A raw client error as an EchoMQ one: a server reply as `ServerError`, any other client error
+ * (a command the client gave up on while the server was unreachable, a dropped socket) as
+ * `ConnectionLostError`, keeping it as `cause`.
+ */
 function typed(err: unknown): unknown {
-  return err instanceof Error && err.name === "ReplyError" ? new ServerError(err.message, err) : err;
+  if (err instanceof EchoMQError || !(err instanceof Error)) return err;
+  return err.name === "ReplyError" ? new ServerError(err.message, err) : new ConnectionLostError(err);
 }
 
 export class QueueEvents extends EventEmitter<QueueEventsEvents> {
@@ -105,6 +127,7 @@ export class QueueEvents extends EventEmitter<QueueEventsEvents> {
   ) {
     super();
     assertValidQueue(queue);
+    checkKeys(options, OPTIONS);
     this.key = queueKey(queue, "events");
     this.count = positive("count", options.count, 1000, 100_000);
     this.blockMs = positive("blockMs", options.blockMs, 5000, 3_600_000);
@@ -113,7 +136,7 @@ export class QueueEvents extends EventEmitter<QueueEventsEvents> {
     if (start !== "$" && !isStreamId(start)) {
       throw new InvalidArgumentError(
         "lastEventId",
-        `must be "$", "0" or a stream id <ms>-<seq>, got ${start}`,
+        `must be "$", "0" or a stream id <ms>-<seq> (each at most 2^64-1), got ${start}`,
       );
     }
     this.start = start;
@@ -175,7 +198,7 @@ export class QueueEvents extends EventEmitter<QueueEventsEvents> {
         if (!full && !this.stopped && !this.paused) await this.wait(this.conn);
       } catch (err) {
         if (this.stopped) break;
-        const error = typed(err);
+        const error = this.conn?.fatal ?? typed(err);
         if (isFatal(error, this.conn) || isFatal(err)) {
           this.stopped = true;
           this.drop();

@@ -16,10 +16,11 @@
 import { newId } from "../branded-id.js";
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError, InvalidFlowError } from "../errors.js";
-import { type AddOptions, add } from "../jobs/admission.js";
+import { ADD_OPTIONS, type AddOptions, add, checkAdd } from "../jobs/admission.js";
 import { assertJobId, assertOptions, assertPayload, type Payload, typeOf } from "../jobs/common.js";
 import { addParent, type ChildFailurePolicy, type ParentRef, parentValues } from "../jobs/flows.js";
 import { assertValidQueue } from "../keyspace.js";
+import { FIXED_KEYSPACE, checkKeys, type OptionTable } from "../option-keys.js";
 
 /**
  * A flow job's options: a leaf child takes `add`'s but an idempotency key (a flow's idempotency
@@ -47,6 +48,25 @@ const LEAF_ONLY = [
   "parent",
   "durability",
 ] as const;
+
+/** The keys of a flow's node, of a leaf's options (`add`'s strict check) and of a parent's. */
+const NODE: OptionTable = {
+  of: "a flow's job",
+  keys: { queue: "string", payload: "any", opts: "object", children: "array" },
+  foreign: {
+    queueName: "queue",
+    data: "payload",
+    name: "EchoMQ jobs have no name: carry it in the payload",
+    prefix: FIXED_KEYSPACE,
+  },
+};
+const { durability: _, parent: __, ...leafKeys } = ADD_OPTIONS.keys;
+const LEAF: OptionTable = { ...ADD_OPTIONS, of: "a flow's job", keys: leafKeys };
+const PARENT: OptionTable = {
+  ...ADD_OPTIONS,
+  of: "a job with children",
+  keys: { id: "any", priority: "number", maxAttempts: "number", onChildFailure: "string" },
+};
 
 export interface FlowJob {
   queue: string;
@@ -225,7 +245,7 @@ function checkJob(
   where: string,
   parent: ParentRef | undefined,
 ): { checked: Checked; children: unknown[] } {
-  const o = assertOptions(job, where);
+  const o = checkKeys(job ?? null, NODE, where, `${where}.`);
   if (typeof o.queue !== "string")
     throw new InvalidArgumentError(`${where}.queue`, `must be a queue name, got ${typeOf(o.queue)}`);
   assertValidQueue(o.queue);
@@ -234,6 +254,7 @@ function checkJob(
   if (!Array.isArray(children))
     throw new InvalidArgumentError(`${where}.children`, `must be an array, got ${typeOf(children)}`);
   const { opts, id, parentValues } = jobOptions(o.opts, where, children.length, parent);
+  if (parentValues === null) checkAdd(o.payload, opts, `${where}.opts.`, LEAF);
   return { checked: { queue: o.queue, id, payload: o.payload, parentValues, opts, children: [] }, children };
 }
 
@@ -272,5 +293,6 @@ function jobOptions(
     if ((opts as Record<string, unknown>)[name] !== undefined)
       throw new InvalidArgumentError(`${where}.opts.${name}`, "is not an option of a job with children");
   }
+  checkKeys(opts, PARENT, `${where}.opts`, `${where}.opts.`);
   return { opts, id, parentValues: parentValues(children, { ...opts, parent }, `${where}.opts.`) };
 }

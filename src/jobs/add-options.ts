@@ -6,6 +6,7 @@
  */
 import { InvalidArgumentError } from "../errors.js";
 import { queueNameProblem } from "../keyspace.js";
+import type { KeyType } from "../option-keys.js";
 import { assertInteger, assertJobId, assertOptions, MAX_INTEGER, maxBytes, typeOf } from "./common.js";
 
 /** The longest group or idempotency key, in UTF-8 bytes (the `label` grammar's `max_bytes`). */
@@ -40,6 +41,35 @@ export interface JobExtras {
   /** The flow parent this job is a child of (`FlowProducer` sets it). Default: none. */
   parent?: ParentRef;
 }
+
+/** The kinds of the extras' keys (`add`'s table, with its own keys, is in admission.ts). */
+export const EXTRAS_KEYS = {
+  group: "string",
+  key: "string",
+  keyTtlMs: "number",
+  timeoutMs: "number",
+  parent: "object",
+} as const satisfies Record<keyof JobExtras, KeyType>;
+
+/** BullMQ's job options an add does not take, and what to use instead. */
+export const ADD_FOREIGN: Readonly<Record<string, string>> = {
+  attempts: "maxAttempts",
+  jobId: "use id (your own branded id) or key (an idempotency key, any text)",
+  removeOnComplete:
+    "finished jobs are kept per worker, not per job: the Worker's keepCompleted (0 deletes each at once), or queue.clean()",
+  removeOnFail: "dead jobs are kept per worker, not per job: the Worker's keepDead, or queue.clean()",
+  backoff: "a job has no backoff of its own: set the Worker's backoff option",
+  lifo: "EchoMQ has no LIFO order: priority orders pending jobs (lower runs first)",
+  repeat: "repeating jobs are schedules: queue.schedule(name, { cron | everyMs, payload, opts })",
+  deduplication: "use key (an idempotency key) and keyTtlMs",
+  timestamp: "a job's id carries its creation time (idTime(id))",
+  keepLogs: "EchoMQ has no such option",
+  stackTraceLimit: "EchoMQ has no such option: a failure keeps the error's name and message, not its stack",
+  sizeLimit: "EchoMQ has no such option",
+  failParentOnFailure: 'set onChildFailure on the parent in a FlowProducer flow ("fail", the default)',
+  ignoreDependencyOnFailure: 'set onChildFailure: "ignore" on the parent in a FlowProducer flow',
+  removeDependencyOnFailure: 'set onChildFailure: "ignore" on the parent in a FlowProducer flow',
+};
 
 /** `ADD`'s five values for the extras; all empty/zero when none is set. */
 export type ExtraValues = [group: string, key: string, keyTtl: string, timeout: string, parent: string];

@@ -8,7 +8,6 @@ import {
   assertInteger,
   assertJobId,
   assertLeaseMs,
-  assertOptions,
   assertPayload,
   assertTrace,
   key,
@@ -20,7 +19,8 @@ import {
   toArg,
   typeOf,
 } from "./common.js";
-import { checkExtras, type JobExtras, NO_EXTRAS } from "./add-options.js";
+import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
+import { ADD_FOREIGN, checkExtras, EXTRAS_KEYS, type JobExtras, NO_EXTRAS } from "./add-options.js";
 import { awaitDurable, checkDurability, type Durability, type DurabilityWait } from "./durability.js";
 
 export interface EnqueueOptions {
@@ -87,6 +87,38 @@ export function claimOutcome(reply: unknown): ClaimOutcome {
   return claimedJob(Array.isArray(reply) ? (reply as ClaimReply | []) : null);
 }
 
+/**
+ * The keys `enqueue` takes. `id`'s kind is its own check's (`InvalidIdError`), `durability`'s too
+ * (`checkDurability`, naming it `options.durability`).
+ */
+const ENQUEUE_KEYS = { id: "any", durability: "any" } as const satisfies Record<
+  keyof EnqueueOptions,
+  KeyType
+>;
+const ENQUEUE_OPTIONS: OptionTable = { of: "enqueue", keys: ENQUEUE_KEYS, foreign: ADD_FOREIGN };
+
+/** The keys `add` takes. */
+export const ADD_OPTIONS: OptionTable = {
+  of: "add",
+  keys: {
+    ...ENQUEUE_KEYS,
+    ...EXTRAS_KEYS,
+    priority: "number",
+    delay: "number",
+    maxAttempts: "number",
+    trace: "string",
+  } satisfies Record<keyof AddOptions, KeyType>,
+  foreign: ADD_FOREIGN,
+};
+
+/** The keys of a job of `addBulk`, and of `addBulk`'s own options. */
+const BULK_JOB: OptionTable = {
+  of: "a bulk job",
+  keys: { payload: "any", opts: "any" },
+  foreign: { data: "payload", name: "EchoMQ jobs have no name: carry it in the payload" },
+};
+const BULK_OPTIONS: OptionTable = { of: "addBulk", keys: { durability: "object" } };
+
 const GENERATED_ID_TRIES = 3;
 
 /**
@@ -131,7 +163,7 @@ export async function enqueue(
 ): Promise<EnqueueResult> {
   assertValidQueue(queue);
   assertPayload(payload);
-  const { id, durability } = assertOptions(opts);
+  const { id, durability } = checkKeys(opts, ENQUEUE_OPTIONS);
   if (id !== undefined) assertJobId(id);
   const wait = checkDurability(durability, "options.durability");
   const job: CheckedAdd = { ownId: id as string | undefined, payload: toArg(payload), values: null };
@@ -150,7 +182,7 @@ async function durable(
 }
 
 /** An `add` whose arguments passed every check: what its line carries besides the id. */
-interface CheckedAdd {
+export interface CheckedAdd {
   ownId: string | undefined;
   payload: string | Buffer;
   /**
@@ -160,10 +192,13 @@ interface CheckedAdd {
   values: string[] | null;
 }
 
-/** Checks one job's payload and options (typed errors naming `where`); nothing is sent. */
-function checkAdd(payload: unknown, opts: unknown, where = ""): CheckedAdd {
+/**
+ * Checks one job's payload and options against `table` (`add`'s by default; typed errors naming
+ * `where`); nothing is sent.
+ */
+export function checkAdd(payload: unknown, opts: unknown, where = "", table = ADD_OPTIONS): CheckedAdd {
   assertPayload(payload, `${where}payload`);
-  const o = assertOptions(opts, `${where}options`);
+  const o = checkKeys(opts, table, `${where}options`, where);
   if (o.id !== undefined) assertJobId(o.id);
   // An option left out takes its default; any other value (null included) must be in range.
   const option = (value: unknown) => (value === undefined ? 0 : value);
@@ -218,7 +253,7 @@ export async function add(
 ): Promise<EnqueueResult> {
   assertValidQueue(queue);
   const job = checkAdd(payload, opts);
-  const wait = checkDurability(assertOptions(opts).durability, "options.durability");
+  const wait = checkDurability((opts as AddOptions).durability, "options.durability");
   return durable(conn, queue, await sendAdd(conn, queue, job), wait);
 }
 
@@ -236,11 +271,12 @@ export async function addBulk(
   options: { durability?: Durability } = {},
 ): Promise<EnqueueResult[]> {
   assertValidQueue(queue);
-  const wait = checkDurability(assertOptions(options).durability, "options.durability");
+  const wait = checkDurability(checkKeys(options, BULK_OPTIONS).durability, "options.durability");
   if (!Array.isArray(jobs)) throw new InvalidArgumentError("jobs", `must be an array, got ${typeOf(jobs)}`);
   const checked = jobs.map((job: unknown, i) => {
     const where = `jobs[${i}].`;
-    const { payload, opts } = assertOptions(job, `jobs[${i}]`);
+    if (job === undefined) throw new InvalidArgumentError(`jobs[${i}]`, "must be an object, got undefined");
+    const { payload, opts } = checkKeys(job, BULK_JOB, `jobs[${i}]`, where);
     return checkAdd(payload, opts, where);
   });
   if (checked.length === 0) return [];

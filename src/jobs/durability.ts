@@ -4,7 +4,14 @@
  */
 import type { Connection } from "../connector/connection.js";
 import { DurabilityError, InvalidArgumentError } from "../errors.js";
-import { assertInteger, assertOptions, key, typeOf } from "./common.js";
+import { checkKeys, type OptionTable } from "../option-keys.js";
+import { assertInteger, key, typeOf } from "./common.js";
+
+const DURABILITY: OptionTable = {
+  of: "durability",
+  keys: { replicas: "number", aof: "object", timeoutMs: "number" },
+};
+const AOF: OptionTable = { of: "durability.aof", keys: { local: "boolean", replicas: "number" } };
 
 /**
  * How sure an add must be before it is acknowledged. Replication and AOF writes are
@@ -45,7 +52,7 @@ const MAX_REPLICAS = 1000;
 /** `durability` checked (typed errors naming the option); `undefined` when it is not set. */
 export function checkDurability(value: unknown, name = "durability"): DurabilityWait | undefined {
   if (value === undefined) return undefined;
-  const d = assertOptions(value, name);
+  const d = checkKeys(value, DURABILITY, name, `${name}.`);
   const timeoutMs = assertInteger(`${name}.timeoutMs`, d.timeoutMs, 1, MAX_WAIT_MS, " of milliseconds");
   if ("aof" in d === "replicas" in d) {
     throw new InvalidArgumentError(
@@ -57,7 +64,7 @@ export function checkDurability(value: unknown, name = "durability"): Durability
     const replicas = assertInteger(`${name}.replicas`, d.replicas, 0, MAX_REPLICAS);
     return { command: "WAIT", args: [replicas, timeoutMs], need: [replicas] };
   }
-  const aof = assertOptions(d.aof, `${name}.aof`);
+  const aof = checkKeys(d.aof ?? null, AOF, `${name}.aof`, `${name}.aof.`);
   if (typeof aof.local !== "boolean") {
     throw new InvalidArgumentError(`${name}.aof.local`, `must be a boolean, got ${typeOf(aof.local)}`);
   }

@@ -6,11 +6,11 @@
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError, NativeOnlyVerbError } from "../errors.js";
 import { assertValidQueue } from "../keyspace.js";
+import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 import {
   assertInteger,
   assertJobId,
   assertLeaseMs,
-  assertOptions,
   assertPayload,
   assertSize,
   assertToken,
@@ -34,6 +34,14 @@ export interface FailOptions {
   /** How many ids `dead` keeps; 0 deletes the row of a job that dies. */
   keep: number;
 }
+
+const FAIL_OPTIONS: OptionTable = {
+  of: "fail",
+  keys: { backoffMs: "number", maxAttempts: "number", keep: "number" } satisfies Record<
+    keyof FailOptions,
+    KeyType
+  >,
+};
 
 /** Validates queue, id and token: the head of every lease step. */
 function leased(queue: string, id: string, token: number): void {
@@ -127,7 +135,7 @@ export async function fail(
     throw new InvalidArgumentError("error", `must be a string, got ${typeOf(error)}`);
   }
   assertSize("error", error, "error");
-  const o = assertOptions(opts);
+  const o = checkKeys(opts, FAIL_OPTIONS);
   const backoff = assertInteger("backoffMs", o.backoffMs, 0, MAX_INTEGER, " of milliseconds");
   const maxAttempts = assertInteger("maxAttempts", o.maxAttempts, 1, MAX_INTEGER);
   const keep = assertInteger("keep", o.keep, 0, MAX_INTEGER);

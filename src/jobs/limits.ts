@@ -6,7 +6,8 @@
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { assertValidQueue, queueKey } from "../keyspace.js";
-import { assertInteger, assertOptions, key, MAX_INTEGER, maxBytes, run, text } from "./common.js";
+import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
+import { assertInteger, key, MAX_INTEGER, maxBytes, run, text } from "./common.js";
 
 /** A rate: at most `max` jobs start per window of `durationMs` (a fixed window, see the docs). */
 export interface RateLimit {
@@ -21,7 +22,11 @@ export interface GroupLimits {
   concurrency?: number;
 }
 
-/** A queue's limits. Absent = none. */
+/**
+ * A queue's limits. Absent = none. `setLimits` **replaces** them, it does not merge: a limit left
+ * out is cleared (`{}` clears them all), so pass every limit the queue keeps. A key it does not
+ * take (`burst`, BullMQ's `duration`) is refused, and nothing is written.
+ */
 export interface QueueLimits {
   rate?: RateLimit;
   /** Active jobs of the queue at most, across every worker and process. */
@@ -49,13 +54,34 @@ export function assertGroup(group: unknown, name = "group"): string {
   return group;
 }
 
+const RATE: OptionTable = {
+  of: "a rate",
+  keys: { max: "number", durationMs: "number" } satisfies Record<keyof RateLimit, KeyType>,
+  foreign: { duration: "durationMs" },
+};
+const GROUP_KEYS = { rate: "object", concurrency: "number" } as const satisfies Record<
+  keyof GroupLimits,
+  KeyType
+>;
+const LIMITS_FOREIGN = {
+  max: "give a rate: { rate: { max, durationMs } }",
+  duration: "give a rate: { rate: { max, durationMs } }",
+  limiter: "the limits are this object: { rate: { max, durationMs }, concurrency, group }",
+};
+const GROUP: OptionTable = { of: "group limits", keys: GROUP_KEYS, foreign: LIMITS_FOREIGN };
+const LIMITS: OptionTable = {
+  of: "setLimits",
+  keys: { ...GROUP_KEYS, group: "object" } satisfies Record<keyof QueueLimits, KeyType>,
+  foreign: LIMITS_FOREIGN,
+};
+
 /** [rate_max, rate_ms, concurrency] of `limits` (named `name`), checked; absent = 0. */
-function values(limits: unknown, name: string): [string, string, string] {
-  const o = assertOptions(limits ?? {}, name);
+function values(limits: unknown, name: string, table: OptionTable): [string, string, string] {
+  const o = checkKeys(limits, table, name, `${name}.`);
   let max = 0;
   let ms = 0;
   if (o.rate !== undefined) {
-    const rate = assertOptions(o.rate, `${name}.rate`);
+    const rate = checkKeys(o.rate, RATE, `${name}.rate`, `${name}.rate.`);
     max = assertInteger(`${name}.rate.max`, rate.max, 1, MAX_INTEGER);
     ms = assertInteger(`${name}.rate.durationMs`, rate.durationMs, 1, MAX_INTEGER, " of milliseconds");
   }
@@ -70,14 +96,21 @@ function limit(conn: Connection, queue: string, scope: Scope, group: string, v: 
   return run(conn, "LIMIT", [key(queue, "pending"), key(queue, "")], [scope, group, ...v]) as Promise<number>;
 }
 
+/** Limits that must be given: `undefined` is refused (`{}` or `null` say what is meant). */
+function given(limits: unknown, meaning: string): void {
+  if (limits === undefined)
+    throw new InvalidArgumentError("limits", `must be an object, got undefined (${meaning})`);
+}
+
 /**
  * Replaces a queue's limits and its groups' defaults (what `limits` leaves out is cleared; `{}`
  * clears them all). Parked jobs go back to `pending`. Returns how many did.
  */
 export async function setLimits(conn: Connection, queue: string, limits: QueueLimits): Promise<number> {
   assertValidQueue(queue);
-  const own = values(limits, "limits");
-  const group = values(assertOptions(limits, "limits").group, "limits.group");
+  given(limits, "{} clears them all");
+  const own = values(limits, "limits", LIMITS);
+  const group = values(limits.group, "limits.group", GROUP);
   return (await limit(conn, queue, "queue", "", own)) + (await limit(conn, queue, "default", "", group));
 }
 
@@ -93,8 +126,9 @@ export async function setGroupLimits(
 ): Promise<number> {
   assertValidQueue(queue);
   assertGroup(group);
+  given(limits, "null: the defaults apply again; {}: no limit for it");
   if (limits === null) return limit(conn, queue, "ungroup", group, ["0", "0", "0"]);
-  return limit(conn, queue, "group", group, values(limits, "limits"));
+  return limit(conn, queue, "group", group, values(limits, "limits", GROUP));
 }
 
 const FIELDS = ["concurrency", "rate_max", "rate_ms"] as const;

@@ -5,16 +5,8 @@
 import type { Connection } from "../connector/connection.js";
 import { assertValidQueue } from "../keyspace.js";
 import { MAX_LANES } from "../lanes/naming.js";
-import {
-  assertInteger,
-  assertJobId,
-  assertOptions,
-  key,
-  MAX_INTEGER,
-  MAX_LIMIT,
-  run,
-  text,
-} from "./common.js";
+import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
+import { assertInteger, assertJobId, key, MAX_INTEGER, MAX_LIMIT, run, text } from "./common.js";
 
 export interface ReapOptions {
   /** At most this many expired leases per call (1 to 10000). */
@@ -31,6 +23,14 @@ export interface ReapResult {
   /** Ids that exhausted their attempts (in `dead`, or deleted when keep is 0). */
   dead: string[];
 }
+
+const REAP_OPTIONS: OptionTable = {
+  of: "reap",
+  keys: { limit: "number", maxAttempts: "number", keep: "number" } satisfies Record<
+    keyof ReapOptions,
+    KeyType
+  >,
+};
 
 /** A dead job goes back to `pending` with `extraAttempts` more attempts than it has used. */
 export async function retry(conn: Connection, queue: string, id: string, extraAttempts = 1): Promise<void> {
@@ -52,7 +52,7 @@ export async function promote(conn: Connection, queue: string, limit: number): P
 /** Expired leases (deadline before server time) go back to `pending`, or to `dead` when exhausted. */
 export async function reap(conn: Connection, queue: string, opts: ReapOptions): Promise<ReapResult> {
   assertValidQueue(queue);
-  const o = assertOptions(opts);
+  const o = checkKeys(opts, REAP_OPTIONS);
   const limit = assertInteger("limit", o.limit, 1, MAX_LIMIT);
   const maxAttempts = assertInteger("maxAttempts", o.maxAttempts, 1, MAX_INTEGER);
   const keep = assertInteger("keep", o.keep, 0, MAX_INTEGER);
@@ -110,10 +110,17 @@ export interface EventsOptions {
 /** The default bus of a queue whose `meta` has no settings. */
 export const DEFAULT_EVENTS: Readonly<EventsOptions> = { maxLen: 10_000, maxAgeMs: 86_400_000 };
 
+/** The keys of the event bus settings (`Queue.setEvents` takes some, `setEvents` all). */
+export const EVENTS_OPTIONS: OptionTable = {
+  of: "setEvents",
+  keys: { maxLen: "number", maxAgeMs: "number" } satisfies Record<keyof EventsOptions, KeyType>,
+  foreign: { streams: "the bus is set here: { maxLen, maxAgeMs }" },
+};
+
 /** Writes a queue's event bus settings to its `meta`; every transition reads them. */
 export async function setEvents(conn: Connection, queue: string, opts: EventsOptions): Promise<void> {
   assertValidQueue(queue);
-  const o = assertOptions(opts);
+  const o = checkKeys(opts, EVENTS_OPTIONS);
   const maxLen = assertInteger("maxLen", o.maxLen, 0, MAX_INTEGER);
   const maxAgeMs = assertInteger("maxAgeMs", o.maxAgeMs, 0, MAX_INTEGER, " of milliseconds");
   await run(conn, "EVENTS", [key(queue, "meta")], [String(maxLen), String(maxAgeMs)]);

@@ -8,6 +8,7 @@ import { InvalidArgumentError, QueueActiveError } from "../errors.js";
 import { clean, drain, type FinishedState, forgetAllKeys, obliterate, pause } from "../jobs.js";
 import { MAX_LIMIT } from "../jobs/common.js";
 import { queueKey } from "../keyspace.js";
+import { checkKeys, type KeyType } from "../option-keys.js";
 
 /** Ids per call of the bulk verbs. */
 export const BATCH = 1000;
@@ -21,9 +22,8 @@ export interface CleanOptions {
 
 /** The options of `clean`, checked. */
 export function cleanOptions(opts: CleanOptions | undefined): { graceMs: number; limit: number } {
-  if (opts !== undefined && (typeof opts !== "object" || opts === null)) {
-    throw new InvalidArgumentError("options", "must be an object");
-  }
+  const keys = { olderThanMs: "number", limit: "number" } satisfies Record<keyof CleanOptions, KeyType>;
+  checkKeys(opts, { of: "clean", keys, foreign: { grace: "olderThanMs" } });
   const graceMs = opts?.olderThanMs ?? 0;
   const limit = opts?.limit ?? Number.POSITIVE_INFINITY;
   if (!Number.isSafeInteger(graceMs) || graceMs < 0) {
@@ -92,7 +92,7 @@ export async function obliterateLanes(
     const n = active.reduce<number>((sum, a) => sum + Number(a), 0);
     if (n > 0) {
       const error = new QueueActiveError("ERR EMQ.OBLITERATE queue has active jobs");
-      error.message = `queue ${JSON.stringify(queue)} has ${n} active job${n === 1 ? "" : "s"}: close its workers first, or pass { force: true } to delete running jobs too`;
+      error.message = `obliterate(): queue ${JSON.stringify(queue)} has ${n} active job${n === 1 ? "" : "s"}: close its workers first, or pass { force: true } to delete running jobs too`;
       throw error;
     }
   }

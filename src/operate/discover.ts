@@ -11,6 +11,7 @@ import type { Cluster, Redis } from "iovalkey";
 import type { Connection } from "../connector/connection.js";
 import { queueKey } from "../keyspace.js";
 import { laneNames } from "../lanes/naming.js";
+import { checkKeys } from "../option-keys.js";
 
 export interface QueueListing {
   /** The queue's name (a laned queue's own name, not a lane's). */
@@ -56,6 +57,7 @@ function nodesOf(conn: Connection): Redis[] {
 
 /** The queues of every primary, grouped (lanes under their queue), sorted by name. */
 export async function listQueues(conn: Connection, opts: { maxKeys?: number } = {}): Promise<Discovery> {
+  checkKeys(opts, { of: "listQueues", keys: { maxKeys: "number" } });
   const maxKeys = opts.maxKeys ?? 1_000_000;
   const physical = new Set<string>();
   let scanned = 0;

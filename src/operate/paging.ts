@@ -4,6 +4,7 @@
  */
 import { InvalidArgumentError } from "../errors.js";
 import type { QueueKeyType } from "../keyspace.js";
+import { checkKeys, type KeyType } from "../option-keys.js";
 import type { JobState } from "./row.js";
 
 /** The most jobs one page lists. */
@@ -43,9 +44,8 @@ export function assertJobState(state: unknown): JobState {
 
 /** The page's bounds, checked: `offset` ≥ 0, `limit` 1 to 1000. */
 export function pageOf(opts: PageOptions | undefined): { offset: number; limit: number } {
-  if (opts !== undefined && (typeof opts !== "object" || opts === null)) {
-    throw new InvalidArgumentError("options", "must be an object");
-  }
+  const keys = { offset: "number", limit: "number" } satisfies Record<keyof PageOptions, KeyType>;
+  checkKeys(opts, { of: "getJobs", keys, foreign: { start: "offset", end: "limit (how many)" } });
   const offset = opts?.offset ?? 0;
   const limit = opts?.limit ?? 50;
   if (!Number.isSafeInteger(offset) || offset < 0) {

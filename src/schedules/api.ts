@@ -52,7 +52,10 @@ export async function schedule(
   const checked = checkSchedule(options);
   const now = await serverTime(conn, queue);
   const next = new Instants(checked.spec).atOrAfter(now);
-  if (next === null) throw new InvalidArgumentError("endAt", `leaves no instant after now (${now})`);
+  if (next === null && checked.spec.endAt !== undefined) {
+    throw new InvalidArgumentError("endAt", `leaves no instant after now (${now})`);
+  }
+  if (next === null) throw new InvalidArgumentError("cron", "never matches after now: no date fits it");
   const outcome = await scheduleRecord(conn, queue, label, checked, next);
   if (outcome !== "unchanged") return { name: label, outcome, next };
   const stored = await readRecord(conn, queue, label);

@@ -16,6 +16,8 @@ import {
   type Payload,
   typeOf,
 } from "../jobs/common.js";
+import { ADD_FOREIGN } from "../jobs/add-options.js";
+import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 
 /** What to do with instants that passed while no worker ran (see `plan`). */
 export type MissedPolicy = "skip" | "catch-up";
@@ -109,23 +111,78 @@ function timeZone(tz: unknown): string {
   return tz;
 }
 
-function cronPattern(cron: unknown, tz: string | undefined): string {
+const SCHEDULE_OPTIONS: OptionTable = {
+  of: "schedule",
+  keys: {
+    cron: "string",
+    everyMs: "number",
+    tz: "string",
+    payload: ["string", "bytes"],
+    opts: "object",
+    startAt: ["date", "number"],
+    endAt: ["date", "number"],
+    limit: "number",
+    missed: "string",
+    graceMs: "number",
+  } satisfies Record<keyof ScheduleOptions, KeyType>,
+  foreign: {
+    pattern: "cron",
+    every: "everyMs",
+    startDate: "startAt",
+    endDate: "endAt",
+    data: "payload",
+    utc: 'cron patterns are read in UTC unless tz is given (tz: "UTC")',
+    immediately: "the first job is the first instant's: give startAt",
+    count: "the schedule counts the jobs it added itself (queue.schedules(): fired)",
+    key: "a schedule is named by schedule()'s first argument",
+    jobId: "a schedule is named by schedule()'s first argument; its jobs' ids derive from it",
+  },
+};
+
+const SCHEDULE_JOB_OPTIONS: OptionTable = {
+  of: "a schedule's jobs",
+  keys: { priority: "number", maxAttempts: "number", timeoutMs: "number" } satisfies Record<
+    keyof ScheduleJobOptions,
+    KeyType
+  >,
+  foreign: ADD_FOREIGN,
+};
+
+/** A cron pattern checked: 5 or 6 fields (a record stored before this check: any croner reads). */
+function cronPattern(cron: unknown, tz: string | undefined, stored: boolean): string {
   if (typeof cron !== "string")
     throw new InvalidArgumentError("cron", `must be a string, got ${typeOf(cron)}`);
+  const fields = cron.trim().split(/\s+/).length;
+  if (!stored && !cron.trim().startsWith("@") && fields !== 5 && fields !== 6) {
+    throw new InvalidArgumentError(
+      "cron",
+      `${JSON.stringify(cron)} has ${fields} fields: a pattern has 5 (minute hour day-of-month month day-of-week), or 6 with seconds first`,
+    );
+  }
+  let next: Date | null;
   try {
-    new Cron(cron, { timezone: tz ?? "UTC" }).nextRun();
+    next = new Cron(cron, { timezone: tz ?? "UTC" }).nextRun();
   } catch (err) {
     throw new InvalidArgumentError(
       "cron",
       `${JSON.stringify(cron)} is not a cron pattern (${(err as Error).message})`,
     );
   }
+  if (next === null) {
+    throw new InvalidArgumentError("cron", `${JSON.stringify(cron)} never matches: no date fits it`);
+  }
   return cron;
 }
 
-/** The caller's options checked, or the first wrong one as an `InvalidArgumentError`. */
-export function checkSchedule(options: unknown): CheckedSchedule {
-  const o = assertOptions(options, "schedule options") as Partial<ScheduleOptions> & Record<string, unknown>;
+/**
+ * The caller's options checked, or the first wrong one as an `InvalidArgumentError` (`stored`:
+ * a record's spec read back, kept readable whatever a later release refuses to create).
+ */
+export function checkSchedule(options: unknown, stored = false): CheckedSchedule {
+  if (options === undefined)
+    throw new InvalidArgumentError("schedule options", "must be an object, got undefined");
+  const o = checkKeys(options, SCHEDULE_OPTIONS, "schedule options") as Partial<ScheduleOptions> &
+    Record<string, unknown>;
   if (o.cron !== undefined && o.everyMs !== undefined) {
     throw new InvalidArgumentError("cron", "give either cron or everyMs, not both");
   }
@@ -138,7 +195,7 @@ export function checkSchedule(options: unknown): CheckedSchedule {
     if (o.tz !== undefined) throw new InvalidArgumentError("tz", "applies to cron patterns only");
   } else {
     if (o.tz !== undefined) spec.tz = timeZone(o.tz);
-    spec.cron = cronPattern(o.cron, spec.tz);
+    spec.cron = cronPattern(o.cron, spec.tz, stored);
   }
   const startAt = instant("startAt", o.startAt);
   const endAt = instant("endAt", o.endAt);
@@ -160,7 +217,7 @@ export function checkSchedule(options: unknown): CheckedSchedule {
   if (o.graceMs !== undefined)
     spec.graceMs = assertInteger("graceMs", o.graceMs, 0, MAX_INTEGER, " of milliseconds");
   assertPayload(o.payload);
-  const job = assertOptions(o.opts, "opts") as ScheduleJobOptions;
+  const job = checkKeys(o.opts, SCHEDULE_JOB_OPTIONS, "opts", "opts.") as ScheduleJobOptions;
   return {
     spec,
     payload: o.payload,
@@ -194,7 +251,7 @@ export function parseSpec(text: string): ScheduleSpec {
     throw new InvalidArgumentError("spec", `is not JSON: ${JSON.stringify(text.slice(0, 80))}`);
   }
   const o = assertOptions(raw, "spec") as Record<string, unknown>;
-  const { spec } = checkSchedule({ ...o, payload: "" });
+  const { spec } = checkSchedule({ ...o, payload: "" }, true);
   return spec;
 }
 

@@ -3,6 +3,7 @@ import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { type ClaimedJob, log, progress } from "../jobs.js";
 import { encodeResult } from "./outcome.js";
+import { inCallWords } from "../jobs/refusals.js";
 
 export interface Job {
   readonly id: string;
@@ -92,10 +93,17 @@ export class JobView implements Job {
         new InvalidArgumentError("value", `cannot be stored as progress: ${(err as Error).message}`),
       );
     }
-    return progress(this.conn, this.lane, this.id, this.attempts, bytes);
+    return inCallWords("progress()", this.conn, this.where(), () =>
+      progress(this.conn, this.lane, this.id, this.attempts, bytes),
+    );
   }
   log(line: string): Promise<number> {
-    return log(this.conn, this.lane, this.id, this.attempts, line);
+    return inCallWords("log()", this.conn, this.where(), () =>
+      log(this.conn, this.lane, this.id, this.attempts, line),
+    );
+  }
+  private where() {
+    return { queue: this.queue, lane: this.lane, id: this.id };
   }
   abort(reason: unknown): void {
     if (this.aborted) return;

@@ -6,6 +6,13 @@ import { assertBackoff, type BackoffOption, DEFAULT_BACKOFF } from "../backoff.j
 import { MAX_TIMER_MS } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { MAX_INTEGER } from "../jobs/common.js";
+import {
+  FIXED_KEYSPACE,
+  LIMITS_ARE_THE_QUEUES,
+  checkKeys,
+  type KeyType,
+  type OptionTable,
+} from "../option-keys.js";
 import { type CheckedTracing, checkTracing, type TracingOption } from "../observe/tracing-option.js";
 import { WATCHDOG_GRACE_MS } from "./watcher.js";
 
@@ -75,6 +82,41 @@ export type ResolvedOptions = Required<Omit<WorkerOptions, "backoff" | "logger" 
   tracing: CheckedTracing | null;
 };
 
+const WORKER_OPTIONS: OptionTable = {
+  of: "Worker",
+  keys: {
+    concurrency: "number",
+    leaseMs: "number",
+    attempts: "number",
+    backoff: ["object", "function"],
+    keepCompleted: "number",
+    keepDead: "number",
+    closeGraceMs: "number",
+    promoteEveryMs: "number",
+    reapEveryMs: "number",
+    hostTimers: "boolean",
+    idleCheckMs: "number",
+    blockMs: "number",
+    logger: "object",
+    tracing: ["boolean", "object"],
+  } satisfies Record<keyof WorkerOptions, KeyType>,
+  foreign: {
+    maxAttempts: "attempts",
+    lockDuration: "leaseMs",
+    lockRenewTime: "a lease is renewed every third of leaseMs: set leaseMs",
+    stalledInterval: "reapEveryMs",
+    maxStalledCount: "a job whose lease expires is taken back and uses an attempt: attempts bounds it",
+    removeOnComplete: "keepCompleted",
+    removeOnFail: "keepDead",
+    drainDelay: "blockMs",
+    limiter: LIMITS_ARE_THE_QUEUES,
+    connection: "a Worker runs a Queue: new Worker(queue, handler, options)",
+    autorun: "a Worker starts when it is built; close() stops it",
+    useWorkerThreads: "EchoMQ has no sandboxed processors: the handler runs in this process",
+    prefix: FIXED_KEYSPACE,
+  },
+};
+
 function integer(name: string, value: unknown, fallback: number, min: number, max: number): number {
   const v = value ?? fallback;
   if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) {
@@ -85,9 +127,7 @@ function integer(name: string, value: unknown, fallback: number, min: number, ma
 
 /** Every option checked and defaulted. Timer periods are bounded by Node's longest timer. */
 export function resolveOptions(options: WorkerOptions): ResolvedOptions {
-  if (typeof options !== "object" || options === null) {
-    throw new InvalidArgumentError("options", `must be an object, got ${String(options)}`);
-  }
+  checkKeys(options, WORKER_OPTIONS);
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   assertBackoff(backoff);
   const logger = options.logger;

@@ -5,6 +5,7 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { until } from "./until.js";
 
 export const BIN = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
 
@@ -66,12 +67,7 @@ export function follow(args: readonly string[]) {
     lines,
     stderr: () => stderr,
     async until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-      const deadline = Date.now() + ms;
-      while (!check()) {
-        if (Date.now() > deadline)
-          throw new Error(`${what} within ${ms} ms; stderr: ${stderr}; lines: ${lines.join("\n")}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await until(() => `${what}; stderr: ${stderr}; lines: ${lines.join("\n")}`, check, ms);
     },
     async stop(): Promise<number | null> {
       child.kill("SIGTERM");

@@ -4,11 +4,11 @@
  * time windows, leased and dead jobs, the wake channel.
  */
 import assert from "node:assert/strict";
-import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "iovalkey";
 import { add, claim, fail, ServerError } from "../../src/index.js";
 import { queueKey, type QueueKeyType } from "../../src/protocol.js";
 import { dumpQueue, type WireContext } from "./wires.js";
+import { until } from "./until.js";
 
 export const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
 export const NOT_JOB = "XYZ0Nb1VTbfnu4";
@@ -179,11 +179,12 @@ export function lifecycle(ctx: () => WireContext) {
         await cli("SPUBLISH", sentinel, "x");
         sentinels += 1;
         const want = sentinels;
-        const deadline = Date.now() + 5000;
-        while (seen.filter(([c]) => c === sentinel).length < want) {
-          if (Date.now() > deadline) throw new Error("sentinel message not received");
-          await sleep(2);
-        }
+        await until(
+          "the sentinel message",
+          () => seen.filter(([c]) => c === sentinel).length >= want,
+          5000,
+          2,
+        );
         return seen
           .slice(start)
           .filter(([c]) => c === wake)

@@ -8,6 +8,7 @@ import { type RespArg, type RespReply, rawCommands } from "./resp.js";
 import { PROTOCOL } from "../../src/protocol.js";
 import { plainDump, plainValue, readDump } from "./dump.js";
 import type { ValkeyServer } from "./valkey.js";
+import { until } from "./until.js";
 
 export const V = "{emq}:version";
 export const WIRE6 = "echomq:6.0.0";
@@ -103,14 +104,16 @@ export function infoNumber(info: RespReply, field: string): number {
 
 /** Waits until the replica has processed everything the primary has sent (offsets equal). */
 export async function replicated(primary: ValkeyServer, replica: ValkeyServer): Promise<void> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const want = infoNumber(await primary.cli("INFO", "replication"), "master_repl_offset");
-    const have = infoNumber(await replica.cli("INFO", "replication"), "slave_repl_offset");
-    if (want > 0 && have === want) return;
-    assert.ok(Date.now() < deadline, `replica offset ${have} never reached the primary's ${want}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  let want = 0;
+  let have = 0;
+  await until(
+    () => `the replica's offset ${have} to reach the primary's ${want}`,
+    async () => {
+      want = infoNumber(await primary.cli("INFO", "replication"), "master_repl_offset");
+      have = infoNumber(await replica.cli("INFO", "replication"), "slave_repl_offset");
+      return want > 0 && have === want;
+    },
+  );
 }
 
 /** Server time in ms, as the scripts compute it. */

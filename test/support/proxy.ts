@@ -13,6 +13,9 @@
  *   proxy.hold(); ...; proxy.release()
  *                                     buffer what clients send (replies still flow), then forward
  *                                     it in order: act "behind the back" of a client
+ *   proxy.holdFrom((a) => …); ...; proxy.release()
+ *                                     the same, from the first matching command on, on its
+ *                                     connection only: a command that reaches the server later
  *
  *   const mark = proxy.mark();  ...;  proxy.since(mark)   commands that reached the server since
  */
@@ -71,6 +74,11 @@ export interface FaultProxy {
   swallowNext(predicate?: CommandPredicate, opts?: SwallowOptions): Promise<ProxyCommand>;
   /** From now on, what clients send is held back (nothing reaches the server); replies still flow. */
   hold(): void;
+  /**
+   * Holds back the next client command matching `predicate` and everything its connection sends
+   * after it (other connections flow); resolves with it once held. `release()` forwards them.
+   */
+  holdFrom(predicate: CommandPredicate): Promise<ProxyCommand>;
   /** Forwards everything held, in order, and stops holding. */
   release(): void;
   /** Bytes clients sent that are held back now. */
@@ -146,6 +154,13 @@ interface Link {
   raw: boolean;
   /** What the client sent while the proxy held. */
   held: Buffer[];
+  /** This connection's commands are held (`holdFrom`). */
+  holding: boolean;
+}
+
+interface HoldFrom {
+  predicate: CommandPredicate;
+  resolve: (command: ProxyCommand) => void;
 }
 
 class FaultProxyImpl implements FaultProxy {
@@ -157,6 +172,7 @@ class FaultProxyImpl implements FaultProxy {
   private readonly timers = new Set<NodeJS.Timeout>();
   private refuseUntil = 0;
   private holding = false;
+  private holdFromNext: HoldFrom | undefined;
   private nextIndex = 0;
   port = 0;
 
@@ -203,9 +219,19 @@ class FaultProxyImpl implements FaultProxy {
     this.holding = true;
   }
 
+  holdFrom(predicate: CommandPredicate): Promise<ProxyCommand> {
+    return new Promise<ProxyCommand>((resolve) => {
+      this.holdFromNext = { predicate, resolve };
+    });
+  }
+
   release(): void {
     this.holding = false;
-    for (const link of this.links) for (const chunk of link.held.splice(0)) this.fromClient(link, chunk);
+    this.holdFromNext = undefined;
+    for (const link of this.links) {
+      link.holding = false;
+      for (const chunk of link.held.splice(0)) this.fromClient(link, chunk);
+    }
   }
 
   heldBytes(): number {
@@ -246,6 +272,7 @@ class FaultProxyImpl implements FaultProxy {
       doomed: false,
       raw: false,
       held: [],
+      holding: false,
     };
     this.links.add(link);
     this.stats.open = this.links.size;
@@ -269,7 +296,7 @@ class FaultProxyImpl implements FaultProxy {
   }
 
   private fromClient(link: Link, chunk: Buffer): void {
-    if (this.holding) {
+    if (this.holding || link.holding) {
       link.held.push(chunk);
       return;
     }
@@ -287,14 +314,25 @@ class FaultProxyImpl implements FaultProxy {
         frame = readCommandFrame(link.pending, offset)
       ) {
         const bytes = link.pending.subarray(offset, frame.end);
+        const args = frame.args.map((arg) => arg.toString());
+        const from = this.holdFromNext;
+        if (from?.predicate(args)) {
+          // This command and the rest of the connection's bytes wait for release() (logged then).
+          this.holdFromNext = undefined;
+          link.holding = true;
+          link.held.push(Buffer.from(link.pending.subarray(offset)));
+          offset = link.pending.length;
+          from.resolve({
+            seq: this.commands.length,
+            conn: link.index,
+            args,
+            forwarded: false,
+            at: Date.now(),
+          });
+          break;
+        }
         offset = frame.end;
-        if (
-          this.route(
-            link,
-            frame.args.map((arg) => arg.toString()),
-          )
-        )
-          out.push(bytes);
+        if (this.route(link, args)) out.push(bytes);
       }
     } catch (err) {
       if (!(err instanceof FramingError)) throw err;

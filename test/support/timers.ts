@@ -4,7 +4,6 @@
  */
 import assert from "node:assert/strict";
 import type { RespArg } from "./resp.js";
-import { until as untilEvery } from "./until.js";
 import { rawCommands } from "./resp.js";
 import type { ValkeyServer } from "./valkey.js";
 
@@ -44,10 +43,6 @@ export async function timerStats(server: { cli: ValkeyServer["cli"] }): Promise<
   const moved = ["promoted", "requeued", "buried", "refused"] as const;
   return Object.fromEntries([...names, ...moved].map((n) => [n, field(n)])) as unknown as TimerStats;
 }
-
-/** Polls `check` every 2 ms until it holds; fails naming `what` after `timeoutMs`. */
-export const until = (what: string, check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> =>
-  untilEvery(what, check, timeoutMs, 2);
 
 /** The ms part of the id of the bus entry `event` for job `id` on queue `q` (when it was written). */
 export async function eventAt(server: ValkeyServer, q: string, event: string, id: string): Promise<number> {

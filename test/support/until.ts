@@ -2,16 +2,23 @@
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 
-/** Polls `check` every `everyMs` until it holds; fails naming `what` after `timeoutMs`. */
+/**
+ * Polls `check` every `everyMs` until it holds; after `timeoutMs` fails with
+ * `timed out after <ms> ms waiting for <what>`. `what` may be a function, read only on failure,
+ * when the message should also say what was seen instead.
+ */
 export async function until(
-  what: string,
+  what: string | (() => string),
   check: () => boolean | Promise<boolean>,
   timeoutMs = 5000,
   everyMs = 20,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) {
+      const awaited = typeof what === "string" ? what : what();
+      assert.fail(`timed out after ${timeoutMs} ms waiting for ${awaited}`);
+    }
     await sleep(everyMs);
   }
 }
