@@ -27,6 +27,8 @@ const schedule = (payload: Buffer | string, endAt = "0") =>
   C("SCHEDULE", ["n", '{"everyMs":1000}', "1000", "0", endAt, payload, "0", "0", "0"]);
 const complete = (id: string, result: Buffer | string, token = "1") =>
   C("COMPLETE", [id, token, result, "10"]);
+const completeNext = (id: string, result: Buffer | string) =>
+  C("COMPLETENEXT", [id, "1", result, "10", "30000"]);
 const fail = (id: string, error: Buffer | string, token = "1") =>
   C("FAIL", [id, token, error, "0", "5", "10"]);
 const settle = (id: string, value: Buffer | string, outcome = "completed") =>
@@ -54,6 +56,13 @@ const BOUNDED: readonly Bounded[] = [
     value: "result",
     before: claimed(J(1)),
     call: (v) => complete(J(1), v),
+  },
+  {
+    verb: "COMPLETENEXT",
+    grammar: "result",
+    value: "result",
+    before: [...claimed(J(1)), enq(J(2))],
+    call: (v) => completeNext(J(1), v),
   },
   {
     verb: "SETTLE",

@@ -100,7 +100,7 @@ export function offsetsOf(verb: Verb, values: readonly Buffer[]): Partial<Record
  * both read one clock, so such cases run exact.
  */
 export function carriedOf(verb: Verb): TimeSet[] {
-  return verb.verb === "CLAIM" || verb.verb === "BCLAIM" ? ["schedule"] : [];
+  return ["CLAIM", "BCLAIM", "COMPLETENEXT"].includes(verb.verb) ? ["schedule"] : [];
 }
 
 /** How far below the memory the server counts the over-`maxmemory` cases set the limit (bytes). */

@@ -16,6 +16,7 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   CLAIM: { values: ["30000"], setup: [enq(J(1))] },
   EXTEND: { values: [J(1), "1", "60000"], setup: claimed(J(1)) },
   COMPLETE: { values: [J(1), "1", "r", "10"], setup: claimed(J(1)) },
+  COMPLETENEXT: { values: [J(1), "1", "r", "10", "30000"], setup: [...claimed(J(1)), enq(J(2))] },
   FAIL: { values: [J(1), "1", "e", "0", "5", "10"], setup: claimed(J(1)) },
   RETRY: { values: [J(1), "1"], setup: [...claimed(J(1)), C("FAIL", [J(1), "1", "e", "0", "1", "10"])] },
   // A due time or a lease of 1 ms, then a wait: the sample finds something to move on both sides.
@@ -166,7 +167,7 @@ function guardCases(): Case[] {
     // Every verb with a script twin (the native-only one has no script side to hold it to).
     ...VERBS.filter((v) => v.script !== null).map((v) => guarded("oom", v.verb)),
     ...["ENQUEUE", "CLAIM", "COMPLETE", "PAUSE", "REQUEUE"].map((v) => guarded("replica", v)),
-    ...["ENQUEUE", "CLAIM", "COMPLETE"].map((v) => guarded("writable-replica", v)),
+    ...["ENQUEUE", "CLAIM", "COMPLETE", "COMPLETENEXT"].map((v) => guarded("writable-replica", v)),
   ];
 }
 

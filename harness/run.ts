@@ -12,6 +12,7 @@ import { DRAIN_CASES } from "./drains.js";
 import { BOUND_CASES } from "./bounds.js";
 import { EXTRAS_CASES } from "./extras.js";
 import { LIMIT_CASES } from "./limits.js";
+import { NEXT_CASES } from "./next.js";
 import { FLOW_CASES } from "./flows.js";
 import { OPERATE_CASES } from "./operate.js";
 import type { Executors, Fault } from "./executors.js";
@@ -60,6 +61,7 @@ export const ALL_CASES: Case[] = [
   ...OPERATE_CASES,
   ...DRAIN_CASES,
   ...LIMIT_CASES,
+  ...NEXT_CASES,
   ...FLOW_CASES,
   ...REPEAT_CASES,
   ...REFUSAL_CASES,

@@ -504,7 +504,10 @@ export class CaseRun {
 
 /** The rows a native claim leased: the row of the id its reply names. */
 function leasedRows(verb: Verb, call: Call, reply: Reply, side: Side): string[] {
-  if (verb.verb !== "CLAIM" || reply.t !== "array" || reply.v[0]?.t !== "bulk") return [];
+  // The leased id: CLAIM's reply's first element; COMPLETENEXT's second (after the completion's).
+  const at = verb.verb === "CLAIM" ? 0 : verb.verb === "COMPLETENEXT" ? 1 : -1;
+  const id = reply.t === "array" ? reply.v[at] : undefined;
+  if (id?.t !== "bulk") return [];
   const q = queueOf(call);
-  return q === null ? [] : [rowKey(side.name(q), reply.v[0].v).toString("latin1")];
+  return q === null ? [] : [rowKey(side.name(q), id.v).toString("latin1")];
 }

@@ -21,6 +21,7 @@ export {
   isPaused,
   extend,
   complete,
+  completeNext,
   fail,
   retry,
   promote,

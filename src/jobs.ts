@@ -42,6 +42,7 @@ export { DEFAULT_KEY_TTL_MS, type JobExtras, type ParentRef } from "./jobs/add-o
 export { checkDurability, type Durability } from "./jobs/durability.js";
 export {
   complete,
+  completeNext,
   extend,
   fail,
   log,

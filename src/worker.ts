@@ -14,6 +14,7 @@ import {
   type ClaimOutcome,
   claimVerb,
   complete,
+  completeNext,
   extend,
   fail,
   isPaused,
@@ -26,6 +27,7 @@ import { ScheduleLoop } from "./schedules/loop.js";
 import { WakeGate } from "./wake.js";
 import { isFatal, rateLimitedConsole, retryAfterError } from "./worker/faults.js";
 import { abandonable, withinBound } from "./worker/claims.js";
+import { type Carry, FUSED_VERB, type Pick } from "./worker/carry.js";
 import { type Handler, type Job, JobView, type Running } from "./worker/job.js";
 import { WorkerLanes } from "./worker/lanes.js";
 import { LeaseCheck } from "./worker/lease-check.js";
@@ -213,13 +215,29 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private async slot(): Promise<void> {
     let failures = 0;
+    // What the slot's last job left it: the job its completion leased, a limited claim's wait,
+    // or the lane set's pick made at the completion.
+    let carry: Carry;
     while (!this.closing) {
-      const pick = this.lanes.set.next();
+      const left = carry;
+      carry = undefined;
+      if (left && "job" in left) {
+        this.gate.releaseOne(); // the queue may hold more: one more idle slot looks
+        carry = await this.process(left.job, left.lane, left.claimedAt);
+        continue;
+      }
+      if (left && "waitMs" in left) {
+        await this.heldBack(left.waitMs);
+        continue;
+      }
+      const pick = left ? left.pick : this.lanes.set.next();
       if (!pick) {
         // No lane may hold work: one slot waits inside the server (the blocking claim), the
         // others for a wake (or the safety tick, which probes every lane, when none waits there).
         if (this.watcher && !this.watchHeld) {
-          if (await this.watch(this.watcher)) return;
+          const watched = await this.watch(this.watcher);
+          if (watched === true) return;
+          carry = watched;
           continue;
         }
         await this.gate.wait();
@@ -255,8 +273,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
         continue;
       }
       this.gate.releaseOne(); // the queue may hold more: one more idle slot looks
-      await this.process(claimed, pick.lane, claimedAt);
+      carry = await this.process(claimed, pick.lane, claimedAt);
     }
+    // Closing: a job the last completion leased goes back to `pending`, its attempt given back.
+    if (carry && "job" in carry) this.handBackLeased(carry.lane, carry.job);
   }
 
   /** The blocking claim, when this worker may use it (`openWatcher`); else the safety tick stays. */
@@ -280,9 +300,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /**
    * This slot waits inside the server for the queue's next job (`EMQ.BCLAIM`, again after each
    * timeout), then runs it — releasing one more idle slot first, since more may follow. Errors
-   * back off and wait again; a fatal one returns true (the worker stops).
+   * back off and wait again; a fatal one returns true (the worker stops). Else what the job it
+   * ran left the slot (`Carry`).
    */
-  private async watch(watcher: ClaimWatcher): Promise<boolean> {
+  private async watch(watcher: ClaimWatcher): Promise<true | Carry> {
     this.watchHeld = true;
     let held = true;
     try {
@@ -290,7 +311,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         const lanes = this.lanes.set.all();
         if (lanes.length !== 1) {
           this.retireWatcher();
-          return false;
+          return undefined;
         }
         const lane = lanes[0]!;
         let claimed: ClaimOutcome;
@@ -310,7 +331,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           if (err instanceof ServerError && /^ERR unknown command/.test(err.reply)) {
             this.report(err);
             this.retireWatcher();
-            return false;
+            return undefined;
           }
           if (this.fault(err)) return true;
           await sleep(retryAfterError(++failures));
@@ -326,10 +347,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.watchHeld = false;
         this.lanes.set.woke(lane);
         this.gate.releaseOne();
-        await this.process(claimed, lane, claimedAt);
-        return false;
+        return await this.process(claimed, lane, claimedAt);
       }
-      return false;
+      return undefined;
     } finally {
       if (held) this.watchHeld = false;
     }
@@ -364,11 +384,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /**
    * Runs the handler — once the claim's lease is known to be still this worker's (`LeaseCheck`);
-   * a claim that reached it too late is not run (`leaseLost`) and handed back. Its
-   * complete / fail is sent without waiting for the reply, so the slot's next claim shares that
-   * round trip. `settling` tracks the replies still on their way.
+   * a claim that reached it too late is not run (`leaseLost`) and handed back. Then it settles
+   * the job: a completion whose slot's next pick is this same lane leases that lane's next job in
+   * its own transition (`COMPLETENEXT`, when the engine runs it: one round trip for both) and
+   * hands it to the slot. Otherwise the complete / fail is sent without waiting for the reply, so
+   * the slot's next claim shares that round trip. `settling` tracks the replies still on their way.
    */
-  private async process(claimed: ClaimedJob, lane: string, claimedAt: number): Promise<void> {
+  private async process(claimed: ClaimedJob, lane: string, claimedAt: number): Promise<Carry> {
     const job = new JobView(this.name, lane, claimed, this.conn);
     const entry: Running = {
       job,
@@ -386,10 +408,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       // elsewhere); or its lease is over, someone else's, or cannot be vouched for: not run.
       spans?.end(entry.handedBack ? "handed-back" : "lease-lost");
       this.running.delete(entry);
-      if (entry.handedBack || !verdict || verdict.start) return;
+      if (entry.handedBack || !verdict || verdict.start) return undefined;
       if (verdict.handBack) this.handBackLate(lane, claimed);
       if (verdict.error) this.emit("leaseLost", job, verdict.error);
-      return;
+      return undefined;
     }
     entry.leasedAt = verdict.leasedAt; // the heartbeat renews it on time
     this.emit("active", job);
@@ -403,11 +425,55 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // An extend sent from now on would reach the server after this job's complete / fail and be
     // refused ("job is not active"): a job that finished must not be reported as a lost lease.
     entry.settled = true;
+    // The slot's next pick, made now: the same lane → the completion leases its next job.
+    const pick =
+      outcome.ok && !this.closing && this.conn.engine.runs(FUSED_VERB) ? this.lanes.set.next() : null;
+    const fused = pick !== null && pick.lane === lane ? pick : null;
+    let leased: Carry;
+    const onNext = fused ? (next: Carry) => (leased = next) : undefined;
     const settle = spans
-      ? spans.settle(outcome.ok ? "complete" : "fail", () => this.settle(entry, outcome))
-      : this.settle(entry, outcome);
+      ? spans.settle(outcome.ok ? "complete" : "fail", () => this.settle(entry, outcome, onNext))
+      : this.settle(entry, outcome, onNext);
     this.settling.add(settle);
     void settle.finally(() => this.settling.delete(settle));
+    if (!fused) return pick ? { pick } : undefined;
+    await settle;
+    return leased ?? (await this.nothingLeased(fused));
+  }
+
+  /** The completion leased nothing: the lane is empty (paused, or refused: its claim tells). */
+  private async nothingLeased(pick: Pick): Promise<Carry> {
+    this.lanes.set.empty(pick.lane, pick.epoch);
+    return undefined;
+  }
+
+  /**
+   * `COMPLETENEXT`: the completion, and the lane's next job leased in the same transition —
+   * bounded like a claim (an unanswered one is abandoned; a job it brings late is handed back).
+   */
+  private async completeLeasing(job: JobView, result: string | Uint8Array, onNext: (next: Carry) => void) {
+    const claimedAt = Date.now();
+    const sent = completeNext(
+      this.conn,
+      job.lane,
+      job.id,
+      job.attempts,
+      result,
+      this.opts.keepCompleted,
+      this.opts.leaseMs,
+    );
+    const bounded = abandonable(sent, job.lane, (late) => this.handBackLeased(job.lane, late));
+    this.claims.add(bounded);
+    let next: Awaited<typeof sent>;
+    try {
+      next = await bounded;
+    } finally {
+      this.claims.delete(bounded);
+    }
+    if (next && "id" in next) {
+      if (this.closing) this.handBackLeased(job.lane, next);
+      else onNext({ job: next, lane: job.lane, claimedAt });
+    } else if (next) onNext({ waitMs: next.waitMs });
   }
 
   /**
@@ -415,7 +481,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * again (leases and tokens make that safe) until the lease would have run out; a repeat that
    * finds the job no longer active means the first send landed. Resolves with how it ended.
    */
-  private async settle(entry: Running, outcome: Outcome): Promise<Settled> {
+  private async settle(entry: Running, outcome: Outcome, onNext?: (next: Carry) => void): Promise<Settled> {
     const { job } = entry;
     let resent = false;
     try {
@@ -423,7 +489,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (entry.handedBack) return "handed-back";
         if (entry.leaseLost) return "lease-lost";
         try {
-          return await this.settleOnce(job, outcome);
+          // A send again is the plain completion: the first may have leased a job already.
+          return await this.settleOnce(job, outcome, resent ? undefined : onNext);
         } catch (err) {
           if (err instanceof LeaseLostError && resent && err.reason === "not active") {
             this.emit(outcome.ok ? "completed" : "failed", job, outcome.ok ? outcome.result : outcome.error);
@@ -444,7 +511,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  private async settleOnce(job: JobView, outcome: Outcome): Promise<Settled> {
+  private async settleOnce(job: JobView, outcome: Outcome, onNext?: (next: Carry) => void): Promise<Settled> {
     if (outcome.ok) {
       let result: string | Uint8Array;
       try {
@@ -453,7 +520,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.report(problem);
         return this.failJob(job, problem);
       }
-      await complete(this.conn, job.lane, job.id, job.attempts, result, this.opts.keepCompleted);
+      if (onNext) await this.completeLeasing(job, result, onNext);
+      else await complete(this.conn, job.lane, job.id, job.attempts, result, this.opts.keepCompleted);
       this.lanes.settled(job.lane);
       this.emit("completed", job, outcome.result);
       return "completed";
@@ -549,6 +617,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
    */
   private handBackLate(lane: string, claimed: ClaimedJob): void {
     requeue(this.conn, lane, claimed.id, claimed.attempts, this.opts.attempts).catch(() => {}); // else the reaper
+  }
+
+  /** A job a completion leased that no slot will run (closing, or abandoned): back to `pending`. */
+  private handBackLeased(lane: string, leased: ClaimedJob): void {
+    const back = requeue(this.conn, lane, leased.id, leased.attempts, this.opts.attempts).then(
+      () => "handed-back" as const,
+      () => "handed-back" as const, // else the reaper
+    );
+    this.settling.add(back);
+    void back.finally(() => this.settling.delete(back));
   }
 
   /**

@@ -130,7 +130,7 @@ describe("pins move with the pieces", () => {
   });
   after(() => rmSync(copy, { recursive: true, force: true }));
 
-  test("flow control's release, edited: the digests of complete, fail, reap and requeue move, no other", () => {
+  test("flow control's release, edited: the digests of complete, completenext, fail, reap and requeue move, no other", () => {
     const before = allDigests();
     const file = join(copy, "src", "scripts", "lib", "release.lua");
     const original = readFileSync(file, "utf8");
@@ -138,7 +138,7 @@ describe("pins move with the pieces", () => {
     try {
       const after = allDigests();
       const moved = [...before.keys()].filter((n) => before.get(n) !== after.get(n));
-      assert.deepEqual(moved, ["complete", "fail", "reap", "requeue"]);
+      assert.deepEqual(moved, ["complete", "completenext", "fail", "reap", "requeue"]);
     } finally {
       writeFileSync(file, original);
     }

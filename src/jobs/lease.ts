@@ -1,5 +1,5 @@
 /**
- * Host steps a worker takes on a job it holds a lease on: `extend`, `complete`, `fail`, `requeue`,
+ * Host steps a worker takes on a job it holds a lease on: `extend`, `complete`, `completeNext`, `fail`, `requeue`,
  * `progress`, `log`, and the native-only `reschedule`. Each presents the lease token (the claim's `attempts`); a lost
  * lease is thrown as `LeaseLostError`, a missing row as `JobNotFoundError`.
  */
@@ -22,6 +22,7 @@ import {
   toArg,
   typeOf,
 } from "./common.js";
+import { type ClaimOutcome, claimOutcome } from "./admission.js";
 
 export type FailState = "pending" | "scheduled" | "dead";
 
@@ -77,6 +78,44 @@ export async function complete(
   assertInteger("keep", keep, 0, MAX_INTEGER);
   const keys = [key(queue, "active"), key(queue, "done"), key(queue, "")];
   await run(conn, "COMPLETE", keys, [id, String(token), toArg(result), String(keep)]);
+}
+
+/**
+ * Completes a job and, in the same transition, leases the queue's next job for `leaseMs` (one
+ * round trip: `COMPLETENEXT`). The queue's pause flag is read inside the transition, not by the
+ * host (declared difference D10). Answers the claim's outcome: the next job, a limited claim, or
+ * null (nothing to lease, the queue paused, or the claim refused — a `claim` then meets the
+ * refusal). A refusal of the completion is thrown as `complete`'s, and leases nothing.
+ */
+export async function completeNext(
+  conn: Connection,
+  queue: string,
+  id: string,
+  token: number,
+  result: Payload,
+  keep: number,
+  leaseMs: number,
+): Promise<ClaimOutcome> {
+  leased(queue, id, token);
+  assertPayload(result, "result", "result");
+  assertInteger("keep", keep, 0, MAX_INTEGER);
+  assertLeaseMs(leaseMs);
+  const keys = (["active", "done", "pending", ""] as const).map((t) => key(queue, t));
+  const reply = await run(conn, "COMPLETENEXT", keys, [
+    id,
+    String(token),
+    toArg(result),
+    String(keep),
+    leaseMs,
+  ]);
+  return nextOutcome((reply as unknown[]).slice(1));
+}
+
+/** What follows a settled job in a `…NEXT` reply: nothing, a limited claim's wait, or the job. */
+function nextOutcome(rest: unknown[]): ClaimOutcome {
+  if (rest.length === 0) return null;
+  if (rest.length === 1) return claimOutcome(rest[0]);
+  return claimOutcome(rest);
 }
 
 /**

@@ -155,33 +155,51 @@ pub fn lease_head(
     let (call, queue) = open(ctx, form, &argv)?;
     let guard = guard::writable(ctx, form.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (pending, active) = (PENDING.of(&call), ACTIVE.of(&call));
+    let sets = (PENDING.of(&call), ACTIVE.of(&call));
 
     let lease = how.lease.read(&call)?;
     let timeout = how.timeout.map_or(Ok(0), |value| value.read(&call))?;
-    let (paused, maxlen, limited) = flags(&db, &queue)?;
+    Ok((
+        lease_next(ctx, &db, form, &queue, sets, lease, guard)?,
+        timeout,
+    ))
+}
+
+/// `EMQ.CLAIM`'s claim from the pause read on, as `form`'s verb, its values read: the leased
+/// job's reply, the limited claim's integer, or `None` (nothing to claim: an empty or paused
+/// queue). `EMQ.COMPLETENEXT` runs it after its completion.
+pub fn lease_next(
+    ctx: &Context,
+    db: &Db,
+    form: &Form,
+    queue: &Queue,
+    (pending, active): (&[u8], &[u8]),
+    lease: i64,
+    guard: Result<(), Refusal>,
+) -> Result<Option<ValkeyValue>, Refusal> {
+    let (paused, maxlen, limited) = flags(db, queue)?;
     if paused {
-        return Ok((None, timeout));
+        return Ok(None);
     }
 
-    let [mut pending, mut active] = gates::sorted_sets(&db, [pending, active])?;
-    let limits = limits::Limits::read(&db, &queue, limited)?;
+    let [mut pending, mut active] = gates::sorted_sets(db, [pending, active])?;
+    let limits = limits::Limits::read(db, queue, limited)?;
     let now = clock::now_ms();
-    let queue_window = match limits::queue_gate(&db, &queue, &active, &limits, now)? {
-        Err(wait) => return Ok((Some(ValkeyValue::Integer(wait)), timeout)),
+    let queue_window = match limits::queue_gate(db, queue, &active, &limits, now)? {
+        Err(wait) => return Ok(Some(ValkeyValue::Integer(wait))),
         Ok(held) => limits.rate.on().then_some(held),
     };
-    let mut scan = heads(&db, &queue, &pending, &limits, now)?;
+    let mut scan = heads(db, queue, &pending, &limits, now)?;
     let Some(Head { id, mut row, group }) = scan.head.take() else {
         if !scan.skipped() {
-            return Ok((None, timeout));
+            return Ok(None);
         }
         guard?;
-        skip(&db, &queue, &mut pending, &scan)?;
+        skip(db, queue, &mut pending, &scan)?;
         if scan.bounded && scan.held_back() {
-            return Ok((Some(ValkeyValue::Integer(1)), timeout));
+            return Ok(Some(ValkeyValue::Integer(1)));
         }
-        return Ok((None, timeout));
+        return Ok(None);
     };
     // The membership gate (head already active) is decided by ZADD NX, the first write; a
     // refusal before it asks ZSCORE first, so the order of refusals is the protocol's.
@@ -201,7 +219,7 @@ pub fn lease_head(
     if active.zadd_when(When::New, deadline, &id)? == Zadd::Skipped {
         return Err(errors::head_already_active(form.verb));
     }
-    skip(&db, &queue, &mut pending, &scan)?;
+    skip(db, queue, &mut pending, &scan)?;
     write_check(form, pending.zrem(&id)?)?;
     let attempts_text = attempts.to_string();
     let lease_fields: [(&[u8], &[u8]); 3] = [
@@ -212,8 +230,8 @@ pub fn lease_head(
     row.hset(&lease_fields)?;
     drop(row);
     let group = group.as_ref().map(|(g, n, w)| (&g[..], *n, *w));
-    limits::count_claim(&db, &queue, queue_window, group, now)?;
-    let mut bus = Bus::with(&db, &queue, maxlen.as_deref());
+    limits::count_claim(db, queue, queue_window, group, now)?;
+    let mut bus = Bus::with(db, queue, maxlen.as_deref());
     bus.job(b"active", &id, attempts_text.as_bytes(), None)?;
 
     let reply = ValkeyValue::Array(vec![
@@ -223,7 +241,7 @@ pub fn lease_head(
         ValkeyValue::Integer(deadline),
         ValkeyValue::Integer(timeout_ms),
     ]);
-    Ok((Some(reply), timeout))
+    Ok(Some(reply))
 }
 
 /// The most orphans one claim drops.

@@ -1,5 +1,5 @@
-//! A leased job's own verbs: `EMQ.EXTEND`, `EMQ.COMPLETE`, `EMQ.FAIL`, `EMQ.RESCHEDULE`,
-//! `EMQ.REQUEUE`.
+//! A leased job's own verbs: `EMQ.EXTEND`, `EMQ.COMPLETE`, `EMQ.COMPLETENEXT`, `EMQ.FAIL`,
+//! `EMQ.RESCHEDULE`, `EMQ.REQUEUE`.
 //!
 //! Each presents the lease token its claim returned. Steps: shape → layout → fence → values →
 //! id gate → type gate → row gate → lease gate → write guard → writes.
@@ -17,8 +17,9 @@ use crate::limits;
 use crate::moves;
 use crate::open::{argv, open};
 use crate::outbox::{self, COMPLETED, FAILED};
-use crate::protocol::{complete, extend, fail, requeue, reschedule};
+use crate::protocol::{complete, completenext, extend, fail, requeue, reschedule};
 use crate::shape::Form;
+use crate::verbs::jobs;
 
 /// A leased job's keys, open: its sets (`active` first) and its row, with the row's fields.
 struct Leased<'d, const N: usize> {
@@ -88,30 +89,77 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
     let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (active, done) = (ACTIVE.of(&call), DONE.of(&call));
-    let id = ID.of(&call);
 
     TOKEN.read(&call)?;
     let result = RESULT.read(&call)?;
     let keep = KEEP.read(&call)?;
-    let lease_token = (TOKEN.of(&call), Fields::Lease);
+    let sets = (ACTIVE.of(&call), DONE.of(&call));
+    let job = (ID.of(&call), TOKEN.of(&call), result, keep);
+    completion(&db, &FORM, &queue, guard, sets, job)?;
+    Ok(ValkeyValue::Integer(1))
+}
+
+/// `EMQ.COMPLETENEXT 4 <active> <done> <pending> <base> <id> <token> <result> <keep>
+/// <lease_ms>` → `[1]`, `[1, <wait>]` or `[1, <id>, <payload>, <attempts>, <deadline>,
+/// <timeout>]`: `EMQ.COMPLETE`'s transition, then `EMQ.CLAIM`'s on the same queue.
+pub fn completenext(ctx: &Context, args: Args) -> Reply {
+    use completenext::{ACTIVE, DONE, FORM, ID, KEEP, LEASE_MS, PENDING, RESULT, TOKEN};
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
+    let db = Db::new(ctx, args, guard.is_ok());
+
+    TOKEN.read(&call)?;
+    let result = RESULT.read(&call)?;
+    let keep = KEEP.read(&call)?;
+    let lease = LEASE_MS.read(&call)?;
+    let (active, pending) = (ACTIVE.of(&call), PENDING.of(&call));
+    let job = (ID.of(&call), TOKEN.of(&call), result, keep);
+    completion(&db, &FORM, &queue, guard, (active, DONE.of(&call)), job)?;
+    let next = jobs::lease_next(ctx, &db, &FORM, &queue, (pending, active), lease, Ok(()));
+    Ok(and_next(ValkeyValue::Integer(1), next))
+}
+
+/// A settled job's reply, then what the claim after it answered: nothing (`pending` empty, the
+/// queue paused, or the claim refused: the next `EMQ.CLAIM` meets the refusal), the limited
+/// claim's integer, or the leased job's five fields.
+fn and_next(settled: ValkeyValue, next: Result<Option<ValkeyValue>, Refusal>) -> ValkeyValue {
+    let mut reply = vec![settled];
+    match next {
+        Ok(Some(ValkeyValue::Array(job))) => reply.extend(job),
+        Ok(Some(limited)) => reply.push(limited),
+        Ok(None) | Err(_) => {}
+    }
+    ValkeyValue::Array(reply)
+}
+
+/// `EMQ.COMPLETE`'s gates and writes, in `form`'s verb, its values read: the job
+/// `(id, token, result, keep)` leaves `active` for `done` (or is deleted).
+fn completion(
+    db: &Db,
+    form: &Form,
+    queue: &Queue,
+    guard: Result<(), Refusal>,
+    (active, done): (&[u8], &[u8]),
+    (id, token, result, keep): (&[u8], &[u8], &[u8], i64),
+) -> Result<(), Refusal> {
     let Leased {
         sets: [mut active, mut done],
         mut row,
         fields,
-    } = leased(&db, &FORM, &queue, [active, done], id, lease_token)?;
+    } = leased(db, form, queue, [active, done], id, (token, Fields::Lease))?;
     // A flow's child (a row with a parent) writes its outbox: its type gate, before any write.
     let [parent] = row.hash_get([b"parent"])?;
     let parent = parent.filter(|p| !p.is_empty());
     let outbox_key = queue.key(OUTBOX);
     let mut outbox = match parent {
-        Some(_) => Some(gates::sorted_sets(&db, [&outbox_key[..]])?),
+        Some(_) => Some(gates::sorted_sets(db, [&outbox_key[..]])?),
         None => None,
     };
 
-    leave_active(&FORM, guard, &mut active, id)?;
-    limits::release(&db, &queue, None, &fields.groups(), 1);
-    Bus::open(&db, &queue).job(b"completed", id, TOKEN.of(&call), None)?;
+    leave_active(form, guard, &mut active, id)?;
+    limits::release(db, queue, None, &fields.groups(), 1);
+    Bus::open(db, queue).job(b"completed", id, token, None)?;
     let now = clock::now_ms();
     if let Some([outbox]) = outbox.as_mut() {
         outbox::post(outbox, now, parent.as_deref(), (id, COMPLETED, result))?;
@@ -119,8 +167,7 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
     let completed = (&b"completed"[..], &b"result"[..], result);
     moves::finish(&mut row, &mut done, id, completed, keep, now)?;
     drop(row);
-    moves::retain(&db, &queue, &mut done, keep)?;
-    Ok(ValkeyValue::Integer(1))
+    moves::retain(db, queue, &mut done, keep)
 }
 
 /// `EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff>
