@@ -5,7 +5,8 @@
  */
 import type { Arg, Connection } from "../connector/connection.js";
 import type { VerbCall } from "../engine/engine.js";
-import { jobKey, queueKey } from "../keyspace.js";
+import { assertValidBrandedId } from "../branded-id.js";
+import { queueKey } from "../keyspace.js";
 import { PROTOCOL, type KeySlot } from "./data.js";
 import type { VerbName } from "./names.js";
 import { verbSpec } from "./index.js";
@@ -20,7 +21,7 @@ function slotter(slot: KeySlot): Slotter {
   if (slot === "row") {
     return (queue, id, verb) => {
       if (id === undefined) throw new Error(`the keys of ${verb} hold the job row: give the job's id`);
-      return jobKey(queue, id);
+      return `${queueKey(queue, "job:")}${id}`;
     };
   }
   return (queue) => queueKey(queue, slot);
@@ -37,7 +38,10 @@ function builders(verb: VerbName): readonly Slotter[] {
   return made;
 }
 
-/** The verb's keys for `queue`, in the order its data declares them (`id` names the job row). */
+/**
+ * The verb's keys for `queue`, in the order its data declares them (`id` names the job row, taken
+ * as given: a test or the harness may send an id the server refuses). `call` checks the id first.
+ */
 export function keysOf(verb: VerbName, queue: string, id?: string): string[] {
   return builders(verb).map((make) => make(queue, id, verb));
 }
@@ -53,10 +57,16 @@ export function call(
   values: readonly Arg[],
   id?: string,
 ): Promise<unknown> {
-  return conn.engine.run(verb, keysOf(verb, queue, id), values);
+  return conn.engine.run(verb, checkedKeys(verb, queue, id), values);
 }
 
 /** The call as a batch takes it (`engine.runBatch`): the verb, its keys from the data, `values`. */
 export function verbCall(verb: VerbName, queue: string, values: readonly Arg[], id?: string): VerbCall {
-  return { verb, keys: keysOf(verb, queue, id), values };
+  return { verb, keys: checkedKeys(verb, queue, id), values };
+}
+
+/** The keys of a host call: a job row's id is a branded id (`InvalidIdError` otherwise). */
+function checkedKeys(verb: VerbName, queue: string, id: string | undefined): string[] {
+  if (id !== undefined) assertValidBrandedId(id);
+  return keysOf(verb, queue, id);
 }
