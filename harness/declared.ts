@@ -29,7 +29,7 @@ export const DECLARATIONS: Record<DeclaredId | "D1" | "D6", string> = {
   D1: "lease_epoch: the native claim adds lease_epoch = run_id on every row it leases (checked, then masked)",
   D2: "paused queue: EMQ.CLAIM answers an empty array and writes nothing; the host's pause read answers null and sends nothing; a raw EVAL of claim.lua claims",
   D3: "layout: the native verb refuses keys that are not one queue's wire-4 layout, before the fence, writing nothing; the script runs on any keys",
-  D4: "fence: every native job-core verb refuses a node not branded echomq:6.0.0 with EMQWIRE, writing nothing; scripts read no brand",
+  D4: "fence: every native job-core verb refuses a node not branded for wire 6 with EMQWIRE, writing nothing; scripts read no brand",
   D5: "write guard on a writable replica (replica-read-only no): every native verb answers READONLY and writes nothing; the server lets the script run and write there",
   D6: "lease time: TIME in the script, the cached clock in the module; equal in one MULTI/EXEC",
   D7: "CLAIM with a meta key that is not a hash: the native pause read answers WRONGTYPE; a raw EVAL of claim.lua claims (unless orphans ahead of the head are to be counted in meta: then both answer WRONGTYPE, compared)",
@@ -103,7 +103,7 @@ export function judge(d: DeclaredId, e: Evidence): string[] {
       break;
     case "D4": {
       const refusal = fence(e.brand);
-      if (refusal === null) problems.push("D4: judged a fence case on a node branded echomq:6.0.0");
+      if (refusal === null) problems.push("D4: judged a fence case on a node branded for wire 6");
       else expectNative(error(refusal));
       if (e.scriptSent)
         scriptIs(!(e.script?.t === "error" && e.script.v.startsWith("EMQWIRE")), "reads no brand");

@@ -7,6 +7,7 @@
 import { C, type Case, callOf, claimed, enq, J, key, keysFor, NO_EXTRAS, raw, row, wait } from "./build.js";
 import type { KeyRef } from "./executors.js";
 import type { Action } from "./steps.js";
+import { PROTOCOL } from "../src/protocol.js";
 import { BRAND, queueKey, rowKey, VERBS, type Verb, VERSION_KEY } from "./verbs.js";
 
 /** A call of each verb that would succeed after `setup`, so a refusal is the refusal's doing. */
@@ -110,8 +111,8 @@ function layoutCases(verb: Verb): Case[] {
 
 const BRANDS: [string, string | null | "hash"][] = [
   ["absent", null],
-  ["echomq:4.0.0", "echomq:4.0.0"],
-  ["another string", "echomq:6.0.0 "],
+  [PROTOCOL.brands.wire4, PROTOCOL.brands.wire4],
+  ["another string", `${BRAND} `],
   ["not a string", "hash"],
 ];
 
@@ -181,11 +182,11 @@ function installCases(): Case[] {
   return [
     { name: "INSTALL: absent brand is written", actions: [install(null), restore] },
     { name: "INSTALL: already branded answers 0", actions: [install(BRAND)] },
-    { name: "INSTALL: the scripts' brand is refused", actions: [install("echomq:4.0.0"), restore] },
+    { name: "INSTALL: the scripts' brand is refused", actions: [install(PROTOCOL.brands.wire4), restore] },
     { name: "INSTALL: another string is refused", actions: [install("other"), restore] },
     { name: "INSTALL: a brand that is not a string", actions: [install("hash"), restore] },
     { name: "INSTALL: another key", actions: [install(BRAND, ["1", "{emq}:other"])] },
-    { name: "INSTALL: a value too many", actions: [install(BRAND, ["1", VERSION_KEY, "echomq:6.0.0"])] },
+    { name: "INSTALL: a value too many", actions: [install(BRAND, ["1", VERSION_KEY, BRAND])] },
     { name: "INSTALL: no key", actions: [install(BRAND, ["0"])] },
     { name: "INSTALL: numkeys not a number", actions: [install(BRAND, ["x", VERSION_KEY])] },
   ];

@@ -1,6 +1,6 @@
 /**
  * The scratch server both sides share: one valkey-server with the module loaded and
- * `appendonly yes`, branded `echomq:6.0.0` by `EMQ.INSTALL`. It reads keyspaces (SCAN MATCH under
+ * `appendonly yes`, branded (the wire-6 brand) by `EMQ.INSTALL`. It reads keyspaces (SCAN MATCH under
  * each queue's hashtag, then every key by its type), watches the wake channels, and restarts on
  * its AOF for the durability checks. The stand also starts a plain one (`module: null`: no
  * module, no brand), the node its wire-4 connector brands.

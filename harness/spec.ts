@@ -8,6 +8,7 @@
 import { canon, changes, showReply } from "./compare.js";
 import type { RawDump, RawValue } from "./dump.js";
 import type { Executors } from "./executors.js";
+import { formOf, verbSpec } from "../src/protocol.js";
 import type { Command, Reply } from "./resp.js";
 import {
   accepts,
@@ -197,7 +198,7 @@ export function predictInstall(tail: readonly Buffer[], brand: RawValue | undefi
   const verb: Verb = {
     verb: "INSTALL",
     script: null,
-    form: "EMQ.INSTALL 1 {emq}:version",
+    form: formOf(verbSpec("INSTALL")),
     keys: ["meta"],
     anchor: 0,
     values: [],

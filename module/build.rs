@@ -18,7 +18,7 @@
 //! and the field: an unknown slot, flag, class or grammar, no anchor or two, an anchor or a base
 //! marked NOT_KEY, a key spec without
 //! exactly one of RO/RW/OW/RM or with two of INSERT/DELETE/UPDATE (the module API refuses both),
-//! a job-core list that differs from the verbs marked `core`. A handler that does not exist
+//! a job-core list naming a verb not described (or one twice). A handler that does not exist
 //! fails compilation.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -171,7 +171,7 @@ fn load(dir: &Path) -> Res<(Protocol, Vec<Verb>)> {
     let listed: BTreeSet<&str> = protocol.job_core.iter().map(String::as_str).collect();
     if core != listed || listed.len() != protocol.job_core.len() {
         return Err(format!(
-            "protocol.json job_core {:?} differs from the verbs marked core {:?}",
+            "protocol.json job_core {:?} names a verb not described, or one twice (described: {:?})",
             protocol.job_core, core
         ));
     }
@@ -304,9 +304,10 @@ fn read_verb(path: &Path, protocol: &Protocol) -> Res<Verb> {
     if verb.is_empty() || !verb.bytes().all(|b| b.is_ascii_uppercase()) {
         return Err(format!("verb `{verb}` is not upper-case letters"));
     }
-    let core = field(&v, "core")?
-        .as_bool()
-        .ok_or("`core` is not a boolean")?;
+    if v.get("core").is_some() {
+        return Err("job-core membership is stated once, in protocol.json `job_core`: drop `core`".into());
+    }
+    let core = protocol.job_core.iter().any(|c| *c == verb);
     let flag = |name: &str| -> Res<bool> {
         match v.get(name) {
             None => Ok(false),

@@ -5,12 +5,22 @@
  *
  *   npx tsx scripts/protocol-doc.ts          # rewrite docs/protocol.md
  *   npx tsx scripts/protocol-doc.ts --check  # exit 1 when docs/protocol.md is not what the data says
+ *
+ * It writes (and checks) `src/verbs/names.ts` too: the verb tokens as a union type, so a call
+ * names only a verb the data declares.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { formOf, JOB_CORE, PROTOCOL, VERB_SPECS, type VerbSpec, verbSpec } from "../src/protocol.js";
 
 export const DOC = fileURLToPath(new URL("../docs/protocol.md", import.meta.url));
+export const NAMES = fileURLToPath(new URL("../src/verbs/names.ts", import.meta.url));
+
+/** `src/verbs/names.ts` as the data makes it. */
+export function names(): string {
+  const verbs = [...VERB_SPECS.keys()].map((verb) => `  | "${verb}"`).join("\n");
+  return `/** Generated from protocol/verbs/*.json by scripts/protocol-doc.ts: do not edit. */\n\n/** A verb token the protocol declares. */\nexport type VerbName =\n${verbs};\n`;
+}
 
 const MARK = /<!-- generated: ([a-z]+)(?: ([A-Z]+))? -->\n[\s\S]*?<!-- \/generated -->/g;
 
@@ -121,7 +131,12 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const doc = readFileSync(DOC, "utf8");
   const made = render(doc);
   const lacking = missing(doc);
+  const typed = names();
   if (process.argv.includes("--check")) {
+    if (readFileSync(NAMES, "utf8") !== typed) {
+      console.error("src/verbs/names.ts is not what protocol/ says: run npx tsx scripts/protocol-doc.ts");
+      process.exit(1);
+    }
     if (made !== doc || lacking.length > 0) {
       console.error(
         `docs/protocol.md is not what protocol/ says${lacking.length ? ` (no table for ${lacking.join(", ")})` : ""}: run npx tsx scripts/protocol-doc.ts`,
@@ -130,6 +145,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     }
   } else {
     writeFileSync(DOC, made);
+    writeFileSync(NAMES, typed);
     if (lacking.length > 0) console.error(`no generated table for ${lacking.join(", ")}`);
   }
 }

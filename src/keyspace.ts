@@ -4,9 +4,10 @@
  */
 import { InvalidArgumentError, InvalidQueueNameError } from "./errors.js";
 import { assertValidBrandedId } from "./branded-id.js";
+import { PROTOCOL } from "./verbs/data.js";
 
-/** The key every node's brand lives in (the version fence). */
-export const VERSION_KEY = "{emq}:version";
+/** The key every node's brand lives in (the version fence), from the data's `brands.key`. */
+export const VERSION_KEY = PROTOCOL.brands.key;
 
 /** The per-queue key types (docs/protocol.md, "Keyspace"). `job:` rows are built by `jobKey`. */
 export type QueueKeyType =

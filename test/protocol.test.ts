@@ -35,6 +35,11 @@ describe("the protocol data", () => {
     for (const verb of PROTOCOL.job_core) assert.equal(VERB_SPECS.get(verb)?.core, true, verb);
     const cores = [...VERB_SPECS.values()].filter((s) => s.core).map((s) => s.verb);
     assert.deepEqual(cores.sort(), [...PROTOCOL.job_core].sort());
+    // Membership is stated once, in protocol.json: no verb file restates it.
+    for (const file of readdirSync(new URL("../protocol/verbs/", import.meta.url))) {
+      const raw = JSON.parse(readFileSync(new URL(`../protocol/verbs/${file}`, import.meta.url), "utf8"));
+      assert.equal("core" in raw, false, file);
+    }
   });
 
   test("every key names a known slot and known flags; keyed commands have one anchor", () => {

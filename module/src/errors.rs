@@ -6,8 +6,8 @@
 use std::ffi::CString;
 use valkey_module::ValkeyValue;
 
-/// The module's brand; also the wire it reports in `EMQ.VERSION`.
-pub const BRAND: &str = "echomq:6.0.0";
+/// The module's brand (the data's `brands.wire6`); also the wire it reports in `EMQ.VERSION`.
+pub use crate::protocol::WIRE6 as BRAND;
 
 /// The server's own wrong-type text.
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
@@ -82,7 +82,7 @@ pub fn layout(verb: &str) -> Refusal {
     ))
 }
 
-/// `EMQWIRE expected echomq:6.0.0 found <value>`; an absent key prints as `(nil)`.
+/// `EMQWIRE expected <wire-6 brand> found <value>`; an absent key prints as `(nil)`.
 pub fn emqwire(found: Option<&[u8]>) -> Refusal {
     let mut line = format!("EMQWIRE expected {BRAND} found ").into_bytes();
     line.extend_from_slice(found.unwrap_or(b"(nil)"));

@@ -32,7 +32,7 @@ pub fn source(flags: ContextFlags) -> Source {
 
 /// The fence every job-core verb runs after layout. On a cluster node it passes (the node's
 /// role is its configuration). On a single node: `{emq}:version` read as a `GET` by the calling
-/// client would read it (its ACL applies); `echomq:6.0.0` passes; absent or any other string
+/// client would read it (its ACL applies); the wire-6 brand passes; absent or any other string
 /// is `EMQWIRE …`. An ACL denial is the server's `NOPERM …`, a non-string value its
 /// `WRONGTYPE …`.
 pub fn check(ctx: &Context) -> Result<(), Refusal> {

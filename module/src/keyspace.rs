@@ -8,7 +8,7 @@ pub const PREFIX: &[u8] = b"emq:{";
 /// Closes the queue name (the cluster hashtag) and opens the type.
 pub const CLOSE: &[u8] = b"}:";
 /// The node's brand key.
-pub const VERSION_KEY: &[u8] = b"{emq}:version";
+pub use crate::protocol::VERSION_KEY;
 /// The 3-byte namespace of a job id.
 pub const JOB: &[u8] = b"JOB";
 

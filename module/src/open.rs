@@ -91,7 +91,7 @@ mod tests {
                 Slot::Key(kind) => {
                     format!("emq:{{{q}}}:{}", String::from_utf8_lossy(kind)).into_bytes()
                 }
-                Slot::Version => b"{emq}:version".to_vec(),
+                Slot::Version => crate::keyspace::VERSION_KEY.to_vec(),
             })
             .collect()
     }
@@ -141,7 +141,7 @@ mod tests {
                 keys[i].push(b'x');
                 assert_eq!(try_layout(&form, &keys, b"JOB0123456789a"), refusal);
                 let mut keys = good.clone();
-                keys[i] = b"{emq}:version".to_vec();
+                keys[i] = crate::keyspace::VERSION_KEY.to_vec();
                 assert_eq!(try_layout(&form, &keys, b"JOB0123456789a"), refusal);
             }
             let too_long = "x".repeat(256);

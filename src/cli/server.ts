@@ -2,6 +2,7 @@
  * `install` (brand a module node, `EMQ.INSTALL`) and `events` (a queue's event bus: the last
  * entries, or `--follow` them as they come).
  */
+import { WIRE6_BRAND } from "../connector/fence.js";
 import { installModuleBrand } from "../connector/install.js";
 import { EchoMQError, ServerError } from "../errors.js";
 import { type BusEvent, parseEntry } from "../events/entry.js";
@@ -15,7 +16,7 @@ import { eventJson, eventLine } from "./format.js";
 
 export const install: Command = {
   name: "install",
-  summary: "brand a module node (or a cluster's record) echomq:6.0.0, so wire-6 clients accept it",
+  summary: `brand a module node (or a cluster's record) ${WIRE6_BRAND}, so wire-6 clients accept it`,
   usage: "",
   options: {},
   positionals: [],
@@ -31,8 +32,8 @@ export const install: Command = {
       throw err;
     });
     return {
-      json: { installed: installed === 1, brand: "echomq:6.0.0" },
-      text: installed === 1 ? "branded echomq:6.0.0" : "already branded echomq:6.0.0 (nothing written)",
+      json: { installed: installed === 1, brand: WIRE6_BRAND },
+      text: installed === 1 ? `branded ${WIRE6_BRAND}` : `already branded ${WIRE6_BRAND} (nothing written)`,
     };
   },
 };

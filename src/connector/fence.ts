@@ -5,10 +5,12 @@
  */
 import { VersionFenceError } from "../errors.js";
 import { VERSION_KEY } from "../keyspace.js";
+import { PROTOCOL } from "../verbs/data.js";
 import { RespError, type RespReply } from "./resp.js";
 
-export const WIRE4_BRAND = "echomq:4.0.0";
-export const WIRE6_BRAND = "echomq:6.0.0";
+/** The brands, from the protocol data (`protocol/protocol.json` `brands`). */
+export const WIRE4_BRAND = PROTOCOL.brands.wire4;
+export const WIRE6_BRAND = PROTOCOL.brands.wire6;
 export const MODULE_MAJOR = 0;
 
 export type Send = (args: readonly (string | number)[]) => Promise<RespReply>;
@@ -93,7 +95,7 @@ export async function fenceWire6(send: Send, requiredVerbs: readonly string[]): 
   await brandWire6(send);
 }
 
-/** Wire 6, the node half: `EMQ.VERSION` reports wire `echomq:6.0.0`, module major 0 and every required verb. */
+/** Wire 6, the node half: `EMQ.VERSION` reports wire `WIRE6_BRAND`, module major 0 and every required verb. */
 export async function moduleFence(send: Send, requiredVerbs: readonly string[]): Promise<void> {
   const reply = await send(["EMQ.VERSION"]);
   if (reply instanceof RespError) {
@@ -122,7 +124,7 @@ export async function moduleFence(send: Send, requiredVerbs: readonly string[]):
   }
 }
 
-/** Wire 6, the brand half: `{emq}:version` must read `echomq:6.0.0` (written by `EMQ.INSTALL`). */
+/** Wire 6, the brand half: `{emq}:version` must read `WIRE6_BRAND` (written by `EMQ.INSTALL`). */
 export async function brandWire6(send: Send): Promise<void> {
   const got = brandOf(WIRE6_BRAND, await send(["GET", VERSION_KEY]));
   if (got === "absent") throw new VersionFenceError(WIRE6_BRAND, got, UNBRANDED);

@@ -13,7 +13,6 @@ import {
   key,
   MAX_INTEGER,
   type Payload,
-  row,
   run,
   text,
   toArg,
@@ -22,6 +21,7 @@ import {
 import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 import { ADD_FOREIGN, checkExtras, EXTRAS_KEYS, type JobExtras, NO_EXTRAS } from "./add-options.js";
 import { awaitDurable, checkDurability, type Durability, type DurabilityWait } from "./durability.js";
+import { call, verbCall } from "../verbs/calls.js";
 
 export interface EnqueueOptions {
   /** Your own branded id (idempotency key). Default: a new id. */
@@ -224,13 +224,9 @@ export function checkAdd(payload: unknown, opts: unknown, where = "", table = AD
  */
 function addCall(queue: string, id: string, job: CheckedAdd): VerbCall {
   if (job.values === null) {
-    return { verb: "ENQUEUE", keys: [row(queue, id), key(queue, "pending")], values: [id, job.payload] };
+    return verbCall("ENQUEUE", queue, [id, job.payload], id);
   }
-  return {
-    verb: "ADD",
-    keys: [row(queue, id), key(queue, "pending"), key(queue, "schedule")],
-    values: [id, job.payload, ...job.values],
-  };
+  return verbCall("ADD", queue, [id, job.payload, ...job.values], id);
 }
 
 /** Sends one checked `add`, replacing a generated id that collides. */
@@ -327,8 +323,7 @@ export async function claim(conn: Connection, queue: string, leaseMs: number): P
  * trip would only repeat the read. Validate `queue` and `leaseMs` before calling.
  */
 export async function claimVerb(conn: Connection, queue: string, leaseMs: number): Promise<ClaimOutcome> {
-  const keys = [key(queue, "pending"), key(queue, "active"), key(queue, "")];
-  return claimOutcome(await run(conn, "CLAIM", keys, [leaseMs]));
+  return claimOutcome(await call(conn, "CLAIM", queue, [leaseMs]));
 }
 
 /** A claim's reply: `[<id>, <payload>, <attempts>, <deadline>, <timeout>]`. */

@@ -19,10 +19,10 @@ import {
   MAX_LIMIT,
   type Payload,
   row,
-  run,
   text,
   toArg,
 } from "./common.js";
+import { call } from "../verbs/calls.js";
 
 /** What a dead child does to its parent: `fail` kills the parent, `ignore` counts it as settled. */
 export type ChildFailurePolicy = "fail" | "ignore";
@@ -95,8 +95,7 @@ export async function addParent(
   assertValidQueue(queue);
   assertJobId(id);
   assertPayload(payload);
-  const keys = [row(queue, id), key(queue, "waiting")];
-  return (await run(conn, "PARENT", keys, [id, toArg(payload), ...values])) === 1;
+  return (await call(conn, "PARENT", queue, [id, toArg(payload), ...values], id)) === 1;
 }
 
 /** Records child `childQueue`/`childId`'s outcome on parent `parent` (in the parent's slot). */
@@ -110,15 +109,12 @@ export async function settle(
 ): Promise<SettleReply> {
   assertValidQueue(parent.queue);
   const q = parent.queue;
-  const keys = [key(q, "waiting"), key(q, "pending"), key(q, "dead"), key(q, "")];
-  return text(
-    await run(conn, "SETTLE", keys, [parent.id, childQueue, childId, outcome, value]),
-  ) as SettleReply;
+  return text(await call(conn, "SETTLE", q, [parent.id, childQueue, childId, outcome, value])) as SettleReply;
 }
 
 /** Removes a relayed entry from `queue`'s outbox → whether it was there. */
 export async function ack(conn: Connection, queue: string, entry: Buffer): Promise<boolean> {
-  return (await run(conn, "ACK", [key(queue, "outbox")], [entry])) === 1;
+  return (await call(conn, "ACK", queue, [entry])) === 1;
 }
 
 /** The oldest `limit` entries of `queue`'s outbox, as stored. */

@@ -14,15 +14,14 @@ import {
   assertPayload,
   assertSize,
   assertToken,
-  key,
   MAX_INTEGER,
   type Payload,
-  run,
   text,
   toArg,
   typeOf,
 } from "./common.js";
 import { type ClaimOutcome, claimOutcome } from "./admission.js";
+import { call } from "../verbs/calls.js";
 
 export type FailState = "pending" | "scheduled" | "dead";
 
@@ -60,8 +59,7 @@ export async function extend(
 ): Promise<number> {
   leased(queue, id, token);
   assertLeaseMs(leaseMs);
-  const keys = [key(queue, "active"), key(queue, "")];
-  return (await run(conn, "EXTEND", keys, [id, String(token), String(leaseMs)])) as number;
+  return (await call(conn, "EXTEND", queue, [id, String(token), String(leaseMs)])) as number;
 }
 
 /** Completes a job: its row keeps `result` in `done` (at most `keep` ids), or is deleted (keep 0). */
@@ -76,8 +74,7 @@ export async function complete(
   leased(queue, id, token);
   assertPayload(result, "result", "result");
   assertInteger("keep", keep, 0, MAX_INTEGER);
-  const keys = [key(queue, "active"), key(queue, "done"), key(queue, "")];
-  await run(conn, "COMPLETE", keys, [id, String(token), toArg(result), String(keep)]);
+  await call(conn, "COMPLETE", queue, [id, String(token), toArg(result), String(keep)]);
 }
 
 /**
@@ -100,8 +97,7 @@ export async function completeNext(
   assertPayload(result, "result", "result");
   assertInteger("keep", keep, 0, MAX_INTEGER);
   assertLeaseMs(leaseMs);
-  const keys = (["active", "done", "pending", ""] as const).map((t) => key(queue, t));
-  const reply = await run(conn, "COMPLETENEXT", keys, [
+  const reply = await call(conn, "COMPLETENEXT", queue, [
     id,
     String(token),
     toArg(result),
@@ -139,9 +135,8 @@ export async function fail(
   const backoff = assertInteger("backoffMs", o.backoffMs, 0, MAX_INTEGER, " of milliseconds");
   const maxAttempts = assertInteger("maxAttempts", o.maxAttempts, 1, MAX_INTEGER);
   const keep = assertInteger("keep", o.keep, 0, MAX_INTEGER);
-  const keys = (["active", "pending", "schedule", "dead", ""] as const).map((t) => key(queue, t));
   const values = [id, String(token), error, String(backoff), String(maxAttempts), String(keep)];
-  return text(await run(conn, "FAIL", keys, values)) as FailState;
+  return text(await call(conn, "FAIL", queue, values)) as FailState;
 }
 
 /**
@@ -164,8 +159,7 @@ export async function reschedule(
         "at its attempt limit), or connect with wire 6.",
     );
   }
-  const keys = [key(queue, "active"), key(queue, "schedule"), key(queue, "")];
-  return (await run(conn, "RESCHEDULE", keys, [id, String(token), String(delayMs)])) as number;
+  return (await call(conn, "RESCHEDULE", queue, [id, String(token), String(delayMs)])) as number;
 }
 
 /**
@@ -183,8 +177,7 @@ export async function requeue(
 ): Promise<void> {
   leased(queue, id, token);
   assertInteger("maxAttempts", maxAttempts, 1, MAX_INTEGER);
-  const keys = [key(queue, "active"), key(queue, "pending"), key(queue, "")];
-  await run(conn, "REQUEUE", keys, [id, String(token), String(maxAttempts)]);
+  await call(conn, "REQUEUE", queue, [id, String(token), String(maxAttempts)]);
 }
 
 /**
@@ -201,8 +194,7 @@ export async function progress(
 ): Promise<void> {
   leased(queue, id, token);
   assertPayload(value, "value", "progress");
-  const keys = [key(queue, "active"), key(queue, "")];
-  await run(conn, "PROGRESS", keys, [id, String(token), toArg(value)]);
+  await call(conn, "PROGRESS", queue, [id, String(token), toArg(value)]);
 }
 
 /**
@@ -222,6 +214,5 @@ export async function log(
     throw new InvalidArgumentError("line", `must be a string, got ${typeOf(line)}`);
   }
   assertSize("line", line, "line");
-  const keys = [key(queue, "active"), key(queue, "")];
-  return (await run(conn, "LOG", keys, [id, String(token), line])) as number;
+  return (await call(conn, "LOG", queue, [id, String(token), line])) as number;
 }

@@ -7,7 +7,8 @@ import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { assertValidQueue, queueKey } from "../keyspace.js";
 import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
-import { assertInteger, key, MAX_INTEGER, maxBytes, run, text } from "./common.js";
+import { assertInteger, MAX_INTEGER, maxBytes, text } from "./common.js";
+import { call } from "../verbs/calls.js";
 
 /** A rate: at most `max` jobs start per window of `durationMs` (a fixed window, see the docs). */
 export interface RateLimit {
@@ -93,7 +94,7 @@ function values(limits: unknown, name: string, table: OptionTable): [string, str
 type Scope = "queue" | "default" | "group" | "ungroup";
 
 function limit(conn: Connection, queue: string, scope: Scope, group: string, v: string[]): Promise<number> {
-  return run(conn, "LIMIT", [key(queue, "pending"), key(queue, "")], [scope, group, ...v]) as Promise<number>;
+  return call(conn, "LIMIT", queue, [scope, group, ...v]) as Promise<number>;
 }
 
 /** Limits that must be given: `undefined` is refused (`{}` or `null` say what is meant). */

@@ -7,7 +7,8 @@ import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
 import { assertValidQueue } from "../keyspace.js";
 import { assertLabel, isLabel } from "./add-options.js";
-import { assertInteger, assertJobId, key, MAX_INTEGER, MAX_LIMIT, run } from "./common.js";
+import { assertInteger, assertJobId, key, MAX_INTEGER, MAX_LIMIT } from "./common.js";
+import { call } from "../verbs/calls.js";
 
 /**
  * Releases an idempotency key before its ttl (`FORGET`): the next add with it adds a new job.
@@ -16,7 +17,7 @@ import { assertInteger, assertJobId, key, MAX_INTEGER, MAX_LIMIT, run } from "./
 export async function forgetKey(conn: Connection, queue: string, idemKey: string): Promise<boolean> {
   assertValidQueue(queue);
   assertLabel("key", idemKey);
-  return (await run(conn, "FORGET", [key(queue, "pending"), key(queue, "")], [idemKey])) === 1;
+  return (await call(conn, "FORGET", queue, [idemKey])) === 1;
 }
 
 /** Glob characters escaped, so a `SCAN … MATCH` pattern matches `text` literally. */
@@ -58,8 +59,7 @@ export type FinishedState = "completed" | "dead";
 export async function expedite(conn: Connection, queue: string, id: string): Promise<void> {
   assertValidQueue(queue);
   assertJobId(id);
-  const keys = [key(queue, "schedule"), key(queue, "pending"), key(queue, "")];
-  await run(conn, "EXPEDITE", keys, [id]);
+  await call(conn, "EXPEDITE", queue, [id]);
 }
 
 export function assertFinishedState(state: unknown): FinishedState {
@@ -87,16 +87,14 @@ export async function clean(
   assertFinishedState(state);
   assertInteger("olderThanMs", graceMs, 0, MAX_INTEGER, " of milliseconds");
   assertInteger("limit", limit, 1, MAX_LIMIT);
-  const keys = [key(queue, "done"), key(queue, "dead"), key(queue, "")];
-  return (await run(conn, "CLEAN", keys, [state, String(graceMs), String(limit)])) as number;
+  return (await call(conn, "CLEAN", queue, [state, String(graceMs), String(limit)])) as number;
 }
 
 /** Deletes up to `limit` waiting jobs (pending first, then scheduled); returns how many. */
 export async function drain(conn: Connection, queue: string, limit: number): Promise<number> {
   assertValidQueue(queue);
   assertInteger("limit", limit, 1, MAX_LIMIT);
-  const keys = [key(queue, "pending"), key(queue, "schedule"), key(queue, "")];
-  return (await run(conn, "DRAIN", keys, [String(limit)])) as number;
+  return (await call(conn, "DRAIN", queue, [String(limit)])) as number;
 }
 
 export interface ObliterateStep {
@@ -121,8 +119,7 @@ export async function obliterate(
   if (typeof force !== "boolean")
     throw new InvalidArgumentError("force", `must be a boolean, got ${typeof force}`);
   assertInteger("limit", limit, 1, MAX_LIMIT);
-  const keys = (["pending", "active", "schedule", "done", "dead", ""] as const).map((t) => key(queue, t));
-  const [deleted, left] = (await run(conn, "OBLITERATE", keys, [force ? "1" : "0", String(limit)])) as [
+  const [deleted, left] = (await call(conn, "OBLITERATE", queue, [force ? "1" : "0", String(limit)])) as [
     number,
     number,
   ];

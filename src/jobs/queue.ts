@@ -6,7 +6,8 @@ import type { Connection } from "../connector/connection.js";
 import { assertValidQueue } from "../keyspace.js";
 import { MAX_LANES } from "../lanes/naming.js";
 import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
-import { assertInteger, assertJobId, key, MAX_INTEGER, MAX_LIMIT, run, text } from "./common.js";
+import { assertInteger, assertJobId, MAX_INTEGER, MAX_LIMIT, text } from "./common.js";
+import { call } from "../verbs/calls.js";
 
 export interface ReapOptions {
   /** At most this many expired leases per call (1 to 10000). */
@@ -37,16 +38,14 @@ export async function retry(conn: Connection, queue: string, id: string, extraAt
   assertValidQueue(queue);
   assertJobId(id);
   assertInteger("extraAttempts", extraAttempts, 1, MAX_INTEGER);
-  const keys = [key(queue, "dead"), key(queue, "pending"), key(queue, "")];
-  await run(conn, "RETRY", keys, [id, String(extraAttempts)]);
+  await call(conn, "RETRY", queue, [id, String(extraAttempts)]);
 }
 
 /** Moves up to `limit` due ids from `schedule` to `pending`; returns how many moved. */
 export async function promote(conn: Connection, queue: string, limit: number): Promise<number> {
   assertValidQueue(queue);
   assertInteger("limit", limit, 1, MAX_LIMIT);
-  const keys = [key(queue, "schedule"), key(queue, "pending"), key(queue, "")];
-  return (await run(conn, "PROMOTE", keys, [String(limit)])) as number;
+  return (await call(conn, "PROMOTE", queue, [String(limit)])) as number;
 }
 
 /** Expired leases (deadline before server time) go back to `pending`, or to `dead` when exhausted. */
@@ -56,9 +55,8 @@ export async function reap(conn: Connection, queue: string, opts: ReapOptions): 
   const limit = assertInteger("limit", o.limit, 1, MAX_LIMIT);
   const maxAttempts = assertInteger("maxAttempts", o.maxAttempts, 1, MAX_INTEGER);
   const keep = assertInteger("keep", o.keep, 0, MAX_INTEGER);
-  const keys = [key(queue, "active"), key(queue, "pending"), key(queue, "dead"), key(queue, "")];
   const values = [String(limit), String(maxAttempts), String(keep)];
-  const [requeued, dead] = (await run(conn, "REAP", keys, values)) as [Buffer[], Buffer[]];
+  const [requeued, dead] = (await call(conn, "REAP", queue, values)) as [Buffer[], Buffer[]];
   return { requeued: requeued.map(text), dead: dead.map(text) };
 }
 
@@ -66,14 +64,13 @@ export async function reap(conn: Connection, queue: string, opts: ReapOptions): 
 export async function remove(conn: Connection, queue: string, id: string): Promise<boolean> {
   assertValidQueue(queue);
   assertJobId(id);
-  const keys = (["pending", "schedule", "done", "dead", ""] as const).map((t) => key(queue, t));
-  return (await run(conn, "REMOVE", keys, [id])) === 1;
+  return (await call(conn, "REMOVE", queue, [id])) === 1;
 }
 
 /** Sets the queue's paused flag; false when it was already paused. */
 export async function pause(conn: Connection, queue: string): Promise<boolean> {
   assertValidQueue(queue);
-  return (await run(conn, "PAUSE", [key(queue, "meta")], [])) === 1;
+  return (await call(conn, "PAUSE", queue, [])) === 1;
 }
 
 /**
@@ -82,7 +79,7 @@ export async function pause(conn: Connection, queue: string): Promise<boolean> {
  */
 export async function resume(conn: Connection, queue: string): Promise<boolean> {
   assertValidQueue(queue);
-  return (await run(conn, "RESUME", [key(queue, "meta"), key(queue, "pending")], [])) === 1;
+  return (await call(conn, "RESUME", queue, [])) === 1;
 }
 
 /**
@@ -93,7 +90,7 @@ export async function recordLanes(conn: Connection, queue: string, lanes: number
   assertValidQueue(queue);
   assertInteger("lanes", lanes, 1, MAX_LANES);
   // (the protocol takes up to 10000; the host's bound is the lane naming rule's)
-  return (await run(conn, "LANES", [key(queue, "meta")], [String(lanes)])) as number[];
+  return (await call(conn, "LANES", queue, [String(lanes)])) as number[];
 }
 
 /** A queue's event bus settings (docs/protocol.md, "The event bus"). */
@@ -123,5 +120,5 @@ export async function setEvents(conn: Connection, queue: string, opts: EventsOpt
   const o = checkKeys(opts, EVENTS_OPTIONS);
   const maxLen = assertInteger("maxLen", o.maxLen, 0, MAX_INTEGER);
   const maxAgeMs = assertInteger("maxAgeMs", o.maxAgeMs, 0, MAX_INTEGER, " of milliseconds");
-  await run(conn, "EVENTS", [key(queue, "meta")], [String(maxLen), String(maxAgeMs)]);
+  await call(conn, "EVENTS", queue, [String(maxLen), String(maxAgeMs)]);
 }

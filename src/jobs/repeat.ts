@@ -7,7 +7,8 @@ import type { Connection } from "../connector/connection.js";
 import { assertValidQueue } from "../keyspace.js";
 import type { CheckedSchedule } from "../schedules/options.js";
 import { specText } from "../schedules/options.js";
-import { key, row, run, text, toArg } from "./common.js";
+import { key, text, toArg } from "./common.js";
+import { call } from "../verbs/calls.js";
 
 /** What `SCHEDULE` did: `created`, `replaced` (next instant reset, count kept), `unchanged`. */
 export type ScheduleOutcome = "created" | "replaced" | "unchanged";
@@ -41,14 +42,14 @@ export async function scheduleRecord(
     String(s.maxAttempts),
     String(s.timeoutMs),
   ];
-  const reply = Number(await run(conn, "SCHEDULE", [key(queue, "repeats"), key(queue, "")], values));
+  const reply = Number(await call(conn, "SCHEDULE", queue, values));
   return reply === 1 ? "created" : reply === 2 ? "replaced" : "unchanged";
 }
 
 /** Removes the schedule `name`; false when there was none. */
 export async function unscheduleRecord(conn: Connection, queue: string, name: string): Promise<boolean> {
   assertValidQueue(queue);
-  return Number(await run(conn, "UNSCHEDULE", [key(queue, "repeats"), key(queue, "")], [name])) === 1;
+  return Number(await call(conn, "UNSCHEDULE", queue, [name])) === 1;
 }
 
 /** `FIRE`: the job `id` of `instant` when the record's next instant is `expected`; then `next`. */
@@ -57,17 +58,10 @@ export async function fireInstant(
   queue: string,
   name: string,
   id: string,
-  call: { expected: number; instant: number; next: number },
+  at: { expected: number; instant: number; next: number },
 ): Promise<FireOutcome> {
-  const keys = [
-    row(queue, id),
-    key(queue, "pending"),
-    key(queue, "schedule"),
-    key(queue, "repeats"),
-    key(queue, ""),
-  ];
-  const values = [id, name, String(call.expected), String(call.instant), String(call.next)];
-  return FIRE_OUTCOMES[Number(await run(conn, "FIRE", keys, values))] ?? "miss";
+  const values = [id, name, String(at.expected), String(at.instant), String(at.next)];
+  return FIRE_OUTCOMES[Number(await call(conn, "FIRE", queue, values, id))] ?? "miss";
 }
 
 /** A schedule's record as stored. */

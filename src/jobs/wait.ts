@@ -9,7 +9,8 @@ import type { RespReply } from "../connector/resp.js";
 import { ServerError, WAIT_ENDED, WaitInterruptedError } from "../errors.js";
 import { assertValidQueue } from "../keyspace.js";
 import { type ClaimOutcome, claimOutcome } from "./admission.js";
-import { assertInteger, assertLeaseMs, key, MAX_INTEGER, run } from "./common.js";
+import { assertInteger, assertLeaseMs, key, MAX_INTEGER } from "./common.js";
+import { call } from "../verbs/calls.js";
 
 /** The verb token a module lists under `extensions` when it offers the blocking claim. */
 export const BLOCKING_CLAIM = "BCLAIM";
@@ -41,12 +42,7 @@ export async function claimWaiting(
   assertInteger("timeoutMs", timeoutMs, 1, MAX_INTEGER, " of milliseconds");
   let reply: unknown;
   try {
-    reply = await run(
-      conn,
-      "BCLAIM",
-      [key(queue, "pending"), key(queue, "active"), key(queue, "")],
-      [leaseMs, timeoutMs],
-    );
+    reply = await call(conn, "BCLAIM", queue, [leaseMs, timeoutMs]);
   } catch (err) {
     if (err instanceof ServerError && WAIT_ENDED.test(err.reply)) {
       throw new WaitInterruptedError(err.reply, err);

@@ -68,7 +68,10 @@ export interface VerbSpec {
   /** Upper-case token; the native command is `EMQ.<verb>`. */
   verb: string;
   summary: string;
-  /** One of the job-core verbs (`EMQ.VERSION` lists them). */
+  /**
+   * One of the job-core verbs (`EMQ.VERSION` lists them): not stated in the verb's file but
+   * derived at load from `protocol.json` `job_core`, where membership is stated once.
+   */
   core: boolean;
   /** Listed by `EMQ.VERSION` under `extensions`: a capability beside the job core (`BCLAIM`). */
   extension?: boolean;
@@ -122,7 +125,7 @@ export const VERB_SPECS: ReadonlyMap<string, VerbSpec> = new Map(
     .filter((file) => file.endsWith(".json"))
     .sort()
     .map((file) => {
-      const spec = readJson<VerbSpec>(new URL(`verbs/${file}`, folder));
-      return [spec.verb, spec] as const;
+      const spec = readJson<Omit<VerbSpec, "core">>(new URL(`verbs/${file}`, folder));
+      return [spec.verb, { ...spec, core: PROTOCOL.job_core.includes(spec.verb) }] as const;
     }),
 );

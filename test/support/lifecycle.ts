@@ -9,6 +9,7 @@ import { add, claim, fail, ServerError } from "../../src/index.js";
 import { queueKey, type QueueKeyType } from "../../src/protocol.js";
 import { dumpQueue, type WireContext } from "./wires.js";
 import { until } from "./until.js";
+import { keysOf as verbKeys, type VerbName } from "../../src/verbs/calls.js";
 
 export const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
 export const NOT_JOB = "XYZ0Nb1VTbfnu4";
@@ -74,19 +75,24 @@ export const TRACE_BAD = [
 ];
 
 export const k = (q: string, type: QueueKeyType) => queueKey(q, type);
+/** Each verb's keys from its declared key slots (`protocol/verbs/*.json`); none written here. */
+const slots =
+  (verb: VerbName) =>
+  (q: string, id?: string): string[] =>
+    verbKeys(verb, q, id);
 export const keysOf = {
-  add: (q: string, id: string) => [queueKey(q, "job:") + id, k(q, "pending"), k(q, "schedule")],
-  extend: (q: string) => [k(q, "active"), k(q, "")],
-  complete: (q: string) => [k(q, "active"), k(q, "done"), k(q, "")],
-  fail: (q: string) => [k(q, "active"), k(q, "pending"), k(q, "schedule"), k(q, "dead"), k(q, "")],
-  retry: (q: string) => [k(q, "dead"), k(q, "pending"), k(q, "")],
-  promote: (q: string) => [k(q, "schedule"), k(q, "pending"), k(q, "")],
-  reap: (q: string) => [k(q, "active"), k(q, "pending"), k(q, "dead"), k(q, "")],
-  remove: (q: string) => [k(q, "pending"), k(q, "schedule"), k(q, "done"), k(q, "dead"), k(q, "")],
-  meta: (q: string) => [k(q, "meta")],
-  resume: (q: string) => [k(q, "meta"), k(q, "pending")],
-  reschedule: (q: string) => [k(q, "active"), k(q, "schedule"), k(q, "")],
-  requeue: (q: string) => [k(q, "active"), k(q, "pending"), k(q, "")],
+  add: (q: string, id: string) => verbKeys("ADD", q, id),
+  extend: slots("EXTEND"),
+  complete: slots("COMPLETE"),
+  fail: slots("FAIL"),
+  retry: slots("RETRY"),
+  promote: slots("PROMOTE"),
+  reap: slots("REAP"),
+  remove: slots("REMOVE"),
+  meta: slots("PAUSE"),
+  resume: slots("RESUME"),
+  reschedule: slots("RESCHEDULE"),
+  requeue: slots("REQUEUE"),
 };
 
 export type ErrorClass = abstract new (...args: never[]) => Error;

@@ -10,9 +10,9 @@ import { plainDump, plainValue, readDump } from "./dump.js";
 import type { ValkeyServer } from "./valkey.js";
 import { until } from "./until.js";
 
-export const V = "{emq}:version";
-export const WIRE6 = "echomq:6.0.0";
-export const WIRE4 = "echomq:4.0.0";
+export const V = PROTOCOL.brands.key;
+export const WIRE6 = PROTOCOL.brands.wire6;
+export const WIRE4 = PROTOCOL.brands.wire4;
 export const ID_A = "JOB0000000000A";
 export const ID_B = "JOB0000000000B";
 export const LAYOUT = (verb: string) => `ERR EMQ.${verb} keys do not match the wire-4 layout`;

@@ -11,6 +11,7 @@
 import { after, before, beforeEach, describe } from "node:test";
 import { modulePath } from "../../tools/module-path.js";
 import { type Connection, connect, installModuleBrand, type Wire } from "../../src/index.js";
+import { VERSION_KEY } from "../../src/protocol.js";
 import { plainDump, plainValue, readDump } from "./dump.js";
 import { startValkey, type ValkeyServer } from "./valkey.js";
 
@@ -44,9 +45,9 @@ export function forEachWire(title: string, body: (ctx: () => WireContext) => voi
       });
       beforeEach(async () => {
         const { server } = ctx!;
-        const brand = await server.cli("GET", "{emq}:version");
+        const brand = await server.cli("GET", VERSION_KEY);
         await server.cli("FLUSHALL", "SYNC");
-        await server.cli("SET", "{emq}:version", String(brand));
+        await server.cli("SET", VERSION_KEY, String(brand));
       });
       body(() => ctx!);
     });

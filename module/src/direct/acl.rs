@@ -65,8 +65,8 @@ mod tests {
     fn a_get_reads_a_string_or_nothing() {
         assert_eq!(value(Kind::None, || unreachable!()), Ok(None));
         assert_eq!(
-            value(Kind::String, || b"echomq:6.0.0"),
-            Ok(Some(&b"echomq:6.0.0"[..]))
+            value(Kind::String, || b"a brand"),
+            Ok(Some(&b"a brand"[..]))
         );
         assert_eq!(value(Kind::String, || b""), Ok(Some(&b""[..])));
         for kind in [Kind::Hash, Kind::SortedSet, Kind::Other] {

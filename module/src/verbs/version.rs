@@ -23,7 +23,7 @@ pub fn features() -> &'static [&'static str] {
     }
 }
 
-/// `EMQ.VERSION` → `["wire", "echomq:6.0.0", "module", "<semver>", "verbs", [<token>…],
+/// `EMQ.VERSION` → `["wire", <wire-6 brand>, "module", "<semver>", "verbs", [<token>…],
 /// "extensions", [<token>…], "features", [<feature>…]]`: the job-core verbs, the verbs beside
 /// them (`BCLAIM`), then what the module does beyond its verbs.
 pub fn version(_ctx: &Context, args: Args) -> Reply {
