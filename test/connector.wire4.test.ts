@@ -5,12 +5,10 @@ import {
   ConnectionError,
   ConnectionLostError,
   connect,
-  enqueue,
   newId,
   VersionFenceError,
-  claim,
 } from "../src/index.js";
-import { scriptFor } from "../src/protocol.js";
+import { scriptFor, claim, enqueue } from "../src/protocol.js";
 import { fenceWire4 } from "../src/connector/fence.js";
 import { RawSession } from "../src/connector/resp.js";
 import net from "node:net";

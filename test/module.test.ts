@@ -9,16 +9,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { modulePath } from "../tools/module-path.js";
-import {
-  claim,
-  connect,
-  enqueue,
-  installModuleBrand,
-  newId,
-  ServerError,
-  VersionFenceError,
-} from "../src/index.js";
-import { scriptFor } from "../src/protocol.js";
+import { connect, installModuleBrand, newId, ServerError, VersionFenceError } from "../src/index.js";
+import { scriptFor, claim, enqueue } from "../src/protocol.js";
 import { type RespArg, type RespReply, rawCommands } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 import {

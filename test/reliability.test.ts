@@ -15,22 +15,15 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Redis } from "iovalkey";
 import {
-  claim,
-  complete,
   type Connection,
   connect,
-  extend,
-  fail,
   type Job,
   LeaseLostError,
   NativeOnlyVerbError,
   Queue,
-  reap,
-  requeue,
-  reschedule,
   Worker,
 } from "../src/index.js";
-import { queueKey } from "../src/protocol.js";
+import { queueKey, reschedule, extend, fail, claim, complete, reap, requeue } from "../src/protocol.js";
 import { LOG_KEY, loggingHandler, RUNS_KEY } from "./fixtures/log-handler.js";
 import { startProxy } from "./support/proxy.js";
 import type { ValkeyServer } from "./support/valkey.js";

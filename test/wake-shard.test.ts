@@ -12,7 +12,8 @@ import { describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "iovalkey";
 import { modulePath } from "../tools/module-path.js";
-import { claim, connect, enqueue, fail, installModuleBrand, type Wire } from "../src/index.js";
+import { claim, fail, enqueue } from "../src/protocol.js";
+import { connect, installModuleBrand, type Wire } from "../src/index.js";
 import { startValkey, type StartValkeyOptions, type ValkeyServer } from "./support/valkey.js";
 import { WIRES } from "./support/wires.js";
 

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "iovalkey";
-import { add, claim, fail, ServerError } from "../../src/index.js";
-import { queueKey, type QueueKeyType } from "../../src/protocol.js";
+import { ServerError } from "../../src/index.js";
+import { queueKey, type QueueKeyType, claim, fail, add } from "../../src/protocol.js";
 import { dumpQueue, type WireContext } from "./wires.js";
 
 export const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
