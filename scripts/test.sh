@@ -10,6 +10,7 @@ bash scripts/setup.sh
 echo "[test] typecheck"; npx tsc -p tsconfig.json --noEmit
 echo "[test] lint"; npx biome check . >/dev/null || npx biome check .
 echo "[test] import cycles"; npm run -s check:cycles > .cycles.log 2>&1 || { cat .cycles.log; exit 1; }
+echo "[test] folder layering (scripts/layers.json)"; npx tsx scripts/layers.ts
 echo "[test] docs/protocol.md in step with protocol/"; npx tsx scripts/protocol-doc.ts --check
 if [ -f module/Cargo.toml ]; then
   for tool in fmt clippy; do

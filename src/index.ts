@@ -102,7 +102,7 @@ export {
 } from "./events/queue-events.js";
 export type { BusEvent, EventKind } from "./events/entry.js";
 export type { Gap } from "./events/position.js";
-export { Metrics, type MetricsOptions } from "./observe/metrics.js";
+export { Metrics, type MetricsOptions } from "./metrics.js";
 export { listQueues, type Discovery, type QueueListing } from "./operate/discover.js";
 export { type Dashboard, type DashboardOptions, startDashboard } from "./dashboard/server.js";
 export { type MetricsServer, type MetricsServerOptions, serveMetrics } from "./dashboard/metrics-server.js";

@@ -58,7 +58,7 @@ export {
   WIRE4_BRAND,
   WIRE6_BRAND,
   type ModuleVersion,
-} from "./connector/fence.js";
+} from "./engine/fence.js";
 export {
   engineFor,
   type Engine,

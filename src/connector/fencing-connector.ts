@@ -18,8 +18,8 @@ import {
   EchoMQError as EchoMQErrorBase,
   VersionFenceError,
 } from "../errors.js";
-import { RawSession, RespError, type RespReply } from "./resp.js";
-import { isTransientReply } from "./fence.js";
+import { RawSession, RespError, type RespReply } from "../resp.js";
+import { isTransientReply } from "../engine/fence.js";
 
 export interface SocketTarget {
   host: string;

@@ -4,7 +4,7 @@
  * (wire 6: each transition is the module's `EMQ.<VERB>` command) — and the rest of the host
  * (host steps, `Queue`, `Worker`) calls the engine, never the wire number.
  */
-import type { Send } from "../connector/fence.js";
+import type { Send } from "./fence.js";
 import type { Script } from "../scripts/index.js";
 
 export type Wire = 4 | 6;

@@ -5,7 +5,7 @@
  * ever reaches a module node. Sockets pass the wire-6 fence (the module must offer every
  * job-core verb).
  */
-import { brandWire6, fenceWire6, moduleFence } from "../connector/fence.js";
+import { brandWire6, fenceWire6, moduleFence } from "./fence.js";
 import { WireRefusalError } from "../errors.js";
 import type { Script } from "../scripts/index.js";
 import { JOB_CORE_VERBS } from "../scripts/index.js";

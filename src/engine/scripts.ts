@@ -4,7 +4,7 @@
  * worker's claim (the script does not). Runs on any stock Valkey. Sockets pass the wire-4 fence.
  */
 import { NativeOnlyVerbError } from "../errors.js";
-import { fenceWire4, noModuleFence } from "../connector/fence.js";
+import { fenceWire4, noModuleFence } from "./fence.js";
 import { SCRIPTS, type Script } from "../scripts/index.js";
 import type { Arg, Engine, EngineKind, ScriptCall, Sender, VerbCall } from "./engine.js";
 import { evalshaLine, LineSender, type Planned } from "./lines.js";

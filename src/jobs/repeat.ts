@@ -5,9 +5,8 @@
  */
 import type { Connection } from "../connector/connection.js";
 import { assertValidQueue } from "../keyspace.js";
-import type { CheckedSchedule } from "../schedules/options.js";
-import { specText } from "../schedules/options.js";
 import { key, row, run, text, toArg } from "./common.js";
+import { type CheckedSchedule, specText } from "./schedule-record.js";
 
 /** What `SCHEDULE` did: `created`, `replaced` (next instant reset, count kept), `unchanged`. */
 export type ScheduleOutcome = "created" | "replaced" | "unchanged";

@@ -4,8 +4,8 @@
  * nothing else while it waits: give it a connection of its own (the worker does).
  */
 import type { Connection } from "../connector/connection.js";
-import { parseModuleVersion } from "../connector/fence.js";
-import type { RespReply } from "../connector/resp.js";
+import { parseModuleVersion } from "../engine/fence.js";
+import type { RespReply } from "../resp.js";
 import { ServerError, WAIT_ENDED, WaitInterruptedError } from "../errors.js";
 import { assertValidQueue } from "../keyspace.js";
 import { type ClaimOutcome, claimOutcome } from "./admission.js";

@@ -6,8 +6,8 @@
  * Wire 4 always runs the loops: the scripts have no clock of their own.
  */
 import type { Connection } from "../connector/connection.js";
-import { parseModuleVersion } from "../connector/fence.js";
-import type { RespReply } from "../connector/resp.js";
+import { parseModuleVersion } from "../engine/fence.js";
+import type { RespReply } from "../resp.js";
 import { ReapBoundsError } from "../errors.js";
 import { queueKey } from "../keyspace.js";
 

@@ -5,7 +5,7 @@
  */
 import { VersionFenceError } from "../errors.js";
 import { VERSION_KEY } from "../keyspace.js";
-import { RespError, type RespReply } from "./resp.js";
+import { RespError, type RespReply } from "../resp.js";
 
 export const WIRE4_BRAND = "echomq:4.0.0";
 export const WIRE6_BRAND = "echomq:6.0.0";
