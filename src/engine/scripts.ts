@@ -18,6 +18,14 @@ class ScriptsEngine implements Engine {
     this.lines = new LineSender(sender);
   }
 
+  async serverTimers(_routeKey: string): Promise<boolean> {
+    return false;
+  }
+
+  async blockingClaim(_routeKey: string): Promise<boolean> {
+    return false;
+  }
+
   runs(verb: string): boolean {
     return SCRIPTS.has(verb);
   }

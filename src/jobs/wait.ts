@@ -11,8 +11,7 @@ import { assertValidQueue } from "../keyspace.js";
 import { type ClaimOutcome, claimOutcome } from "./admission.js";
 import { assertInteger, assertLeaseMs, key, MAX_INTEGER, run } from "./common.js";
 
-/** The verb token a module lists under `extensions` when it offers the blocking claim. */
-export const BLOCKING_CLAIM = "BCLAIM";
+export { BLOCKING_CLAIM } from "../engine/native.js";
 
 /**
  * The verbs the module that serves `queue` offers beside the job core (`EMQ.VERSION`'s
