@@ -5,9 +5,9 @@
  * The test helpers (`test/support/resp.ts`) build their plain-valued calls on it.
  */
 import net from "node:net";
-import { encodeCommand, RawSession, type Reply, type RespArg } from "../src/connector/resp.js";
+import { encodeCommand, RawSession, type Reply, type RespArg } from "../src/resp.js";
 
-export type { Reply } from "../src/connector/resp.js";
+export type { Reply } from "../src/resp.js";
 export type Arg = RespArg;
 export type Command = readonly Arg[];
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: setup (idempotent), type check, lint, no import cycle, the protocol doc
-# in step with the protocol data, every relative doc link reaching its file and heading, the
-# module's format check, clippy (warnings are errors) and
+# in step with the protocol data, the folder layering, the API report, every relative doc link
+# reaching its file and heading, the module's format check, clippy (warnings are errors) and
 # cargo tests, the bench smoke run, and the TypeScript suite against real valkey-server processes
 # (each test starts its own; the differential harness and the fault experiments run their short
 # forms there) on Debian's Valkey 8; then a Valkey 9 pass (the pinned binary in .valkey9/) of the
@@ -12,6 +12,8 @@ bash scripts/setup.sh
 echo "[test] typecheck"; npx tsc -p tsconfig.json --noEmit
 echo "[test] lint"; npx biome check . >/dev/null || npx biome check .
 echo "[test] import cycles"; npm run -s check:cycles > .cycles.log 2>&1 || { cat .cycles.log; exit 1; }
+echo "[test] folder layering (scripts/layers.json)"; npx tsx scripts/layers.ts
+echo "[test] API report (api/*.api.md) in step with the entries"; npx tsx scripts/api.ts --check
 echo "[test] docs/protocol.md in step with protocol/"; npx tsx scripts/protocol-doc.ts --check
 echo "[test] doc links (README.md, docs/, bench/README.md)"; npx tsx scripts/doc-links.ts
 if [ -f module/Cargo.toml ]; then

@@ -544,3 +544,63 @@ export class JobNotDeadError extends ServerError {
 export class JobActiveError extends ServerError {
   override readonly code: string = "EMQ_JOB_ACTIVE";
 }
+
+/** A handler returned a value that cannot be stored as a job's result; the attempt fails with it. */
+export class InvalidResultError extends EchoMQError {
+  constructor(reason: string, cause?: unknown) {
+    super(
+      "EMQ_INVALID_RESULT",
+      `the handler's result cannot be stored: ${reason}. Return a string, bytes, or a JSON-serializable value.`,
+      { cause },
+    );
+  }
+}
+
+/** The backoff (option or function) gave no usable delay; the attempt was retried without one. */
+export class InvalidBackoffError extends EchoMQError {
+  constructor(reason: string, max: number, cause?: unknown) {
+    super(
+      "EMQ_INVALID_BACKOFF",
+      `the backoff gave no usable delay (${reason}): the job was failed with no delay. A backoff must give 0 to ${max} ms.`,
+      { cause },
+    );
+  }
+}
+
+/** An outbox entry that is not `<queue>` NUL `<id>` NUL `<id>` NUL `<outcome>` NUL `<value>`: dropped. */
+export class InvalidOutboxEntryError extends EchoMQError {
+  constructor(
+    readonly queue: string,
+    readonly entry: Buffer,
+  ) {
+    super(
+      "EMQ_INVALID_OUTBOX_ENTRY",
+      `queue ${queue}: an outbox entry is not <parent queue> NUL <parent id> NUL <child id> NUL <outcome> NUL <value> (${JSON.stringify(entry.subarray(0, 80).toString("latin1"))}); it was dropped. A child's parent field is written by add's parent option.`,
+    );
+  }
+}
+
+/** A read that outlived its bound: the connection is taken as lost. */
+export class WatchdogError extends EchoMQError {
+  constructor(what: string, ms: number) {
+    super("EMQ_WATCHDOG", `${what} got no reply within ${ms} ms: the reader reconnects`);
+  }
+}
+
+/** The command line is wrong: unknown command or option, a missing or malformed argument. */
+export class UsageError extends EchoMQError {
+  constructor(
+    message: string,
+    /** The command whose usage to show (`--help` names it). */
+    readonly command?: string,
+  ) {
+    super("EMQ_CLI_USAGE", message);
+  }
+}
+
+/** An operation that found nothing to act on (`job <queue> <id>` of no such job). */
+export class NotFoundError extends EchoMQError {
+  constructor(message: string) {
+    super("EMQ_CLI_NOT_FOUND", message);
+  }
+}

@@ -37,7 +37,6 @@ import { type ClaimWatcher, openWatcher } from "./worker/watcher.js";
 
 export type { Handler, Job } from "./worker/job.js";
 export type { WorkerLogger, WorkerOptions } from "./worker/options.js";
-export { InvalidBackoffError, InvalidResultError } from "./worker/outcome.js";
 
 export interface WorkerEvents {
   /** A claimed job's handler starts. */

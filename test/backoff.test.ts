@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { assertBackoff, backoffDelay } from "../src/backoff.js";
-import { InvalidArgumentError } from "../src/errors.js";
-import { encodeResult, InvalidBackoffError, InvalidResultError, retryDelay } from "../src/worker/outcome.js";
+import { InvalidArgumentError, InvalidBackoffError, InvalidResultError } from "../src/errors.js";
+import { encodeResult, retryDelay } from "../src/worker/outcome.js";
 
 describe("backoff", () => {
   test("fixed is constant", () => {

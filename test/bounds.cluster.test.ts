@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { claim, log, progress, Queue, TooLargeError } from "../src/index.js";
-import { PROTOCOL, queueKey, scriptFor, slot } from "../src/protocol.js";
+import { Queue, TooLargeError } from "../src/index.js";
+import { PROTOCOL, queueKey, scriptFor, slot, progress, claim, log } from "../src/protocol.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
 
 const bound = (grammar: "payload" | "progress" | "line"): number => {

@@ -8,19 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import {
-  add,
-  claim,
-  complete,
-  fail,
-  FlowProducer,
-  log,
-  progress,
-  Queue,
-  TooLargeError,
-  Worker,
-} from "../src/index.js";
-import { PROTOCOL, queueKey, scriptFor } from "../src/protocol.js";
+import { FlowProducer, Queue, TooLargeError, Worker } from "../src/index.js";
+import { PROTOCOL, queueKey, scriptFor, add, progress, log, fail, claim, complete } from "../src/protocol.js";
 import { until } from "./support/until.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
 

@@ -5,16 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import {
-  claim,
-  type Connection,
-  connect,
-  fail,
-  type JobCounts,
-  Queue,
-  type Wire,
-  Worker,
-} from "../src/index.js";
+import { claim, fail } from "../src/protocol.js";
+import { type Connection, connect, type JobCounts, Queue, type Wire, Worker } from "../src/index.js";
 import { modulePath } from "../tools/module-path.js";
 import { assertBuilt, echomq, echomqJson, follow } from "./support/cli.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";

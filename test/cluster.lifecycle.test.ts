@@ -12,20 +12,15 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { SHARD_CHANNELS } from "../src/connector/shard-subscriber.js";
 import {
   type Connection,
-  claim,
-  complete,
   connect,
   DurabilityError,
-  fail,
   installModuleBrand,
-  promote,
   Queue,
-  retry,
   VersionFenceError,
   type Wire,
   Worker,
 } from "../src/index.js";
-import { jobKey, queueKey, scriptFor, slot } from "../src/protocol.js";
+import { jobKey, queueKey, scriptFor, slot, fail, claim, retry, complete, promote } from "../src/protocol.js";
 import { modulePath } from "../tools/module-path.js";
 import { type ClusterNode, type LocalCluster, startCluster } from "./support/cluster.js";
 import { label, movedCount, queueOn, queuePerShard, resetStats } from "./support/cluster-helpers.js";

@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { claim, type Connection, completeNext, Queue, Worker } from "../src/index.js";
+import { type Connection, Queue, Worker } from "../src/index.js";
+import { claim, completeNext } from "../src/protocol.js";
 import { scriptFor } from "../src/scripts/index.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
 import { type MonitorHandle, monitor } from "./support/monitor.js";

@@ -5,14 +5,12 @@ import {
   ConnectionError,
   ConnectionLostError,
   connect,
-  enqueue,
   newId,
   VersionFenceError,
-  claim,
 } from "../src/index.js";
-import { scriptFor } from "../src/protocol.js";
-import { fenceWire4 } from "../src/connector/fence.js";
-import { RawSession } from "../src/connector/resp.js";
+import { scriptFor, claim, enqueue } from "../src/protocol.js";
+import { fenceWire4 } from "../src/engine/fence.js";
+import { RawSession } from "../src/resp.js";
 import net from "node:net";
 import { freePort, startValkey, type ValkeyServer } from "./support/valkey.js";
 import { startProxy, type FaultProxy } from "./support/proxy.js";

@@ -7,16 +7,14 @@ import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { modulePath } from "../tools/module-path.js";
 import {
-  claim,
   connect,
   type Connection,
-  enqueue,
   installModuleBrand,
   newId,
   VersionFenceError,
   WireRefusalError,
 } from "../src/index.js";
-import { Script, SCRIPTS, scriptFor } from "../src/protocol.js";
+import { Script, SCRIPTS, scriptFor, claim, enqueue } from "../src/protocol.js";
 import { type FaultProxy, startProxy } from "./support/proxy.js";
 import { type MonitorEntry, type MonitorHandle, monitor } from "./support/monitor.js";
 import { rawCommand } from "./support/resp.js";

@@ -6,18 +6,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  claim,
-  connect,
-  type Connection,
-  FlowProducer,
-  fail,
-  idTime,
-  listQueues,
-  Metrics,
-  promote,
-  Queue,
-} from "../src/index.js";
+import { idTime, claim, fail, promote } from "../src/protocol.js";
+import { connect, type Connection, FlowProducer, listQueues, Metrics, Queue } from "../src/index.js";
 import { parseQueueKey, queueExists, queueOfPhysical } from "../src/operate/discover.js";
 import { laneNames } from "../src/lanes/naming.js";
 import { type LocalCluster, startCluster } from "./support/cluster.js";

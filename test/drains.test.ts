@@ -9,27 +9,27 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { modulePath } from "../tools/module-path.js";
+import { connect, OutOfMemoryError, ServerError } from "../src/index.js";
 import {
-  add,
-  addBulk,
-  claim,
-  complete,
-  connect,
-  enqueue,
-  extend,
-  fail,
-  OutOfMemoryError,
-  pause,
-  promote,
-  reap,
-  remove,
-  requeue,
+  jobKey,
+  queueKey,
+  typedServerError,
   reschedule,
-  resume,
+  add,
+  pause,
+  extend,
+  addBulk,
+  fail,
+  claim,
+  remove,
   retry,
-  ServerError,
-} from "../src/index.js";
-import { jobKey, queueKey, typedServerError } from "../src/protocol.js";
+  resume,
+  complete,
+  reap,
+  promote,
+  requeue,
+  enqueue,
+} from "../src/protocol.js";
 import { startValkey } from "./support/valkey.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
 

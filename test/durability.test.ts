@@ -6,16 +6,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  add,
-  addBulk,
-  DurabilityError,
-  enqueue,
-  InvalidArgumentError,
-  Queue,
-  ServerError,
-} from "../src/index.js";
-import { jobKey } from "../src/protocol.js";
+import { DurabilityError, InvalidArgumentError, Queue, ServerError } from "../src/index.js";
+import { jobKey, add, addBulk, enqueue } from "../src/protocol.js";
 import { monitor } from "./support/monitor.js";
 import { startValkey } from "./support/valkey.js";
 import { forEachWire } from "./support/wires.js";

@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { add, addBulk, InvalidArgumentError, Queue, TimeoutError, Worker } from "../src/index.js";
+import { add, addBulk } from "../src/protocol.js";
+import { InvalidArgumentError, Queue, TimeoutError, Worker } from "../src/index.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 

@@ -7,12 +7,12 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { MAX_FLOW_JOBS } from "../src/protocol.js";
 import {
   FlowProducer,
   type FlowJob,
   InvalidArgumentError,
   InvalidFlowError,
-  MAX_FLOW_JOBS,
   newId,
   Queue,
 } from "../src/index.js";

@@ -6,9 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { complete, claim } from "../src/protocol.js";
 import {
-  claim,
-  complete,
   FlowProducer,
   InvalidArgumentError,
   InvalidQueueNameError,

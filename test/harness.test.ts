@@ -24,7 +24,7 @@ import { canon, changes, diffDumps, normalize, tokenizeReply } from "../harness/
 import type { RawDump, RawValue } from "../harness/dump.js";
 import type { Fault } from "../harness/executors.js";
 import { PinError, pinHead, readPins, verifyPins, writePins } from "../harness/pins.js";
-import { parseReply, type Reply, ReplyStream } from "../src/connector/resp.js";
+import { parseReply, type Reply, ReplyStream } from "../src/resp.js";
 import { JOB_CORE } from "../src/protocol.js";
 import { ALL_CASES, runHarness } from "../harness/run.js";
 import { applyWrites, predictNative } from "../harness/spec.js";

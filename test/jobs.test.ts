@@ -1,15 +1,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  claim,
-  enqueue,
   InvalidArgumentError,
   InvalidIdError,
   InvalidQueueNameError,
   newId,
   ServerError,
 } from "../src/index.js";
-import { jobKey, queueKey, scriptFor } from "../src/protocol.js";
+import { jobKey, queueKey, scriptFor, claim, enqueue } from "../src/protocol.js";
 import { monitor, names, untilSentinel } from "./support/monitor.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
 

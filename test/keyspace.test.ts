@@ -1,13 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import {
-  assertValidQueue,
-  InvalidArgumentError,
-  InvalidIdError,
-  InvalidQueueNameError,
-  isValidQueue,
-} from "../src/index.js";
-import { crc16, hashtag, jobKey, queueKey, slot } from "../src/protocol.js";
+import { InvalidArgumentError, InvalidIdError, InvalidQueueNameError } from "../src/index.js";
+import { crc16, hashtag, jobKey, queueKey, slot, isValidQueue, assertValidQueue } from "../src/protocol.js";
 
 describe("queueKey", () => {
   test("builds emq:{q}:<type>", () => {

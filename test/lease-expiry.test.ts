@@ -9,8 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
-import { Queue } from "../src/index.js";
-import { claim, type ClaimedJob, LeaseExpiredError, LeaseLostError } from "../src/index.js";
+import { LeaseExpiredError, LeaseLostError, Queue } from "../src/index.js";
+import { claim, type ClaimedJob } from "../src/protocol.js";
 import { queueKey } from "../src/keyspace.js";
 import {
   blockedClients,

@@ -6,15 +6,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  add,
-  addBulk,
-  claim,
   InvalidArgumentError,
   InvalidIdError,
   InvalidQueueNameError,
   newId,
   ServerError,
 } from "../src/index.js";
+import { add, addBulk, claim } from "../src/protocol.js";
 import { jobKey, queueKey, scriptFor } from "../src/protocol.js";
 import { keysOf, lifecycle, TRACE_512 } from "./support/lifecycle.js";
 import { monitor, names, untilSentinel } from "./support/monitor.js";

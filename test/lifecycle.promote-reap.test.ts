@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { add, claim, newId, promote, reap } from "../src/index.js";
+import { newId } from "../src/index.js";
+import { add, claim, promote, reap } from "../src/protocol.js";
 import { jobKey, queueKey } from "../src/protocol.js";
 import { k, lifecycle, NOT_JOB } from "./support/lifecycle.js";
 import { forEachWire } from "./support/wires.js";

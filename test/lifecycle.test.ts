@@ -10,28 +10,29 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
-  add,
-  claim,
-  complete,
-  enqueue,
-  extend,
-  fail,
   InvalidArgumentError,
   InvalidIdError,
   InvalidQueueNameError,
   JobNotFoundError,
   LeaseLostError,
   newId,
+  ServerError,
+} from "../src/index.js";
+import { enqueue, requeue } from "../src/protocol.js";
+import {
+  add,
+  claim,
+  complete,
+  extend,
+  fail,
   pause,
   promote,
   reap,
   remove,
-  requeue,
   reschedule,
   resume,
   retry,
-  ServerError,
-} from "../src/index.js";
+} from "../src/protocol.js";
 import { jobKey, scriptFor } from "../src/protocol.js";
 import { type ErrorClass, k, keysOf, lifecycle, NOT_JOB, refused, WRONGTYPE } from "./support/lifecycle.js";
 import { monitor, names, untilSentinel } from "./support/monitor.js";

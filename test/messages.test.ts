@@ -10,7 +10,6 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import {
   AuthError,
-  claim,
   connect,
   JobActiveError,
   JobNotDeadError,
@@ -20,6 +19,7 @@ import {
   Queue,
   ServerUnreachableError,
 } from "../src/index.js";
+import { claim } from "../src/protocol.js";
 import { assertBuilt, echomq } from "./support/cli.js";
 import { freePort, startValkey, type ValkeyServer } from "./support/valkey.js";
 import { forEachWire } from "./support/wires.js";

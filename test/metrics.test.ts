@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { InvalidArgumentError, type Job, Metrics, Queue, Worker } from "../src/index.js";
-import { PACKAGE_VERSION } from "../src/observe/metrics.js";
+import { PACKAGE_VERSION } from "../src/metrics.js";
 import { parseSamples } from "./support/prom.js";
 import { forEachWire } from "./support/wires.js";
 

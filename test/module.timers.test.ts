@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { modulePath } from "../tools/module-path.js";
-import { claim, type Connection, connect, installModuleBrand, Queue, Worker } from "../src/index.js";
+import { claim } from "../src/protocol.js";
+import { type Connection, connect, installModuleBrand, Queue, Worker } from "../src/index.js";
 import { call, dumpAll, k, row, serverMs } from "./support/module.js";
 import { connectResp } from "./support/resp.js";
 import { eventAt, inOneExec, jobId, percentiles, timerStats } from "./support/timers.js";

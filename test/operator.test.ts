@@ -10,18 +10,8 @@
 import assert from "node:assert/strict";
 import { before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  claim,
-  FlowProducer,
-  fail,
-  idTime,
-  type Job,
-  listQueues,
-  Metrics,
-  promote,
-  Queue,
-  Worker,
-} from "../src/index.js";
+import { idTime, claim, fail, promote } from "../src/protocol.js";
+import { FlowProducer, type Job, listQueues, Metrics, Queue, Worker } from "../src/index.js";
 import { assertBuilt, echomq, echomqJson, follow } from "./support/cli.js";
 import { until } from "./support/until.js";
 import { parseSamples } from "./support/prom.js";

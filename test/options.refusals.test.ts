@@ -8,13 +8,11 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { add, addBulk, enqueue } from "../src/protocol.js";
 import {
-  add,
-  addBulk,
   type Connection,
   connect,
   EchoMQError,
-  enqueue,
   FlowProducer,
   InvalidArgumentError,
   Queue,

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { claim, enqueue, newId, remove, ServerError } from "../src/index.js";
-import { jobKey, queueKey, type QueueKeyType, scriptFor } from "../src/protocol.js";
+import { newId, ServerError } from "../src/index.js";
+import { jobKey, queueKey, type QueueKeyType, scriptFor, claim, remove, enqueue } from "../src/protocol.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
 
 const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";

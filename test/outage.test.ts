@@ -9,11 +9,11 @@ import { after, before, describe, test } from "node:test";
 import {
   ConnectionLostError,
   connect,
-  enqueue,
   installModuleBrand,
   newId,
   ServerUnreachableError,
 } from "../src/index.js";
+import { enqueue } from "../src/protocol.js";
 import { modulePath } from "../tools/module-path.js";
 import { type FaultProxy, startProxy } from "./support/proxy.js";
 import { until } from "./support/until.js";

@@ -5,16 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import {
-  claim,
-  InvalidArgumentError,
-  LeaseLostError,
-  log,
-  progress,
-  Queue,
-  reap,
-  Worker,
-} from "../src/index.js";
+import { progress, claim, reap, log } from "../src/protocol.js";
+import { InvalidArgumentError, LeaseLostError, Queue, Worker } from "../src/index.js";
 import { forEachWire } from "./support/wires.js";
 import { until } from "./support/until.js";
 

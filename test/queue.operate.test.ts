@@ -5,10 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { complete, claim, fail } from "../src/protocol.js";
 import {
-  claim,
-  complete,
-  fail,
   InvalidArgumentError,
   JobNotFoundError,
   JobNotScheduledError,

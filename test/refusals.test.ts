@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { add, claim, fail, newId, pause } from "../src/index.js";
-import { PROTOCOL, queueKey, type Script, scriptFor } from "../src/protocol.js";
+import { newId } from "../src/index.js";
+import { PROTOCOL, queueKey, type Script, scriptFor, fail, add, claim, pause } from "../src/protocol.js";
 import {
   COUNT_BAD,
   keysOf,

@@ -9,21 +9,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  claim,
-  complete,
   type Connection,
   connect,
-  extend,
-  fail,
   type Job,
   LeaseLostError,
   NativeOnlyVerbError,
   Queue,
-  reap,
-  requeue,
-  reschedule,
   Worker,
 } from "../src/index.js";
+import { requeue } from "../src/protocol.js";
+import { claim, complete, extend, fail, reap, reschedule } from "../src/protocol.js";
 import { queueKey } from "../src/protocol.js";
 import { LOG_KEY, loggingHandler, RUNS_KEY } from "./fixtures/log-handler.js";
 import { startProxy } from "./support/proxy.js";

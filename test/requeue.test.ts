@@ -6,17 +6,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  claim,
-  fail,
   JobNotFoundError,
   LeaseLostError,
   NativeOnlyVerbError,
   newId,
-  requeue,
-  reschedule,
   WireRefusalError,
 } from "../src/index.js";
-import { jobKey } from "../src/protocol.js";
+import { jobKey, reschedule, claim, fail, requeue } from "../src/protocol.js";
 import { lifecycle, refused } from "./support/lifecycle.js";
 import { monitor, names, untilSentinel } from "./support/monitor.js";
 import { forEachWire } from "./support/wires.js";

@@ -5,7 +5,7 @@ import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { type FaultProxy, readCommandFrame, startProxy } from "./support/proxy.js";
-import { encodeCommand } from "../src/connector/resp.js";
+import { encodeCommand } from "../src/resp.js";
 import { monitor, parseMonitorLine } from "./support/monitor.js";
 import { connectResp, rawCommand, rawCommands } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";

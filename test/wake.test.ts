@@ -7,22 +7,22 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
+  jobKey,
+  reschedule,
   add,
-  claim,
-  complete,
-  enqueue,
+  pause,
   extend,
   fail,
-  pause,
-  promote,
-  reap,
+  claim,
   remove,
-  requeue,
-  reschedule,
-  resume,
   retry,
-} from "../src/index.js";
-import { jobKey } from "../src/protocol.js";
+  resume,
+  complete,
+  reap,
+  promote,
+  requeue,
+  enqueue,
+} from "../src/protocol.js";
 import { k, lifecycle } from "./support/lifecycle.js";
 import { forEachWire } from "./support/wires.js";
 

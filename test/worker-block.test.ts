@@ -22,7 +22,7 @@ import {
   Worker,
   type WorkerOptions,
 } from "../src/index.js";
-import { parseModuleVersion } from "../src/connector/fence.js";
+import { parseModuleVersion } from "../src/engine/fence.js";
 import { CLAIM_WATCHDOG_MS } from "../src/worker/claims.js";
 import { WATCHDOG_GRACE_MS } from "../src/worker/watcher.js";
 import { queueKey, slot } from "../src/protocol.js";

@@ -6,8 +6,8 @@
  * the queue's slot, and no other.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { claim, connect, enqueue, installModuleBrand, newId } from "../src/index.js";
-import { queueKey, SCRIPTS, slot } from "../src/protocol.js";
+import { connect, installModuleBrand, newId } from "../src/index.js";
+import { queueKey, SCRIPTS, slot, claim, enqueue } from "../src/protocol.js";
 import { monitor } from "../test/support/monitor.js";
 import { startCluster } from "./local-cluster.js";
 import { modulePath } from "./module-path.js";

@@ -7,8 +7,7 @@
 import { inWindow, normalize, type NormDump, type Window } from "../harness/compare.js";
 import type { RawDump } from "../harness/dump.js";
 import { layoutQueue, shapeOf, type Verb } from "../harness/verbs.js";
-import type { ClaimedJob, EnqueueResult } from "../src/index.js";
-import { scriptFor } from "../src/protocol.js";
+import { scriptFor, type ClaimedJob, type EnqueueResult } from "../src/protocol.js";
 import type { MonitorEntry } from "../test/support/monitor.js";
 
 export type Side = "a" | "b";

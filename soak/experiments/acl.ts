@@ -21,22 +21,18 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "iovalkey";
+import { type Connection, connect, Queue, type Wire, Worker } from "../../src/index.js";
 import {
-  type Connection,
-  claim,
-  complete,
-  connect,
+  SCRIPTS,
+  reap,
+  promote,
+  reschedule,
   extend,
   fail,
-  promote,
-  Queue,
-  reap,
+  claim,
+  complete,
   requeue,
-  reschedule,
-  type Wire,
-  Worker,
-} from "../../src/index.js";
-import { SCRIPTS } from "../../src/protocol.js";
+} from "../../src/protocol.js";
 import { checkTargets, measure, type Outcome, quietly, startFor, Tally, waitFor } from "./common.js";
 import { type Arg, FORMS, type Form, type KeyType, keyOf, Rng } from "./fuzz-calls.js";
 import { diff, digests, type SeedJob, seedQueue } from "./seed.js";

@@ -4,8 +4,8 @@
  * whether anything under them was written.
  */
 import type { Redis } from "iovalkey";
-import { claim, complete, type Connection, fail, Queue } from "../../src/index.js";
-import { jobKey } from "../../src/protocol.js";
+import { type Connection, Queue } from "../../src/index.js";
+import { jobKey, fail, complete, claim } from "../../src/protocol.js";
 import { whereAre } from "./common.js";
 
 /** A seeded job: its id, the set it is in, its lease token (attempts). */

@@ -6,7 +6,7 @@
 import { type ConnectOptions, type Connection, connect, optionsFromUrl } from "../connector/connection.js";
 import { FencingConnector } from "../connector/fencing-connector.js";
 import { checkConnectOptions } from "../connector/options.js";
-import { RespError } from "../connector/resp.js";
+import { RespError } from "../resp.js";
 import type { Globals } from "./args.js";
 
 /** The name the CLI's connections carry in `CLIENT LIST`. */

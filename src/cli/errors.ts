@@ -11,28 +11,13 @@ import {
   InvalidArgumentError,
   InvalidIdError,
   InvalidQueueNameError,
+  UsageError,
   VersionFenceError,
 } from "../errors.js";
 
+export { NotFoundError, UsageError } from "../errors.js";
+
 export const EXIT = { ok: 0, failed: 1, usage: 2, connection: 3 } as const;
-
-/** The command line is wrong: unknown command or option, a missing or malformed argument. */
-export class UsageError extends EchoMQError {
-  constructor(
-    message: string,
-    /** The command whose usage to show (`--help` names it). */
-    readonly command?: string,
-  ) {
-    super("EMQ_CLI_USAGE", message);
-  }
-}
-
-/** An operation that found nothing to act on (`job <queue> <id>` of no such job). */
-export class NotFoundError extends EchoMQError {
-  constructor(message: string) {
-    super("EMQ_CLI_NOT_FOUND", message);
-  }
-}
 
 /** The exit code and the message for an error the command ended with. */
 export function failure(err: unknown): { code: number; message: string; errorCode: string } {

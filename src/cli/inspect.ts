@@ -5,7 +5,7 @@ import { fromClientNamePart } from "../worker/client-name.js";
 import type { Cluster, Redis } from "iovalkey";
 import type { Connection } from "../connector/connection.js";
 import { isValidQueue, VERSION_KEY } from "../keyspace.js";
-import { Metrics } from "../observe/metrics.js";
+import { Metrics } from "../metrics.js";
 import { recordedLanes } from "../lanes/registry.js";
 import { listQueues } from "../operate/discover.js";
 import { assertJobState } from "../operate/paging.js";

@@ -2,7 +2,7 @@
  * `install` (brand a module node, `EMQ.INSTALL`) and `events` (a queue's event bus: the last
  * entries, or `--follow` them as they come).
  */
-import { WIRE6_BRAND } from "../connector/fence.js";
+import { WIRE6_BRAND } from "../engine/fence.js";
 import { installModuleBrand } from "../connector/install.js";
 import { EchoMQError, ServerError } from "../errors.js";
 import { type BusEvent, parseEntry } from "../events/entry.js";

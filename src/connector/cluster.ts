@@ -14,7 +14,7 @@
  * (`retryDelayOnFailover: 0`: iovalkey would otherwise send it again on another node).
  */
 import { Cluster, Command } from "iovalkey";
-import type { Send } from "./fence.js";
+import type { Send } from "../engine/fence.js";
 import type { Arg } from "../engine/index.js";
 import { AuthError, type EchoMQError, ServerUnreachableError, VersionFenceError } from "../errors.js";
 import { slot, VERSION_KEY } from "../keyspace.js";
@@ -26,7 +26,7 @@ import {
   dialOf,
   unreachable,
 } from "./options.js";
-import { RespError, type RespReply } from "./resp.js";
+import { RespError, type RespReply } from "../resp.js";
 import { openAbortable, ShardSubscriber } from "./shard-subscriber.js";
 import type { ShardHandlers, Subscription, Transport } from "./transport.js";
 

@@ -20,8 +20,8 @@ import {
   NotValkeyError,
   VersionFenceError,
 } from "../errors.js";
-import { RawSession, RespError, RespProtocolError, type RespReply } from "./resp.js";
-import { isTransientReply } from "./fence.js";
+import { RawSession, RespError, RespProtocolError, type RespReply } from "../resp.js";
+import { isTransientReply } from "../engine/fence.js";
 
 export interface SocketTarget {
   host: string;

@@ -8,10 +8,10 @@
  */
 import { ServerError, VersionFenceError } from "../errors.js";
 import { VERSION_KEY } from "../keyspace.js";
-import { WIRE6_BRAND } from "./fence.js";
+import { WIRE6_BRAND } from "../engine/fence.js";
 import { FencingConnector } from "./fencing-connector.js";
 import { type ConnectOptions, checkConnectOptions, dialOf } from "./options.js";
-import { RespError } from "./resp.js";
+import { RespError } from "../resp.js";
 
 const MAX_REDIRECTS = 16;
 

@@ -9,7 +9,7 @@
  */
 import type * as net from "node:net";
 import { AuthError, ConnectionError, EchoMQError, ServerError, VersionFenceError } from "../errors.js";
-import type { RawSession, Reply } from "./resp.js";
+import type { RawSession, Reply } from "../resp.js";
 import type { ShardHandlers, Subscription } from "./transport.js";
 
 /**

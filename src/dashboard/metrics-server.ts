@@ -7,7 +7,7 @@
  *   const remote = await serveMetrics(metrics, { host: "0.0.0.0", token: process.env.METRICS_TOKEN });
  */
 import { createServer, type Server } from "node:http";
-import type { Metrics } from "../observe/metrics.js";
+import type { Metrics } from "../metrics.js";
 import { sameToken, tokenOf } from "./access.js";
 import { checkHost, checkListen, guardHeaders, LISTEN_OPTIONS, type ListenOptions } from "./guard.js";
 import { errorReply, HttpError, listen, sendJson, shut } from "./http.js";

@@ -15,7 +15,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { isValidBrandedId } from "../branded-id.js";
 import type { Connection } from "../connector/connection.js";
 import { isValidQueue } from "../keyspace.js";
-import { Metrics, PACKAGE_VERSION } from "../observe/metrics.js";
+import { Metrics, PACKAGE_VERSION } from "../metrics.js";
 import { type JobState, Queue } from "../queue.js";
 import { checkJsonBody, checkOrigin } from "./guard.js";
 import { HttpError, intParam, readJson, sendJson } from "./http.js";

@@ -4,7 +4,7 @@
  * (wire 6: each transition is the module's `EMQ.<VERB>` command) — and the rest of the host
  * (host steps, `Queue`, `Worker`) calls the engine, never the wire number.
  */
-import type { Send } from "../connector/fence.js";
+import type { Send } from "./fence.js";
 import type { Script } from "../scripts/index.js";
 
 export type Wire = 4 | 6;
@@ -13,8 +13,8 @@ export type Arg = string | Buffer | number;
 export type Line = [command: string, args: Arg[]];
 /** What an engine needs from its connection. */
 export interface Sender {
-  /** Sends one command; a refusal is thrown as a typed error. */
-  send(command: string, args: readonly Arg[]): Promise<unknown>;
+  /** Sends one command (to the node that holds `routeKey`, when given); a refusal is thrown as a typed error. */
+  send(command: string, args: readonly Arg[], routeKey?: string): Promise<unknown>;
   /** Sends commands in one tick (they leave together); each result is the reply or its typed error. */
   sendAll(lines: readonly Line[]): Promise<unknown[]>;
   /**
@@ -46,6 +46,16 @@ export interface Engine {
    * `EMQ.CLAIM`, declared difference D2); otherwise the host reads the flag first.
    */
   readonly claimReadsPause: boolean;
+  /**
+   * Whether the node that holds `routeKey` promotes and reaps by itself (the module's `timers`
+   * feature in `EMQ.VERSION`, module 0.4.0 on); never on wire 4 (the host runs the loops).
+   */
+  serverTimers(routeKey: string): Promise<boolean>;
+  /**
+   * Whether the node that holds `routeKey` offers the blocking claim (`BCLAIM` among
+   * `EMQ.VERSION`'s `extensions`); never on wire 4.
+   */
+  blockingClaim(routeKey: string): Promise<boolean>;
   /** Whether this engine can run `verb` (the scripts engine runs only verbs with a script twin). */
   runs(verb: string): boolean;
   /**

@@ -5,7 +5,8 @@
  * ever reaches a module node. Sockets pass the wire-6 fence (the module must offer every
  * job-core verb).
  */
-import { brandWire6, fenceWire6, moduleFence } from "../connector/fence.js";
+import { brandWire6, fenceWire6, moduleFence, parseModuleVersion, type ModuleVersion } from "./fence.js";
+import type { RespReply } from "../resp.js";
 import { WireRefusalError } from "../errors.js";
 import type { Script } from "../scripts/index.js";
 import { JOB_CORE_VERBS } from "../scripts/index.js";
@@ -17,13 +18,31 @@ function verbLine(verb: string, keys: readonly string[], values: readonly Arg[])
   return [`EMQ.${verb}`, [keys.length, ...keys, ...values]];
 }
 
+/** The `EMQ.VERSION` feature token of the module's own timers. */
+export const SERVER_TIMERS = "timers";
+/** The verb token a module lists under `extensions` when it offers the blocking claim. */
+export const BLOCKING_CLAIM = "BCLAIM";
+
 class NativeEngine implements Engine {
   readonly wire = 6 as const;
   readonly claimReadsPause = true;
   private readonly lines: LineSender;
 
-  constructor(sender: Sender) {
+  constructor(private readonly sender: Sender) {
     this.lines = new LineSender(sender);
+  }
+
+  async serverTimers(routeKey: string): Promise<boolean> {
+    return (await this.version(routeKey))?.features.includes(SERVER_TIMERS) ?? false;
+  }
+
+  async blockingClaim(routeKey: string): Promise<boolean> {
+    return (await this.version(routeKey))?.extensions.includes(BLOCKING_CLAIM) ?? false;
+  }
+
+  /** `EMQ.VERSION` of the node that holds `routeKey` (null from a module before 0.4.0). */
+  private async version(routeKey: string): Promise<ModuleVersion | null> {
+    return parseModuleVersion((await this.sender.send("EMQ.VERSION", [], routeKey)) as RespReply);
   }
 
   runs(_verb: string): boolean {

@@ -4,7 +4,7 @@
  * worker's claim (the script does not). Runs on any stock Valkey. Sockets pass the wire-4 fence.
  */
 import { NativeOnlyVerbError } from "../errors.js";
-import { fenceWire4, fenceWire4Node, noModuleFence } from "../connector/fence.js";
+import { fenceWire4, fenceWire4Node, noModuleFence } from "./fence.js";
 import { SCRIPTS, type Script } from "../scripts/index.js";
 import type { Arg, Engine, EngineKind, ScriptCall, Sender, VerbCall } from "./engine.js";
 import { evalshaLine, LineSender, type Planned } from "./lines.js";
@@ -16,6 +16,14 @@ class ScriptsEngine implements Engine {
 
   constructor(sender: Sender) {
     this.lines = new LineSender(sender);
+  }
+
+  async serverTimers(_routeKey: string): Promise<boolean> {
+    return false;
+  }
+
+  async blockingClaim(_routeKey: string): Promise<boolean> {
+    return false;
   }
 
   runs(verb: string): boolean {

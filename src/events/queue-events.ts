@@ -20,7 +20,13 @@
  */
 import { EventEmitter } from "node:events";
 import type { Connection } from "../connector/connection.js";
-import { ConnectionLostError, EchoMQError, InvalidArgumentError, ServerError } from "../errors.js";
+import {
+  ConnectionLostError,
+  EchoMQError,
+  InvalidArgumentError,
+  ServerError,
+  WatchdogError,
+} from "../errors.js";
 import { assertValidQueue, queueKey } from "../keyspace.js";
 import { FIXED_KEYSPACE, checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 import { isFatal, retryAfterError } from "../worker/faults.js";
@@ -61,13 +67,6 @@ export type QueueEventsEvents = {
   /** A read failed (it is retried) or a listener threw; a fatal one stops the reader. */
   error: [error: unknown];
 };
-
-/** A read that outlived its bound: the connection is taken as lost. */
-export class WatchdogError extends EchoMQError {
-  constructor(what: string, ms: number) {
-    super("EMQ_WATCHDOG", `${what} got no reply within ${ms} ms: the reader reconnects`);
-  }
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -13,7 +13,7 @@
  * is followed at once by another.
  */
 import type { Connection } from "../connector/connection.js";
-import { EchoMQError } from "../errors.js";
+import { InvalidOutboxEntryError } from "../errors.js";
 import { ack, outbox, parseEntry, settle } from "../jobs/flows.js";
 
 export interface RelayOptions {
@@ -31,19 +31,6 @@ export interface RelayEvents {
   /** A round relayed `n` entries. */
   relayed?(n: number): void;
   error(err: unknown): void;
-}
-
-/** An outbox entry that is not `<queue>` NUL `<id>` NUL `<id>` NUL `<outcome>` NUL `<value>`: dropped. */
-export class InvalidOutboxEntryError extends EchoMQError {
-  constructor(
-    readonly queue: string,
-    readonly entry: Buffer,
-  ) {
-    super(
-      "EMQ_INVALID_OUTBOX_ENTRY",
-      `queue ${queue}: an outbox entry is not <parent queue> NUL <parent id> NUL <child id> NUL <outcome> NUL <value> (${JSON.stringify(entry.subarray(0, 80).toString("latin1"))}); it was dropped. A child's parent field is written by add's parent option.`,
-    );
-  }
 }
 
 export class Relay {

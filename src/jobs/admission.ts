@@ -21,7 +21,7 @@ import {
 import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 import { ADD_FOREIGN, checkExtras, EXTRAS_KEYS, type JobExtras, NO_EXTRAS } from "./add-options.js";
 import { awaitDurable, checkDurability, type Durability, type DurabilityWait } from "./durability.js";
-import { call, verbCall } from "../verbs/calls.js";
+import { call, verbCall } from "./calls.js";
 
 export interface EnqueueOptions {
   /** Your own branded id (idempotency key). Default: a new id. */

@@ -22,7 +22,7 @@ import {
   text,
   toArg,
 } from "./common.js";
-import { call } from "../verbs/calls.js";
+import { call } from "./calls.js";
 
 /** What a dead child does to its parent: `fail` kills the parent, `ignore` counts it as settled. */
 export type ChildFailurePolicy = "fail" | "ignore";

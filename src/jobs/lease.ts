@@ -21,7 +21,7 @@ import {
   typeOf,
 } from "./common.js";
 import { type ClaimOutcome, claimOutcome } from "./admission.js";
-import { call } from "../verbs/calls.js";
+import { call } from "./calls.js";
 
 export type FailState = "pending" | "scheduled" | "dead";
 

@@ -8,7 +8,7 @@ import { InvalidArgumentError } from "../errors.js";
 import { assertValidQueue, queueKey } from "../keyspace.js";
 import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 import { assertInteger, MAX_INTEGER, maxBytes, text } from "./common.js";
-import { call } from "../verbs/calls.js";
+import { call } from "./calls.js";
 
 /** A rate: at most `max` jobs start per window of `durationMs` (a fixed window, see the docs). */
 export interface RateLimit {

@@ -8,7 +8,7 @@ import { InvalidArgumentError } from "../errors.js";
 import { assertValidQueue } from "../keyspace.js";
 import { assertLabel, isLabel } from "./add-options.js";
 import { assertInteger, assertJobId, key, MAX_INTEGER, MAX_LIMIT } from "./common.js";
-import { call } from "../verbs/calls.js";
+import { call } from "./calls.js";
 
 /**
  * Releases an idempotency key before its ttl (`FORGET`): the next add with it adds a new job.

@@ -7,7 +7,7 @@ import { assertValidQueue } from "../keyspace.js";
 import { MAX_LANES } from "../lanes/naming.js";
 import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 import { assertInteger, assertJobId, MAX_INTEGER, MAX_LIMIT, text } from "./common.js";
-import { call } from "../verbs/calls.js";
+import { call } from "./calls.js";
 
 export interface ReapOptions {
   /** At most this many expired leases per call (1 to 10000). */

@@ -5,10 +5,9 @@
  */
 import type { Connection } from "../connector/connection.js";
 import { assertValidQueue } from "../keyspace.js";
-import type { CheckedSchedule } from "../schedules/options.js";
-import { specText } from "../schedules/options.js";
 import { key, text, toArg } from "./common.js";
-import { call } from "../verbs/calls.js";
+import { call } from "./calls.js";
+import { type CheckedSchedule, specText } from "./schedule-record.js";
 
 /** What `SCHEDULE` did: `created`, `replaced` (next instant reset, count kept), `unchanged`. */
 export type ScheduleOutcome = "created" | "replaced" | "unchanged";

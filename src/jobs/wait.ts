@@ -4,16 +4,15 @@
  * nothing else while it waits: give it a connection of its own (the worker does).
  */
 import type { Connection } from "../connector/connection.js";
-import { parseModuleVersion } from "../connector/fence.js";
-import type { RespReply } from "../connector/resp.js";
+import { parseModuleVersion } from "../engine/fence.js";
+import type { RespReply } from "../resp.js";
 import { ServerError, WAIT_ENDED, WaitInterruptedError } from "../errors.js";
 import { assertValidQueue } from "../keyspace.js";
 import { type ClaimOutcome, claimOutcome } from "./admission.js";
 import { assertInteger, assertLeaseMs, key, MAX_INTEGER } from "./common.js";
-import { call } from "../verbs/calls.js";
+import { call } from "./calls.js";
 
-/** The verb token a module lists under `extensions` when it offers the blocking claim. */
-export const BLOCKING_CLAIM = "BCLAIM";
+export { BLOCKING_CLAIM } from "../engine/native.js";
 
 /**
  * The verbs the module that serves `queue` offers beside the job core (`EMQ.VERSION`'s

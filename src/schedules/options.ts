@@ -18,9 +18,14 @@ import {
 } from "../jobs/common.js";
 import { ADD_FOREIGN } from "../jobs/add-options.js";
 import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
+import type { CheckedSchedule, MissedPolicy, ScheduleSpec } from "../jobs/schedule-record.js";
 
-/** What to do with instants that passed while no worker ran (see `plan`). */
-export type MissedPolicy = "skip" | "catch-up";
+export {
+  type CheckedSchedule,
+  type MissedPolicy,
+  type ScheduleSpec,
+  specText,
+} from "../jobs/schedule-record.js";
 
 /** The options of the jobs a schedule adds. */
 export interface ScheduleJobOptions {
@@ -53,27 +58,6 @@ export interface ScheduleOptions {
   missed?: MissedPolicy;
   /** Under `skip`, how late an instant may be and still fire (ms). Default 5000. */
   graceMs?: number;
-}
-
-/** The instants' part of a schedule, as the record's `spec` keeps it. */
-export interface ScheduleSpec {
-  cron?: string;
-  everyMs?: number;
-  tz?: string;
-  startAt?: number;
-  endAt?: number;
-  limit?: number;
-  missed: MissedPolicy;
-  graceMs: number;
-}
-
-/** A checked schedule: its spec and what its jobs carry. */
-export interface CheckedSchedule {
-  spec: ScheduleSpec;
-  payload: Payload;
-  priority: number;
-  maxAttempts: number;
-  timeoutMs: number;
 }
 
 export const DEFAULT_GRACE_MS = 5000;
@@ -232,14 +216,6 @@ export function checkSchedule(options: unknown, stored = false): CheckedSchedule
         ? 0
         : assertInteger("opts.timeoutMs", job.timeoutMs, 0, MAX_INTEGER, " of milliseconds"),
   };
-}
-
-/** The spec as the record keeps it: JSON with its keys in one order, so equal specs are equal text. */
-export function specText(spec: ScheduleSpec): string {
-  const order = ["cron", "everyMs", "tz", "startAt", "endAt", "limit", "missed", "graceMs"] as const;
-  const out: Record<string, unknown> = {};
-  for (const k of order) if (spec[k] !== undefined) out[k] = spec[k];
-  return JSON.stringify(out);
 }
 
 /** A record's `spec` read back (a spec this host cannot read is an `InvalidArgumentError`). */

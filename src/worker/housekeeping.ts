@@ -6,13 +6,8 @@
  * Wire 4 always runs the loops: the scripts have no clock of their own.
  */
 import type { Connection } from "../connector/connection.js";
-import { parseModuleVersion } from "../connector/fence.js";
-import type { RespReply } from "../connector/resp.js";
 import { ReapBoundsError } from "../errors.js";
 import { queueKey } from "../keyspace.js";
-
-/** The `EMQ.VERSION` feature token of the module's own timers. */
-export const SERVER_TIMERS = "timers";
 
 /** What the node's reaper needs from the workers: the attempt budget and the dead kept. */
 export interface ReapBounds {
@@ -29,9 +24,7 @@ export interface ReapBounds {
  * `ReapBoundsError` (the caller runs its own loops instead).
  */
 export async function serverRunsTimers(conn: Connection, lane: string, bounds: ReapBounds): Promise<boolean> {
-  if (conn.wire !== 6) return false;
-  const version = parseModuleVersion((await conn.send("EMQ.VERSION", [], queueKey(lane, ""))) as RespReply);
-  if (!version?.features.includes(SERVER_TIMERS)) return false;
+  if (!(await conn.engine.serverTimers(queueKey(lane, "")))) return false;
   const fields = ["max_attempts", bounds.maxAttempts, "keep_dead", bounds.keepDead];
   try {
     await conn.send("HSET", [queueKey(lane, "meta"), ...fields]);

@@ -4,30 +4,8 @@
  * left to lease expiry.
  */
 import { type BackoffOption, backoffDelay } from "../backoff.js";
-import { EchoMQError } from "../errors.js";
+import { InvalidBackoffError, InvalidResultError } from "../errors.js";
 import { assertSize, MAX_INTEGER, maxBytes } from "../jobs/common.js";
-
-/** A handler returned a value that cannot be stored as a job's result; the attempt fails with it. */
-export class InvalidResultError extends EchoMQError {
-  constructor(reason: string, cause?: unknown) {
-    super(
-      "EMQ_INVALID_RESULT",
-      `the handler's result cannot be stored: ${reason}. Return a string, bytes, or a JSON-serializable value.`,
-      { cause },
-    );
-  }
-}
-
-/** The backoff (option or function) gave no usable delay; the attempt was retried without one. */
-export class InvalidBackoffError extends EchoMQError {
-  constructor(reason: string, cause?: unknown) {
-    super(
-      "EMQ_INVALID_BACKOFF",
-      `the backoff gave no usable delay (${reason}): the job was failed with no delay. A backoff must give 0 to ${MAX_INTEGER} ms.`,
-      { cause },
-    );
-  }
-}
 
 /**
  * The result as stored: `undefined`/`null` → empty, strings and bytes as they are, anything else
@@ -93,8 +71,9 @@ export function retryDelay(
     ms = backoffDelay(backoff, attempt, error);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    return { delayMs: 0, problem: new InvalidBackoffError(`it threw: ${reason}`, err) };
+    return { delayMs: 0, problem: new InvalidBackoffError(`it threw: ${reason}`, MAX_INTEGER, err) };
   }
-  if (ms > MAX_INTEGER) return { delayMs: 0, problem: new InvalidBackoffError(`it gave ${ms} ms`) };
+  if (ms > MAX_INTEGER)
+    return { delayMs: 0, problem: new InvalidBackoffError(`it gave ${ms} ms`, MAX_INTEGER) };
   return { delayMs: ms };
 }

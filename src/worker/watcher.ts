@@ -22,7 +22,7 @@ import type { Connection } from "../connector/connection.js";
 import { ClaimWatchdogError } from "../errors.js";
 import type { ClaimOutcome } from "../jobs.js";
 import { key } from "../jobs/common.js";
-import { BLOCKING_CLAIM, claimWaiting, moduleExtensions } from "../jobs/wait.js";
+import { claimWaiting } from "../jobs/wait.js";
 
 /** How long past its server timeout a wait may stay unanswered before its socket is dropped (ms). */
 export const WATCHDOG_GRACE_MS = 5000;
@@ -45,8 +45,8 @@ export async function openWatcher(
   blockMs: number,
 ): Promise<ClaimWatcher | undefined> {
   const [lane, ...others] = lanes;
-  if (conn.wire !== 6 || blockMs === 0 || lane === undefined || others.length > 0) return undefined;
-  if (!(await moduleExtensions(conn, lane)).includes(BLOCKING_CLAIM)) return undefined;
+  if (blockMs === 0 || lane === undefined || others.length > 0) return undefined;
+  if (!(await conn.engine.blockingClaim(key(lane, "pending")))) return undefined;
   return new ClaimWatcher(conn, name, blockMs);
 }
 

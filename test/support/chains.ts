@@ -4,7 +4,8 @@
  * to its end by hand.
  */
 import assert from "node:assert/strict";
-import { claim, complete, type Connection, type FlowJob, type FlowNode } from "../../src/index.js";
+import { complete, claim } from "../../src/protocol.js";
+import type { Connection, FlowJob, FlowNode } from "../../src/index.js";
 import { Relay } from "../../src/flows/relay.js";
 
 /** A chain `depth` jobs deep: the root at `ids[0]`, its child at `ids[1]`, …, the leaf last. */

@@ -5,11 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { Redis } from "iovalkey";
-import { add, claim, fail, ServerError } from "../../src/index.js";
-import { queueKey, type QueueKeyType } from "../../src/protocol.js";
+import { ServerError } from "../../src/index.js";
+import { queueKey, type QueueKeyType, claim, fail, add } from "../../src/protocol.js";
 import { dumpQueue, type WireContext } from "./wires.js";
 import { until } from "./until.js";
-import { keysOf as verbKeys, type VerbName } from "../../src/verbs/calls.js";
+import { keysOf as verbKeys, type VerbName } from "../../src/jobs/calls.js";
 
 export const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
 export const NOT_JOB = "XYZ0Nb1VTbfnu4";

@@ -20,7 +20,7 @@
  *   const mark = proxy.mark();  ...;  proxy.since(mark)   commands that reached the server since
  */
 import net from "node:net";
-import { parseReply, RespProtocolError } from "../../src/connector/resp.js";
+import { parseReply, RespProtocolError } from "../../src/resp.js";
 
 export interface ProxyOptions {
   targetPort: number;

@@ -9,9 +9,9 @@
  * - `connectResp` keeps a connection open (half-written commands, replies nobody waited for).
  */
 import { type ClientOptions, type Reply, RespClient } from "../../harness/resp.js";
-import { type RespArg, type RespReply, toRespReply } from "../../src/connector/resp.js";
+import { type RespArg, type RespReply, toRespReply } from "../../src/resp.js";
 
-export type { RespArg, RespReply } from "../../src/connector/resp.js";
+export type { RespArg, RespReply } from "../../src/resp.js";
 
 export interface ConnectOptions {
   /** Defaults to 127.0.0.1. */

@@ -7,11 +7,11 @@ import type { Arg, Connection } from "../connector/connection.js";
 import type { VerbCall } from "../engine/engine.js";
 import { assertValidBrandedId } from "../branded-id.js";
 import { queueKey } from "../keyspace.js";
-import { PROTOCOL, type KeySlot } from "./data.js";
-import type { VerbName } from "./names.js";
-import { verbSpec } from "./index.js";
+import { PROTOCOL, type KeySlot } from "../verbs/data.js";
+import type { VerbName } from "../verbs/names.js";
+import { verbSpec } from "../verbs/index.js";
 
-export type { VerbName } from "./names.js";
+export type { VerbName } from "../verbs/names.js";
 
 type Slotter = (queue: string, id: string | undefined, verb: string) => string;
 

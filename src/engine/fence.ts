@@ -6,7 +6,7 @@
 import { VersionFenceError } from "../errors.js";
 import { VERSION_KEY } from "../keyspace.js";
 import { PROTOCOL } from "../verbs/data.js";
-import { RespError, type RespReply } from "./resp.js";
+import { RespError, type RespReply } from "../resp.js";
 
 /** The brands, from the protocol data (`protocol/protocol.json` `brands`). */
 export const WIRE4_BRAND = PROTOCOL.brands.wire4;

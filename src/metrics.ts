@@ -16,16 +16,16 @@
  * Without a source a family is not exported at all (a one-shot `echomq metrics` has no past to
  * count), never as a series that stays empty.
  */
-import { wakeClientName } from "../worker/client-name.js";
+import { wakeClientName } from "./worker/client-name.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import { idTime } from "../branded-id.js";
-import type { Connection } from "../connector/connection.js";
-import { InvalidArgumentError } from "../errors.js";
-import { assertValidQueue } from "../keyspace.js";
-import { Queue } from "../queue.js";
-import type { Worker } from "../worker.js";
-import { headReadyAgeMs } from "./ready.js";
+import { idTime } from "./branded-id.js";
+import type { Connection } from "./connector/connection.js";
+import { InvalidArgumentError } from "./errors.js";
+import { assertValidQueue } from "./keyspace.js";
+import { Queue } from "./queue.js";
+import type { Worker } from "./worker.js";
+import { headReadyAgeMs } from "./observe/ready.js";
 
 export interface MetricsOptions {
   /** The queues whose state is read at each scrape. */
