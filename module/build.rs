@@ -305,7 +305,9 @@ fn read_verb(path: &Path, protocol: &Protocol) -> Res<Verb> {
         return Err(format!("verb `{verb}` is not upper-case letters"));
     }
     if v.get("core").is_some() {
-        return Err("job-core membership is stated once, in protocol.json `job_core`: drop `core`".into());
+        return Err(
+            "job-core membership is stated once, in protocol.json `job_core`: drop `core`".into(),
+        );
     }
     let core = protocol.job_core.iter().any(|c| *c == verb);
     let flag = |name: &str| -> Res<bool> {
