@@ -309,7 +309,7 @@ fn read_verb(path: &Path, protocol: &Protocol) -> Res<Verb> {
             "job-core membership is stated once, in protocol.json `job_core`: drop `core`".into(),
         );
     }
-    let core = protocol.job_core.iter().any(|c| *c == verb);
+    let core = protocol.job_core.contains(&verb);
     let flag = |name: &str| -> Res<bool> {
         match v.get(name) {
             None => Ok(false),
