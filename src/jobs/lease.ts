@@ -62,6 +62,13 @@ export async function extend(
   return (await call(conn, "EXTEND", queue, [id, String(token), String(leaseMs)])) as number;
 }
 
+/** The host's checks of a completion (`COMPLETE`, and the completion part of `COMPLETENEXT`). */
+function checkCompletion(queue: string, id: string, token: number, result: Payload, keep: number): void {
+  leased(queue, id, token);
+  assertPayload(result, "result", "result");
+  assertInteger("keep", keep, 0, MAX_INTEGER);
+}
+
 /** Completes a job: its row keeps `result` in `done` (at most `keep` ids), or is deleted (keep 0). */
 export async function complete(
   conn: Connection,
@@ -71,9 +78,7 @@ export async function complete(
   result: Payload,
   keep: number,
 ): Promise<void> {
-  leased(queue, id, token);
-  assertPayload(result, "result", "result");
-  assertInteger("keep", keep, 0, MAX_INTEGER);
+  checkCompletion(queue, id, token, result, keep);
   await call(conn, "COMPLETE", queue, [id, String(token), toArg(result), String(keep)]);
 }
 
@@ -93,9 +98,7 @@ export async function completeNext(
   keep: number,
   leaseMs: number,
 ): Promise<ClaimOutcome> {
-  leased(queue, id, token);
-  assertPayload(result, "result", "result");
-  assertInteger("keep", keep, 0, MAX_INTEGER);
+  checkCompletion(queue, id, token, result, keep);
   assertLeaseMs(leaseMs);
   const reply = await call(conn, "COMPLETENEXT", queue, [
     id,
