@@ -61,7 +61,7 @@ const FILL_BATCH = 100;
  * An object of `width` keys, each a fresh UUID whose value is a chain of `depth` − 1 further
  * objects keyed by fresh UUIDs (width × depth UUIDs in all); `depth` 1: empty objects.
  */
-export function nestedPayload(width: number, depth: number): Record<string, unknown> {
+function nestedPayload(width: number, depth: number): Record<string, unknown> {
   const top: Record<string, unknown> = {};
   for (let i = 0; i < width; i++) {
     let level: Record<string, unknown> = {};

@@ -13,7 +13,7 @@ import { runRounds } from "./rounds.js";
 import { median, round } from "./stats.js";
 import { LABELS, type SystemId } from "./systems/types.js";
 
-export interface BullmqBenchConfig {
+interface BullmqBenchConfig {
   rounds: number;
   /** Runs of each scenario per round (a fresh database each); the round counts the median. */
   repeats: number;
@@ -25,7 +25,7 @@ export interface BullmqBenchConfig {
 }
 
 /** Where the scenarios are defined. */
-export const SOURCE = "taskforcesh/bullmq-bench, src/bullmq-suite.ts (commit fd3766f)";
+const SOURCE = "taskforcesh/bullmq-bench, src/bullmq-suite.ts (commit fd3766f)";
 
 const SCENARIOS: ScenarioPlan[] = [
   { name: "queue-add", warmup: 1000, timed: 1000, bulk: 0, concurrency: 0, width: 10, depth: 10 },
@@ -49,7 +49,7 @@ export function bullmqBenchConfig(smoke: boolean): BullmqBenchConfig {
   return { rounds: 1, repeats: 1, scenarios, bullmqDefaults: false, systems: ["echomq-w4"] };
 }
 
-export interface BullmqBenchRow {
+interface BullmqBenchRow {
   system: SystemId;
   /** `bench`: the bench's settings for that system; `bullmq-bench`: BullMQ as bullmq-bench sets it. */
   settingsOf: "bench" | "bullmq-bench";

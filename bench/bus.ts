@@ -13,7 +13,7 @@ import { median, round } from "./stats.js";
 import type { SystemId } from "./systems/types.js";
 import { runVariants } from "./variants.js";
 
-export interface BusConfig {
+interface BusConfig {
   rounds: number;
   /** Waiting jobs each run fills and processes. */
   jobs: number;
@@ -27,7 +27,7 @@ export function busConfig(smoke: boolean): BusConfig {
   return smoke ? { ...full, rounds: 1, jobs: 300, bullmq: false } : full;
 }
 
-export interface BusRow {
+interface BusRow {
   system: SystemId;
   /** `on`/`off` for EchoMQ; `always` for BullMQ (its events stream cannot be turned off). */
   bus: "on" | "off" | "always";

@@ -167,7 +167,7 @@ function panels(none: ModeReport | undefined, aof: ModeReport | undefined): Pane
   return out;
 }
 
-export function renderSvg(report: BenchReport): string {
+function renderSvg(report: BenchReport): string {
   const none = report.modes.find((m) => m.mode === "none");
   const aof = report.modes.find((m) => m.mode === "aof");
   const systems = (none ?? aof)?.summary ?? [];

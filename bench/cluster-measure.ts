@@ -38,7 +38,7 @@ export interface ClusterChildPlan {
   phaseTimeoutMs: number;
 }
 
-export interface ShardRun {
+interface ShardRun {
   /** host:port of the primary. */
   node: string;
   queues: number;

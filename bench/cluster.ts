@@ -23,7 +23,7 @@ import { CLUSTER_SYSTEMS, type ClusterSystemId } from "./systems/multi-queue.js"
 import type { Endpoint, SystemId } from "./systems/types.js";
 import { LABELS } from "./systems/types.js";
 
-export const NO_CLUSTER_SUPPORT =
+const NO_CLUSTER_SUPPORT =
   "bee-queue has no cluster support (its client, node-redis 3, has no cluster mode, and its keys carry no hashtag): not run";
 
 /** One topology's medians over the rounds. */
@@ -170,7 +170,7 @@ function summarizeTopology(runs: TopologyRun[]): TopologySummary | null {
   };
 }
 
-export function summarizeCluster(systems: ClusterSystemId[], rounds: ClusterChildResult[]): ClusterSummary[] {
+function summarizeCluster(systems: ClusterSystemId[], rounds: ClusterChildResult[]): ClusterSummary[] {
   return systems.map((system) => {
     const runs = rounds.filter((r) => r.system === system).flatMap((r) => r.runs);
     return {
@@ -195,7 +195,7 @@ function brief(r: ClusterChildResult): string {
     .join("; ");
 }
 
-export interface ClusterRunOptions {
+interface ClusterRunOptions {
   smoke: boolean;
   /** Systems asked for (`--only`); those without cluster support are noted and skipped. */
   only: SystemId[];

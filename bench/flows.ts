@@ -17,7 +17,8 @@ import {
   RedisConnection,
   Worker as BullWorker,
 } from "bullmq";
-import { connect, FlowProducer, installModuleBrand, Queue, Worker } from "echomq";
+import { connect, FlowProducer, Queue, Worker } from "echomq";
+import { installModuleBrand } from "echomq/admin";
 import { modulePath } from "../tools/module-path.js";
 import { live } from "./fork.js";
 import { type BenchServer, startServer } from "./server.js";
@@ -26,7 +27,7 @@ import type { SystemId } from "./systems/types.js";
 
 RedisConnection.clientFactory = (opts) => createIORedisClient(new IOValkey(opts as never)) as never;
 
-export interface FlowsConfig {
+interface FlowsConfig {
   rounds: number;
   flows: number;
   children: number;
@@ -38,7 +39,7 @@ export function flowsConfig(smoke: boolean): FlowsConfig {
   return smoke ? { ...full, rounds: 1, flows: 100 } : full;
 }
 
-export interface FlowsRow {
+interface FlowsRow {
   system: SystemId;
   /** Medians over the rounds. */
   addFlowsPerSec: number;

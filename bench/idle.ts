@@ -20,7 +20,7 @@ import { runRounds } from "./rounds.js";
 import { median, round } from "./stats.js";
 import type { SystemId } from "./systems/types.js";
 
-export interface IdleConfig {
+interface IdleConfig {
   rounds: number;
   /** How long the idle worker's commands are counted (s). */
   idleSeconds: number;
@@ -49,7 +49,7 @@ export function idleConfig(smoke: boolean): IdleConfig {
  */
 const TIMER_COMMANDS = ["emq.promote", "emq.reap", "zrange", "time"];
 
-export interface IdleRow {
+interface IdleRow {
   system: SystemId;
   /** How the idle slots wait. */
   waits: "wake channel" | "blocking claim" | "BZPOPMIN";

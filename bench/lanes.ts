@@ -7,7 +7,8 @@
  * the three servers share two cores, so throughput cannot grow with the lanes; the per-shard CPU
  * is what projects to machines: with a core per shard, the busiest shard bounds the server side.
  */
-import { connect, installModuleBrand, Queue } from "echomq";
+import { connect, Queue } from "echomq";
+import { installModuleBrand } from "echomq/admin";
 import { startCluster } from "../test/support/cluster.js";
 import { modulePath } from "../tools/module-path.js";
 import type { LanesChildPlan, LanesChildResult } from "./lanes-child.js";
@@ -16,7 +17,7 @@ import { live, runChild } from "./fork.js";
 import { Admin, sleep } from "./server.js";
 import { median, round } from "./stats.js";
 
-export interface LanesConfig {
+interface LanesConfig {
   rounds: number;
   /** Jobs the queue holds when it is resumed. */
   jobs: number;
@@ -31,7 +32,7 @@ export function lanesConfig(smoke: boolean): LanesConfig {
   return smoke ? { ...full, rounds: 1, jobs: 1200 } : full;
 }
 
-export interface LanesRow {
+interface LanesRow {
   system: "echomq-w4" | "echomq-w6";
   lanes: number;
   /** Medians over the rounds. */
@@ -63,7 +64,10 @@ async function workersUp(admins: Admin[]): Promise<number> {
   for (const a of admins) {
     n += String(await a.client.call("CLIENT", "LIST"))
       .split("\n")
-      .filter((l) => l.includes(` name=emq-wake-${QUEUE} `)).length;
+      // the name carries the worker's announcement after the queue (`emq-wake-<queue>%;i=…`)
+      .filter(
+        (l) => l.includes(` name=emq-wake-${QUEUE} `) || l.includes(` name=emq-wake-${QUEUE}%;`),
+      ).length;
   }
   return n;
 }

@@ -16,7 +16,7 @@ import { Admin, type BenchServer, parseInfo, sleep, startServer } from "./server
 import { median, round } from "./stats.js";
 import { LABELS, type SystemId } from "./systems/types.js";
 
-export interface LatenessConfig {
+interface LatenessConfig {
   rounds: number;
   jobs: number;
   spacingMs: number;
@@ -36,7 +36,7 @@ const TIMERS: Record<(typeof SYSTEMS)[number], string> = {
   bullmq: "worker",
 };
 
-export interface LatenessRow {
+interface LatenessRow {
   system: SystemId;
   timers: string;
   /** Medians over the rounds of each round's p50 / p99 / max (ms). */

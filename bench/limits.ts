@@ -11,7 +11,8 @@
  */
 import { Redis as IOValkey } from "iovalkey";
 import { createIORedisClient, Queue as BullQueue, RedisConnection, Worker as BullWorker } from "bullmq";
-import { connect, installModuleBrand, Queue, Worker } from "echomq";
+import { connect, Queue, Worker } from "echomq";
+import { installModuleBrand } from "echomq/admin";
 import { modulePath } from "../tools/module-path.js";
 import { live } from "./fork.js";
 import { Admin, type BenchServer, delta, sleep, startServer } from "./server.js";
@@ -20,7 +21,7 @@ import { LABELS, type SystemId } from "./systems/types.js";
 
 RedisConnection.clientFactory = (opts) => createIORedisClient(new IOValkey(opts as never)) as never;
 
-export interface LimitsConfig {
+interface LimitsConfig {
   rounds: number;
   /** The rate: `max` jobs per `durationMs`. */
   max: number;
@@ -38,7 +39,7 @@ export function limitsConfig(smoke: boolean): LimitsConfig {
 const SYSTEMS = ["echomq-w4", "echomq-w6", "bullmq"] as const;
 const NAME = "bench-limited";
 
-export interface LimitsRow {
+interface LimitsRow {
   system: SystemId;
   /** `queue` (the queue's rate) or `group` (one group limited beside an unlimited one). */
   kind: "queue" | "group";

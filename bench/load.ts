@@ -9,7 +9,7 @@ import { type EchoOptions, echomqAdapter } from "./systems/echomq.js";
 import type { Endpoint, JobData, Producer, SystemAdapter, SystemId } from "./systems/types.js";
 
 /** Payloads are 100 bytes as JSON: `{"t":<ms>,"pad":"…"}`. */
-export const PAYLOAD_BYTES = 100;
+const PAYLOAD_BYTES = 100;
 
 /**
  * `busOff`: EchoMQ with its queue's event bus turned off (the bus measure's baseline);

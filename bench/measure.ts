@@ -69,6 +69,8 @@ export interface MeasurePlan {
   phaseTimeoutMs: number;
   /** EchoMQ only: `"off"` turns the queue's event bus off after every flush (the bus measure). */
   bus?: "off";
+  /** EchoMQ only: the worker's batch size (`batch: { size }`, the batch measure); absent: one job per call. */
+  batch?: number;
   /**
    * EchoMQ only: `"sdk"` traces the producer's queue and the worker (`tracing: true`) with an
    * OpenTelemetry SDK whose exporter drops the spans; `"api"` with the API alone, no SDK (its
@@ -85,7 +87,7 @@ export interface MeasurePlan {
   bullmqBenchDefaults?: boolean;
 }
 
-export interface IdleResult {
+interface IdleResult {
   seconds: number;
   /** Commands the clients sent over the idle window (MONITOR), and by name. */
   commands: number;
@@ -94,7 +96,7 @@ export interface IdleResult {
   insideScripts: number;
 }
 
-export interface ProcessResult extends Rate {
+interface ProcessResult extends Rate {
   concurrency: number;
   /** The time cap ended the run: `jobs` (= completed + failed) of the waiting jobs ran. */
   capped: boolean;
@@ -119,7 +121,7 @@ export interface ProcessResult extends Rate {
   addCommands: Record<string, number>;
 }
 
-export interface LatencyResult {
+interface LatencyResult {
   samples: number;
   added: number;
   started: number;
@@ -162,6 +164,7 @@ export class Measurer {
   constructor(private readonly plan: MeasurePlan) {
     this.adapter = adapterFor(plan.system, plan.endpoint, {
       ...(plan.bus === "off" ? { busOff: true } : {}),
+      ...(plan.batch !== undefined ? { batch: plan.batch } : {}),
       ...(plan.tracing ? { tracing: plan.tracing } : {}),
       ...(plan.blockMs !== undefined ? { blockMs: plan.blockMs } : {}),
       ...(plan.bullmqBenchDefaults ? { bullmqBenchDefaults: true } : {}),

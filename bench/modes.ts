@@ -43,6 +43,7 @@ export const MEASURES = [
   "cluster",
   "lanes",
   "bus",
+  "batch",
   "tracing",
   "lateness",
   "idle",

@@ -8,7 +8,8 @@
  * (wall time, calls, and the server's time per call of the transition from `INFO commandstats`:
  * the longest a bulk call holds the server), then the same jobs again and `obliterate()`.
  */
-import { connect, installModuleBrand, listQueues, Queue, type Wire } from "../src/index.js";
+import { connect, Queue, type Wire } from "../src/index.js";
+import { installModuleBrand, listQueues } from "../src/admin.js";
 import { modulePath } from "../tools/module-path.js";
 import { parseInfo, startServer } from "./server.js";
 

@@ -1,5 +1,6 @@
 /** The Markdown report: one table per persistence mode (ratios against BullMQ), targets, notes. */
 import { renderCluster } from "./cluster-report.js";
+import { renderBatch } from "./batches.js";
 import { renderBus } from "./bus.js";
 import { renderTracing } from "./tracing.js";
 import { renderLateness } from "./lateness.js";
@@ -210,7 +211,7 @@ function targetLine(mode: ModeReport): string | null {
   );
 }
 
-export function renderTable(mode: ModeReport): string {
+function renderTable(mode: ModeReport): string {
   const systems = mode.summary;
   const bull = systems.find((s) => s.system === "bullmq");
   const header = `| measure | ${systems.map((s) => s.label).join(" | ")} |`;
@@ -288,6 +289,7 @@ export function renderMarkdown(report: BenchReport): string {
   if (report.cluster) out.push("", ...renderCluster(report.cluster));
   if (report.lanes) out.push("", ...renderLanes(report.lanes));
   if (report.bus) out.push("", ...renderBus(report.bus));
+  if (report.batch) out.push("", ...renderBatch(report.batch));
   if (report.tracing) out.push("", ...renderTracing(report.tracing));
   if (report.lateness) out.push("", ...renderLateness(report.lateness));
   if (report.idle) out.push("", ...renderIdle(report.idle));

@@ -11,7 +11,7 @@ import { Admin, type BenchServer, startServer } from "./server.js";
 import type { Endpoint, SystemId } from "./systems/types.js";
 
 /** A plan that runs nothing (every phase off): a measure turns on what it runs. */
-export function barePlan(system: SystemId, endpoint: Endpoint, round: number): MeasurePlan {
+function barePlan(system: SystemId, endpoint: Endpoint, round: number): MeasurePlan {
   return {
     system,
     endpoint,
@@ -32,7 +32,7 @@ export function barePlan(system: SystemId, endpoint: Endpoint, round: number): M
   };
 }
 
-export interface Rounds<V extends { system: SystemId }> {
+interface Rounds<V extends { system: SystemId }> {
   /** The measure's name, for failures (`bus: …`). */
   measure: string;
   rounds: number;

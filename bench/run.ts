@@ -18,6 +18,7 @@ import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { modulePath } from "../tools/module-path.js";
+import { batchConfig, runBatchMeasure } from "./batches.js";
 import { busConfig, runBusMeasure } from "./bus.js";
 import { bullmqBenchConfig, runBullmqBench } from "./bullmq-bench.js";
 import { runTracingMeasure, tracingConfig } from "./tracing.js";
@@ -339,6 +340,8 @@ async function main(): Promise<void> {
   const flows = echomqMeasure("flows", flowsConfig);
   const bus = echomqMeasure("bus", busConfig);
   if (bus && flags.jobs) bus.jobs = flags.jobs;
+  const batch = echomqMeasure("batch", batchConfig);
+  if (batch && flags.jobs) batch.jobs = flags.jobs;
   const tracing = echomqMeasure("tracing", tracingConfig);
   if (tracing && flags.jobs) tracing.jobs = flags.jobs;
   const lateness =
@@ -360,6 +363,7 @@ async function main(): Promise<void> {
     !cluster &&
     !lanes &&
     !bus &&
+    !batch &&
     !tracing &&
     !lateness &&
     !idle &&
@@ -386,6 +390,7 @@ async function main(): Promise<void> {
       : null;
   const lanesReport = lanes && !live.stopping ? await runLanesMeasure(lanes, failures) : null;
   const busReport = bus && !live.stopping ? await runBusMeasure(bus, flags.only, failures) : null;
+  const batchReport = batch && !live.stopping ? await runBatchMeasure(batch, flags.only, failures) : null;
   const tracingReport =
     tracing && !live.stopping ? await runTracingMeasure(tracing, flags.only, failures) : null;
   const latenessReport =
@@ -416,6 +421,7 @@ async function main(): Promise<void> {
         reports.find((r) => r.moduleVersion)?.moduleVersion ??
         clusterReport?.moduleVersion ??
         busReport?.moduleVersion ??
+        batchReport?.moduleVersion ??
         tracingReport?.moduleVersion ??
         latenessReport?.moduleVersion ??
         idleReport?.moduleVersion ??
@@ -436,6 +442,7 @@ async function main(): Promise<void> {
     cluster: clusterReport,
     lanes: lanesReport,
     bus: busReport,
+    batch: batchReport,
     tracing: tracingReport,
     lateness: latenessReport,
     idle: idleReport,

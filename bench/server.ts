@@ -9,7 +9,7 @@ import { startEmbeddedValkey, valkeyServerBinary } from "../tools/embedded-valke
 
 const execFileAsync = promisify(execFile);
 
-export interface ServerOptions {
+interface ServerOptions {
   /** Path of a module to load (`--loadmodule`). */
   module?: string;
   /** appendonly yes + appendfsync everysec. */

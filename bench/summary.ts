@@ -1,4 +1,5 @@
 /** Medians over the rounds, per system, and the shape of the results JSON (bench/results/*.json). */
+import type { BatchReport } from "./batches.js";
 import type { BusReport } from "./bus.js";
 import type { TracingReport } from "./tracing.js";
 import type { FlowsReport } from "./flows.js";
@@ -28,12 +29,12 @@ export interface TrafficSummary {
   firstStartMs: number;
 }
 
-export interface RampSummary extends TrafficSummary {
+interface RampSummary extends TrafficSummary {
   how: string;
   queuePause: boolean;
 }
 
-export interface BurstSummary extends TrafficSummary {
+interface BurstSummary extends TrafficSummary {
   lateness: { p50: number; p99: number; max: number };
 }
 
@@ -90,6 +91,8 @@ export interface BenchReport {
   lanes?: LanesReport | null;
   /** The bus measure (bench/bus.ts); absent in reports from before it, null when not run. */
   bus?: BusReport | null;
+  /** The batch measure (bench/batches.ts); absent in reports from before it, null when not run. */
+  batch?: BatchReport | null;
   /** The tracing measure (bench/tracing.ts); absent in reports from before it, null when not run. */
   tracing?: TracingReport | null;
   /** The lateness measure (bench/lateness.ts); absent in reports from before it, null when not run. */

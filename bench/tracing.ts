@@ -12,7 +12,7 @@ import { median, round } from "./stats.js";
 import type { SystemId } from "./systems/types.js";
 import { runVariants, type VariantsConfig } from "./variants.js";
 
-export type TracingConfig = VariantsConfig;
+type TracingConfig = VariantsConfig;
 
 export function tracingConfig(smoke: boolean): TracingConfig {
   const full: TracingConfig = { rounds: 3, jobs: 20_000, concurrency: 50 };
@@ -22,7 +22,7 @@ export function tracingConfig(smoke: boolean): TracingConfig {
 /** Off; on with an SDK that records every span (and drops it at export); on with the API alone. */
 type Tracing = "off" | "sdk" | "api";
 
-export interface TracingRow {
+interface TracingRow {
   system: "echomq-w4" | "echomq-w6";
   tracing: Tracing;
   /** Medians over the rounds. */

@@ -17,7 +17,7 @@ export interface VariantsConfig {
   concurrency: number;
 }
 
-export interface Variant {
+interface Variant {
   system: SystemId;
   /** The variant's name in logs and failures, unique among the runs. */
   name: string;
@@ -26,7 +26,7 @@ export interface Variant {
 }
 
 /** One run of a variant: its rate, and the CPU it cost per job. */
-export interface VariantSample {
+interface VariantSample {
   rate: number;
   /** Server CPU per job of the fill, µs. */
   add: number;
@@ -38,7 +38,7 @@ export interface VariantSample {
   worker: number;
 }
 
-export interface VariantsResult {
+interface VariantsResult {
   /** Each variant's samples, by name. */
   samples: Map<string, VariantSample[]>;
   /** What `EMQ.VERSION` reported on the module node, when wire 6 ran. */

@@ -7,7 +7,7 @@
  */
 import { PROTOCOL } from "../src/protocol.js";
 import { C, type Case, claimed, enq, J } from "./build.js";
-import type { Action } from "./steps.js";
+import type { Action } from "./actions.js";
 import type { Grammar } from "./verbs.js";
 
 /** A value of `n` bytes (one letter: no `emq.` for the AOF check to find). */
@@ -20,7 +20,7 @@ const max = (grammar: Grammar): number => {
 };
 
 const add = (id: string, payload: Buffer | string, priority = "0") =>
-  C("ADD", [id, payload, priority, "0", "0", "", "", "", "0", "0", ""]);
+  C("ADD", [id, payload, priority, "0", "0", "", "", "", "0", "0", "", "", ""]);
 const parent = (id: string, payload: Buffer | string) =>
   C("PARENT", [id, payload, "0", "0", "2", "fail", ""]);
 const schedule = (payload: Buffer | string, endAt = "0") =>
@@ -29,8 +29,15 @@ const complete = (id: string, result: Buffer | string, token = "1") =>
   C("COMPLETE", [id, token, result, "10"]);
 const completeNext = (id: string, result: Buffer | string) =>
   C("COMPLETENEXT", [id, "1", result, "10", "30000"]);
+const completeMany = (id: string, result: Buffer | string) =>
+  C("COMPLETEN", ["10", "30000", "1", id, "1", result]);
 const fail = (id: string, error: Buffer | string, token = "1") =>
-  C("FAIL", [id, token, error, "0", "5", "10"]);
+  C("FAIL", [id, token, error, "0", "5", "10", ""]);
+const failStack = (id: string, stack: Buffer | string) => C("FAIL", [id, "1", "e", "0", "5", "10", stack]);
+const failNextStack = (id: string, stack: Buffer | string) =>
+  C("FAILNEXT", [id, "1", "e", "0", "5", "10", "30000", stack]);
+const failNext = (id: string, error: Buffer | string) =>
+  C("FAILNEXT", [id, "1", error, "0", "5", "10", "30000", ""]);
 const settle = (id: string, value: Buffer | string, outcome = "completed") =>
   C("SETTLE", [id, "c", J(1), outcome, value]);
 const progress = (id: string, value: Buffer | string, token = "1") => C("PROGRESS", [id, token, value]);
@@ -65,6 +72,13 @@ const BOUNDED: readonly Bounded[] = [
     call: (v) => completeNext(J(1), v),
   },
   {
+    verb: "COMPLETEN",
+    grammar: "result",
+    value: "result",
+    before: [...claimed(J(1)), enq(J(2))],
+    call: (v) => completeMany(J(1), v),
+  },
+  {
     verb: "SETTLE",
     grammar: "result",
     value: "value",
@@ -72,6 +86,21 @@ const BOUNDED: readonly Bounded[] = [
     call: (v) => settle(J(9), v),
   },
   { verb: "FAIL", grammar: "error", value: "error", before: claimed(J(1)), call: (v) => fail(J(1), v) },
+  {
+    verb: "FAILNEXT",
+    grammar: "error",
+    value: "error",
+    before: [...claimed(J(1)), enq(J(2))],
+    call: (v) => failNext(J(1), v),
+  },
+  { verb: "FAIL", grammar: "stack", value: "stack", before: claimed(J(1)), call: (v) => failStack(J(1), v) },
+  {
+    verb: "FAILNEXT",
+    grammar: "stack",
+    value: "stack",
+    before: [...claimed(J(1)), enq(J(2))],
+    call: (v) => failNextStack(J(1), v),
+  },
   {
     verb: "PROGRESS",
     grammar: "progress",

@@ -3,7 +3,7 @@
  * calls and actions.
  */
 import type { Call, KeyRef, Mode } from "./executors.js";
-import type { Action, SeedArg } from "./steps.js";
+import type { Action, SeedArg } from "./actions.js";
 import type { DeclaredId } from "./declared.js";
 import { type KeySlot, verbOf } from "./verbs.js";
 
@@ -77,7 +77,7 @@ export const BAD_TRACES: readonly string[] = [
 export const enq = (id: string, payload: string | Buffer = "p", q = "A") =>
   C("ENQUEUE", [id, payload], { q });
 /** `ADD`'s values after `<trace>` when none is set: group, key, key ttl, timeout, parent. */
-export const NO_EXTRAS = ["", "", "0", "0", ""] as const;
+export const NO_EXTRAS = ["", "", "0", "0", "", "", ""] as const;
 export const addJob = (id: string, priority = "0", delay = "0", max = "0", q = "A", trace = "") =>
   C("ADD", [id, "p", priority, delay, max, trace, ...NO_EXTRAS], { q });
 export const claim = (lease = "30000", o: CallOptions = {}) => C("CLAIM", [lease], o);
@@ -96,10 +96,16 @@ export const fail = (
   max = "5",
   keep = "10",
   error: string | Buffer = "boom",
-) => C("FAIL", [id, token, error, backoff, max, keep]);
+) => C("FAIL", [id, token, error, backoff, max, keep, ""]);
 export const promote = (limit = "100") => C("PROMOTE", [limit]);
 export const reschedule = (id: string, token = "1", delay = "5000", o = {}) =>
   C("RESCHEDULE", [id, token, delay], o);
 export const requeue = (id: string, token = "1", max = "3") => C("REQUEUE", [id, token, max]);
 /** A key of the queue holding a string: every type gate refuses it. */
 export const wrongType = (slot: Parameters<typeof key>[0]) => seed(["SET", key(slot), "not a set"]);
+/** `LIMIT` of a scope (`queue`, `default`, `group`): rate max per ms, concurrency. */
+export const limitOf = (scope: string, group: string, max: string, ms: string, concurrency: string) =>
+  C("LIMIT", [scope, group, max, ms, concurrency]);
+/** `id` added in group `g` (ADD's `<group>`). */
+export const grouped = (id: string, g: string): Action =>
+  C("ADD", [id, "p", "0", "0", "0", "", g, "", "0", "0", "", "", ""]);

@@ -9,20 +9,22 @@
  */
 import { addJob, C, type Case, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
 import type { RawValue } from "./dump.js";
-import type { Action, LastStep } from "./steps.js";
+import type { Action, LastStep } from "./actions.js";
+import type { KeyRef } from "./executors.js";
+import { queueKey as keyText } from "../src/keyspace.js";
 
 const exact = { mode: "exact" as const };
-const events = (q = "A") => ({ q, suffix: "events" });
+const events = (q = "A"): KeyRef => ({ q, derived: "events" });
 const settings = (maxlen: string, maxage = "86400000", o = {}) => C("EVENTS", [maxlen, maxage], o);
 const progress = (id: string, value: string | Buffer, token = "1") => C("PROGRESS", [id, token, value]);
 const log = (id: string, line: string, token = "1") => C("LOG", [id, token, line]);
 const fail = (id: string, token: string, backoff: string, max: string, error: string | Buffer = "boom") =>
-  C("FAIL", [id, token, error, backoff, max, "10"]);
+  C("FAIL", [id, token, error, backoff, max, "10", ""]);
 const complete = (id: string, token = "1") => C("COMPLETE", [id, token, "ok", "10"]);
 
 /** The native side's stream after the last step: each entry's fields as text. */
 function entries(last: LastStep): string[][] {
-  const stream: RawValue | undefined = last.after.get(`emq:{${last.side.name("A")}}:events`);
+  const stream: RawValue | undefined = last.after.get(keyText(last.side.name("A"), "events"));
   if (stream === undefined) return [];
   if (stream.type !== "stream") return [[`not a stream: ${stream.type}`]];
   return stream.entries.map(([, fields]) => fields.map((f) => f.toString("latin1")));
@@ -99,7 +101,33 @@ export const BUS_CASES: Case[] = [
       kinds("COMPLETE", ["added", "active", "progress", "completed"]),
       entry("COMPLETE", 0, ["event", "added", "id", J(1), "attempt", "0"]),
       entry("COMPLETE", 2, ["event", "progress", "id", J(1), "attempt", "1", "data", "50"]),
-      entry("COMPLETE", -1, ["event", "completed", "id", J(1), "attempt", "1"]),
+      entry("COMPLETE", -1, ["event", "completed", "id", J(1), "attempt", "1", "result", "ok"]),
+    ],
+  },
+  ...[1024, 1025].map((n) => ({
+    name: `bus: COMPLETE of a ${n}-byte result: ${n > 1024 ? "no result field" : "the result on the entry"}`,
+    actions: [
+      enq(J(1)),
+      claim(),
+      C("COMPLETE", [J(1), "1", "r".repeat(n), "10"]),
+      entry("COMPLETE", -1, [
+        "event",
+        "completed",
+        "id",
+        J(1),
+        "attempt",
+        "1",
+        ...(n > 1024 ? [] : ["result", "r".repeat(n)]),
+      ]),
+    ],
+  })),
+  {
+    name: "bus: COMPLETE of an empty result: an empty result field, keep 0 too",
+    actions: [
+      enq(J(1)),
+      claim(),
+      C("COMPLETE", [J(1), "1", "", "0"]),
+      entry("COMPLETE", -1, ["event", "completed", "id", J(1), "attempt", "1", "result", ""]),
     ],
   },
   {
@@ -182,7 +210,7 @@ export const BUS_CASES: Case[] = [
     ],
   },
   {
-    name: "bus: the reschedule of an active job is delayed (D8)",
+    name: "bus: the reschedule of an active job is delayed",
     actions: [...claimed(J(1)), C("RESCHEDULE", [J(1), "1", "250"])],
   },
 

@@ -27,7 +27,7 @@ import {
 } from "./build.js";
 import { HANDBACK_CASES } from "./handbacks.js";
 import { CLAIM_CASES } from "./claims.js";
-import type { Action } from "./steps.js";
+import type { Action } from "./actions.js";
 import { TRACE_CASES } from "./traces.js";
 
 const BINARY = Buffer.from([0, 1, 13, 10, 0, 255, 254, 13, 10, 0x22, 0x5c, 0]);
@@ -178,7 +178,7 @@ export const CASES: Case[] = [
   { name: "FAIL: scheduled after a backoff (window)", actions: [...claimed(J(1)), fail(J(1), "1", "1000")] },
   {
     name: "FAIL: scheduled, lease-exact",
-    actions: [...claimed(J(1)), C("FAIL", [J(1), "1", "e", "1000", "5", "10"], exact)],
+    actions: [...claimed(J(1)), C("FAIL", [J(1), "1", "e", "1000", "5", "10", ""], exact)],
   },
   { name: "FAIL: dead at max attempts", actions: deadJob(J(1)) },
   { name: "FAIL: dead, keep 0 deletes the row", actions: deadJob(J(1), "0") },
@@ -190,6 +190,10 @@ export const CASES: Case[] = [
     name: "FAIL: a malformed row max_attempts is ignored",
     actions: [...claimed(J(1)), seed(["HSET", row(J(1)), "max_attempts", "0"]), fail(J(1), "1", "0", "5")],
   },
+  {
+    name: "FAIL: max attempts 0 is dead now, over the row's own",
+    actions: [addJob(J(1), "0", "0", "9"), claim(), fail(J(1), "1", "1000", "0")],
+  },
   { name: "FAIL: dead retention", actions: [...deadJob(J(1), "1"), ...deadJob(J(2), "1")] },
   { name: "FAIL: binary error text", actions: [...claimed(J(1)), fail(J(1), "1", "0", "5", "10", BINARY)] },
   { name: "FAIL: stale lease token", actions: [...claimed(J(1)), fail(J(1), "2")] },
@@ -198,7 +202,7 @@ export const CASES: Case[] = [
   ...(
     [
       ["backoff", "-1", "5", "10"],
-      ["max attempts", "0", "0", "10"],
+      ["max attempts", "0", "-1", "10"],
       ["keep", "0", "5", "01"],
     ] as const
   ).map(([what, b, m, k]) => ({

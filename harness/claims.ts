@@ -3,7 +3,7 @@
  * and the orphans ahead of the head — dropped (at most 100 per call) and counted in `meta`.
  */
 import { C, type Case, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
-import type { Action } from "./steps.js";
+import type { Action } from "./actions.js";
 
 const BIG = "999999999999999";
 const exact = { mode: "exact" as const };

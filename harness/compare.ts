@@ -8,9 +8,10 @@
 import type { RawDump, RawValue } from "./dump.js";
 import type { Reply } from "./resp.js";
 import { TIME_SETS, type TimeSet } from "./verbs.js";
+import { queueKey as keyText } from "../src/keyspace.js";
 
 /** A normalised value: its type and its entries as exact text (bytes as latin1), sorted. */
-export interface NormValue {
+interface NormValue {
   type: string;
   entries: [string, string][];
 }
@@ -29,7 +30,7 @@ export interface QueueName {
   logical: string;
 }
 
-export interface NormOptions {
+interface NormOptions {
   queues: readonly QueueName[];
   /** The step's number: time tokens name the step that wrote the score. */
   step: number;
@@ -50,7 +51,7 @@ export interface NormOptions {
   epoch?: { runId: string; leasedRows: readonly string[] } | undefined;
 }
 
-export interface Normalized {
+interface Normalized {
   norm: NormDump;
   /** What failed a check while normalising (a time score out of its window, a wrong epoch). */
   issues: string[];
@@ -65,27 +66,27 @@ export function show(text: string, max = 120): string {
 }
 
 /** Replaces a leading `emq:{<physical>}:` by `emq:{<logical>}:`; other keys stay as they are. */
-export function logicalKey(key: string, queues: readonly QueueName[]): string {
+function logicalKey(key: string, queues: readonly QueueName[]): string {
   for (const q of queues) {
-    const prefix = `emq:{${q.physical}}:`;
-    if (key.startsWith(prefix)) return `emq:{${q.logical}}:${key.slice(prefix.length)}`;
+    const prefix = keyText(q.physical, "");
+    if (key.startsWith(prefix)) return `${keyText(q.logical, "")}${key.slice(prefix.length)}`;
   }
   return key;
 }
 
 function timeSetOf(normKey: string, queues: readonly QueueName[]): TimeSet | null {
   for (const q of queues) {
-    for (const set of TIME_SETS) if (normKey === `emq:{${q.logical}}:${set}`) return set;
+    for (const set of TIME_SETS) if (normKey === keyText(q.logical, set)) return set;
   }
   return null;
 }
 
 function isRow(normKey: string, queues: readonly QueueName[]): boolean {
-  return queues.some((q) => normKey.startsWith(`emq:{${q.logical}}:job:`));
+  return queues.some((q) => normKey.startsWith(keyText(q.logical, "job:")));
 }
 
 /** The token of a time written at `step`: `T<step>` plus the offset. */
-export function timeToken(step: number, offset: number): string {
+function timeToken(step: number, offset: number): string {
   return offset === 0 ? `T${step}` : `T${step}+${offset}`;
 }
 

@@ -3,8 +3,8 @@
  * step that meets one is held to the declaration's own text, never to what the script did.
  *
  * D1 (lease_epoch) and D6 (lease time) are deltas inside ordinary comparisons (harness/compare.ts
- * checks and masks `lease_epoch`; exact cases share one clock). D8 (RESCHEDULE) runs the
- * executable check of harness/spec.ts. The rest, P1 included, are judged here.
+ * checks and masks `lease_epoch`; exact cases share one clock). D8 (a job-core verb
+ * without a script twin: none left) runs the executable check of harness/spec.ts. The rest, P1 included, are judged here.
  */
 import { canon, showReply } from "./compare.js";
 import type { RawDump, RawValue } from "./dump.js";
@@ -33,13 +33,13 @@ export const DECLARATIONS: Record<DeclaredId | "D1" | "D6", string> = {
   D5: "write guard on a writable replica (replica-read-only no): every native verb answers READONLY and writes nothing; the server lets the script run and write there",
   D6: "lease time: TIME in the script, the cached clock in the module; equal in one MULTI/EXEC",
   D7: "CLAIM with a meta key that is not a hash: the native pause read answers WRONGTYPE; a raw EVAL of claim.lua claims (unless orphans ahead of the head are to be counted in meta: then both answer WRONGTYPE, compared)",
-  D8: "RESCHEDULE: native only, held to an executable check written from docs/protocol.md",
+  D8: "a job-core verb without a script twin (none since reschedule.lua), held to an executable check written from docs/protocol.md",
   C1: "cluster routing: the server routes EVAL by its numkeys and EMQ.* by its key specs; a call whose keys so read leave the node's slots is refused before it runs (CROSSSLOT, MOVED), writing nothing; with a numkeys that does not match the form the readings differ, and one side may be refused by routing while the other is refused by shape",
   P1: "a numkeys EVAL itself refuses (absent, not an integer, negative, beyond the arguments): EVAL answers its own error, the native verb its shape error 'wrong number of keys' (an admission over maxmemory: the server's OOM text); neither writes",
 };
 
 /** What a judged step produced: both replies and what each side changed. */
-export interface Evidence {
+interface Evidence {
   verb: Verb;
   brand: RawValue | undefined;
   guard?: "writable-replica";
@@ -130,13 +130,13 @@ export function judge(d: DeclaredId, e: Evidence): string[] {
 }
 
 /** How a step is run and judged: compared, held to the executable check (D8), or judged (Dn, P1). */
-export type Classified =
+type Classified =
   | { kind: "compare"; hostPause: boolean }
   | { kind: "spec" }
   | { kind: "judged"; declared: DeclaredId; runScript: boolean };
 
 /** What the classification of a step reads besides the call. */
-export interface StepContext {
+interface StepContext {
   /** The host's own pause read runs before a claim (false: a raw EVAL). */
   host: boolean;
   /** The step runs over `maxmemory`. */

@@ -20,7 +20,7 @@ import {
   seed,
   wait,
 } from "./build.js";
-import type { Action } from "./steps.js";
+import type { Action } from "./actions.js";
 
 /** `verb` called over `maxmemory`. */
 const full = (verb: string, values: string[]): Action => ({
@@ -29,7 +29,7 @@ const full = (verb: string, values: string[]): Action => ({
   call: callOf(verb, values),
 });
 const failed = (id: string, token: string, backoff = "0", max = "5", keep = "10") =>
-  C("FAIL", [id, token, "boom", backoff, max, keep]);
+  C("FAIL", [id, token, "boom", backoff, max, keep, ""]);
 
 export const DRAIN_CASES: Case[] = [
   /* admissions: refused before any step of their own, nothing written */
@@ -81,13 +81,13 @@ export const DRAIN_CASES: Case[] = [
       enq(J(2)),
       enq(J(3)),
       claim(),
-      full("FAIL", [J(1), "1", "e", "0", "5", "1"]),
+      full("FAIL", [J(1), "1", "e", "0", "5", "1", ""]),
       claim(),
-      full("FAIL", [J(2), "1", "e", "1000", "5", "1"]),
+      full("FAIL", [J(2), "1", "e", "1000", "5", "1", ""]),
       claim(),
-      full("FAIL", [J(3), "1", "e", "0", "1", "1"]),
+      full("FAIL", [J(3), "1", "e", "0", "1", "1", ""]),
       claim(),
-      full("FAIL", [J(1), "2", "e", "0", "2", "1"]),
+      full("FAIL", [J(1), "2", "e", "0", "2", "1", ""]),
     ],
   },
   {

@@ -5,6 +5,7 @@
  * stand shows them, and the tests read them through test/support/dump.ts.
  */
 import { type Command, ok, type Reply, type RespClient, text } from "./resp.js";
+import { queueKey as keyText } from "../src/keyspace.js";
 
 export type RawValue =
   | { type: "string"; value: Buffer }
@@ -23,7 +24,7 @@ export type RawValue =
 export type RawDump = Map<string, RawValue>;
 
 /** Escapes glob characters so a queue name matches itself in SCAN MATCH. */
-export function escapeGlob(name: string): string {
+function escapeGlob(name: string): string {
   return name.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 }
 
@@ -37,7 +38,7 @@ export class Keyspace {
    */
   async dumpQueues(queues: readonly string[], extra: readonly Buffer[] = []): Promise<RawDump> {
     const keys = new Set<string>(extra.map((k) => k.toString("latin1")));
-    for (const q of queues) for (const k of await this.scan(`emq:{${escapeGlob(q)}}:*`)) keys.add(k);
+    for (const q of queues) for (const k of await this.scan(`${keyText(escapeGlob(q), "")}*`)) keys.add(k);
     return this.read([...keys].sort());
   }
 

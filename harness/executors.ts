@@ -18,12 +18,24 @@ import { RespClient } from "./resp.js";
 import { Keyspace } from "./dump.js";
 import { nameInSlot } from "./placement.js";
 import type { Scratch } from "./scratch.js";
-import { accepts, BRAND, type KeySlot, queueKey, rowKey, type Verb, VERSION_KEY } from "./verbs.js";
+import type { DerivedKey } from "../src/keyspace.js";
+import {
+  accepts,
+  BRAND,
+  derivedKey,
+  type KeySlot,
+  queueKey,
+  rowKey,
+  type Verb,
+  VERSION_KEY,
+} from "./verbs.js";
 
 /** A key in a call or seed: a queue's key (built per side), a row, or the same raw bytes on both sides. */
 export type KeyRef =
   | { q: string; slot: Exclude<KeySlot, "row"> }
   | { q: string; row: string | Buffer }
+  | { q: string; derived: DerivedKey; param?: string }
+  /** Not a key of the data: the base and these bytes (a key of a type no verb takes). */
   | { q: string; suffix: string }
   | { raw: string | Buffer };
 
@@ -56,6 +68,7 @@ export interface Fault {
 export function resolveKey(ref: KeyRef, side: Side): Buffer {
   if ("raw" in ref) return Buffer.from(ref.raw);
   if ("row" in ref) return rowKey(side.name(ref.q), ref.row);
+  if ("derived" in ref) return derivedKey(side.name(ref.q), ref.derived, ref.param);
   if ("suffix" in ref) return Buffer.concat([queueKey(side.name(ref.q), "base"), Buffer.from(ref.suffix)]);
   return queueKey(side.name(ref.q), ref.slot);
 }
@@ -100,11 +113,13 @@ export function offsetsOf(verb: Verb, values: readonly Buffer[]): Partial<Record
  * both read one clock, so such cases run exact.
  */
 export function carriedOf(verb: Verb): TimeSet[] {
-  return ["CLAIM", "BCLAIM", "COMPLETENEXT"].includes(verb.verb) ? ["schedule"] : [];
+  return ["CLAIM", "CLAIMN", "BCLAIM", "COMPLETENEXT", "COMPLETEN", "FAILNEXT"].includes(verb.verb)
+    ? ["schedule"]
+    : [];
 }
 
 /** How far below the memory the server counts the over-`maxmemory` cases set the limit (bytes). */
-export const OOM_MARGIN = 64 * 1024;
+const OOM_MARGIN = 64 * 1024;
 
 /**
  * On a cluster, the node an `Executors` runs on: its address, the slots it serves (where its
@@ -130,7 +145,7 @@ export interface Variant {
   blockingClaim?: boolean;
 }
 
-export interface PairResult {
+interface PairResult {
   /** The script side's reply; undefined when nothing was sent (the host answered itself). */
   script?: Reply;
   native: Reply;
@@ -139,7 +154,7 @@ export interface PairResult {
 }
 
 export class Executors {
-  /** The value of `{emq}:version` as the harness last set it (undefined = absent). */
+  /** The value of the brand key as the harness last set it (undefined = absent). */
   brandValue: RawValue | undefined = { type: "string", value: Buffer.from(BRAND) };
 
   /** The key a probe writes to prove the node is over its `maxmemory` (refused there). */
@@ -203,7 +218,7 @@ export class Executors {
   }
 
   /**
-   * The host's pause read before a claim (src/jobs/admission.ts `claim`): `HGET <meta> paused`
+   * The host's pause read before a claim (src/jobs/jobs.ts `claim`): `HGET <meta> paused`
    * in a round trip of its own. "paused" → the host answers null and sends nothing; an error
    * reply fails the host step with that error; null → the claim is sent.
    */
@@ -256,7 +271,7 @@ export class Executors {
     return b?.type === "string" && b.value.toString("latin1") === BRAND ? "ok" : "other";
   }
 
-  /** Sets `{emq}:version`: a string, absent (null), or a hash (a value that is not a string). */
+  /** Sets the brand key: a string, absent (null), or a hash (a value that is not a string). */
   async setBrand(value: string | null | "hash"): Promise<void> {
     const cmds: Command[] = [["DEL", VERSION_KEY]];
     if (value === "hash") cmds.push(["HSET", VERSION_KEY, "brand", BRAND]);
@@ -270,7 +285,7 @@ export class Executors {
           : { type: "string", value: Buffer.from(value) };
   }
 
-  /** Reads `{emq}:version` back into `brandValue`. */
+  /** Reads the brand key back into `brandValue`. */
   async readBrand(): Promise<void> {
     const dump = await this.scratch.keys.dumpQueues([], [Buffer.from(VERSION_KEY)]);
     this.brandValue = dump.get(VERSION_KEY);

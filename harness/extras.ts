@@ -10,7 +10,15 @@ import type { KeyRef } from "./executors.js";
 /** `ADD` of `id` with the extras given (the rest at their defaults). */
 const add = (
   id: string,
-  extras: { group?: string; key?: string; ttl?: string; timeout?: string; parent?: string | Buffer },
+  extras: {
+    group?: string;
+    key?: string;
+    ttl?: string;
+    timeout?: string;
+    parent?: string | Buffer;
+    name?: string;
+    backoff?: string;
+  },
   delay = "0",
   q = "A",
 ) =>
@@ -28,11 +36,13 @@ const add = (
       extras.ttl ?? "0",
       extras.timeout ?? "0",
       extras.parent ?? "",
+      extras.name ?? "",
+      extras.backoff ?? "",
     ],
     { q },
   );
 const forget = (k: string | Buffer, q = "A") => C("FORGET", [k], { q });
-const record = (k: string, q = "A"): KeyRef => ({ q, suffix: `key:${k}` });
+const record = (k: string, q = "A"): KeyRef => ({ q, derived: "record", param: k });
 const parent = (queue: string | Buffer, id = J(9)) =>
   Buffer.concat([Buffer.from(queue), Buffer.from([0]), Buffer.from(id)]);
 
@@ -64,6 +74,11 @@ export const EXTRAS_CASES: Case[] = [
     name: "ADD: extras on a delayed job",
     actions: [add(J(1), { group: "g é {x}", timeout: "1", parent: parent("a b@c") }, "5000")],
   },
+  {
+    name: "ADD: name and backoff kept on the row",
+    actions: [add(J(1), { name: "send-email é", backoff: "exponential:1000:60000:0.2", group: "g" }, "5000")],
+  },
+  { name: "ADD: a 255-byte name", actions: [add(J(1), { name: "n".repeat(255), backoff: "fixed:0" })] },
   {
     name: "ADD: a 255-byte group and key",
     actions: [add(J(1), { group: "g".repeat(255), key: "k".repeat(255) })],
@@ -109,6 +124,14 @@ export const EXTRAS_CASES: Case[] = [
   ...BAD_LABELS.map((v) => ({
     name: `ADD: key ${show(v)} refused`,
     actions: [add(J(1), { key: v as string })],
+  })),
+  ...BAD_LABELS.map((v) => ({
+    name: `ADD: name ${show(v)} refused`,
+    actions: [add(J(1), { name: v as string })],
+  })),
+  ...BAD_LABELS.slice(0, 2).map((v) => ({
+    name: `ADD: backoff ${show(v)} refused`,
+    actions: [add(J(1), { backoff: v as string })],
   })),
   ...["-1", "01", "x", "1.5", ""].map((v) => ({
     name: `ADD: key ttl ${show(v)} refused`,

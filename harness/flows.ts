@@ -9,7 +9,8 @@
 import { C, type Case, claim, claimed, enq, J, key, row, seed, wait } from "./build.js";
 import { entry, kinds } from "./bus.js";
 import type { RawValue } from "./dump.js";
-import type { Action, LastStep } from "./steps.js";
+import type { Action, LastStep } from "./actions.js";
+import { queueKey as keyText } from "../src/keyspace.js";
 
 const exact = { mode: "exact" as const };
 const NUL = "\0";
@@ -36,7 +37,7 @@ const settle = (id: string, cq: string, cid: string, outcome = "completed", valu
   C("SETTLE", [id, cq, cid, outcome, value], { q });
 const ack = (entry: string | Buffer, q = "A") => C("ACK", [entry], { q });
 const complete = (id: string, keep = "10", result = "ok") => C("COMPLETE", [id, "1", result, keep]);
-const failDead = (id: string, keep = "10", error = "boom") => C("FAIL", [id, "1", error, "0", "1", keep]);
+const failDead = (id: string, keep = "10", error = "boom") => C("FAIL", [id, "1", error, "0", "1", keep, ""]);
 /** A job claimed (token 1) whose row names a parent. */
 const child = (id: string, parentRef: Buffer, lease = "30000"): Action[] => [
   enq(id),
@@ -55,7 +56,7 @@ const outboxHolds = (verb: string, want: Buffer[]): Action => ({
   verb,
   what: `the outbox holds ${want.length} entr${want.length === 1 ? "y" : "ies"}`,
   fn: (last: LastStep) => {
-    const got = members(last.after.get(`emq:{${last.side.name("A")}}:outbox`));
+    const got = members(last.after.get(keyText(last.side.name("A"), "outbox")));
     const sorted = (xs: Buffer[]) => xs.map((b) => b.toString("hex")).sort();
     return JSON.stringify(sorted(got)) === JSON.stringify(sorted(want))
       ? []
@@ -262,11 +263,11 @@ export const FLOW_CASES: Case[] = [
   { name: "FAIL: a child that dies, keep 0", actions: [...child(J(1), P), failDead(J(1), "0")] },
   {
     name: "FAIL: a child that will retry leaves no entry",
-    actions: [...child(J(1), P), C("FAIL", [J(1), "1", "e", "0", "3", "10"]), outboxHolds("FAIL", [])],
+    actions: [...child(J(1), P), C("FAIL", [J(1), "1", "e", "0", "3", "10", ""]), outboxHolds("FAIL", [])],
   },
   {
     name: "FAIL: a child waiting out its backoff leaves no entry",
-    actions: [...child(J(1), P), C("FAIL", [J(1), "1", "e", "60000", "3", "10"])],
+    actions: [...child(J(1), P), C("FAIL", [J(1), "1", "e", "60000", "3", "10", ""])],
   },
   {
     name: "FAIL: outbox not a sorted set",
@@ -389,8 +390,8 @@ export const FLOW_CASES: Case[] = [
   {
     name: "ADD: a child added with its parent leaves its entry when it completes, and when it dies",
     actions: [
-      C("ADD", [J(1), "p", "0", "0", "0", "", "", "", "0", "0", P]),
-      C("ADD", [J(2), "p", "0", "0", "1", "", "", "", "0", "0", ref("a b:c@é", J(8))]),
+      C("ADD", [J(1), "p", "0", "0", "0", "", "", "", "0", "0", P, "", ""]),
+      C("ADD", [J(2), "p", "0", "0", "1", "", "", "", "0", "0", ref("a b:c@é", J(8)), "", ""]),
       claim(),
       complete(J(1), "0", "r"),
       claim(),
@@ -413,7 +414,7 @@ export const FLOW_CASES: Case[] = [
       settle(J(1), "A", J(2), "completed", "ok", "B"),
       ack(entryOf(ref("B", J(1)), J(2), "completed", "ok")),
       ...child(J(3), ref("B", J(1))),
-      C("FAIL", [J(3), "1", "e", "0", "1", "10"]),
+      C("FAIL", [J(3), "1", "e", "0", "1", "10", ""]),
       settle(J(1), "A", J(3), "failed", "e", "B"),
       ack(entryOf(ref("B", J(1)), J(3), "failed", "e")),
       claim("30000", { q: "B" }),

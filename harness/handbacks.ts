@@ -1,6 +1,6 @@
 /**
- * The listed cases of the verbs that hand an active job back: `RESCHEDULE` (native only, held to
- * an executable check written from the protocol, D8) and `REQUEUE` (both executors): success
+ * The listed cases of the verbs that hand an active job back: `RESCHEDULE` and `REQUEUE` (both
+ * executors, compared): success
  * paths, lease-exact variants, stale tokens, wrong types and every refused value.
  */
 import {
@@ -22,9 +22,10 @@ import {
   seed,
   wrongType,
 } from "./build.js";
+import { queueKey as keyText } from "../src/keyspace.js";
 
 export const HANDBACK_CASES: Case[] = [
-  /* RESCHEDULE (native only, D8) */
+  /* RESCHEDULE (reschedule.lua and EMQ.RESCHEDULE, compared) */
   {
     name: "RESCHEDULE: an active job to schedule (window, explicit check)",
     actions: [
@@ -33,23 +34,22 @@ export const HANDBACK_CASES: Case[] = [
       {
         kind: "check",
         verb: "RESCHEDULE",
-        declared: "D8",
         what: "RESCHEDULE puts the id in schedule at now+delay, state scheduled, attempts unchanged, reply = due",
         fn: (last) => {
           const problems: string[] = [];
           const due = last.reply.t === "int" ? Number(last.reply.v) : Number.NaN;
           if (!(due - 5000 >= last.window.lo && due - 5000 <= last.window.hi))
             problems.push(`reply ${due} not in the window + 5000`);
-          const sched = last.after.get(`emq:{${last.side.name("A")}}:schedule`);
+          const sched = last.after.get(keyText(last.side.name("A"), "schedule"));
           const score =
             sched?.type === "zset" ? sched.members.find(([m]) => m.toString() === J(1))?.[1] : undefined;
           if (Number(score) !== due) problems.push(`schedule score ${score} is not the reply ${due}`);
-          const r = last.after.get(`emq:{${last.side.name("A")}}:job:${J(1)}`);
+          const r = last.after.get(keyText(last.side.name("A"), `job:${J(1)}`));
           const f = (n: string) =>
             r?.type === "hash" ? r.fields.find(([k]) => k.toString() === n)?.[1].toString() : undefined;
           if (f("state") !== "scheduled") problems.push(`state ${f("state")}`);
           if (f("attempts") !== "1") problems.push(`attempts ${f("attempts")}`);
-          if (last.after.has(`emq:{${last.side.name("A")}}:active`))
+          if (last.after.has(keyText(last.side.name("A"), "active")))
             problems.push("active still holds the id");
           return problems;
         },

@@ -7,16 +7,18 @@
  * exact (one clock for both sides: the window's start is compared byte for byte).
  */
 import { C, type Case, claim, enq, J, key, row, seed, wait } from "./build.js";
-import type { Action } from "./steps.js";
+import type { Action } from "./actions.js";
+import type { DerivedKey } from "../src/keyspace.js";
+import type { KeyRef } from "./executors.js";
 
 const exact = { mode: "exact" as const };
 const limit = (scope: string, group: string, max: string, ms: string, concurrency: string) =>
   C("LIMIT", [scope, group, max, ms, concurrency]);
 const claimX = () => claim("30000", exact);
-const derived = (suffix: string) => ({ q: "A", suffix });
+const derived = (name: DerivedKey, param?: string): KeyRef => ({ q: "A", derived: name, param });
 /** `id` added in group `g` (ADD's `<group>`). */
 const grouped = (id: string, g: string, priority = "0"): Action[] => [
-  C("ADD", [id, "p", priority, "0", "0", "", g, "", "0", "0", ""]),
+  C("ADD", [id, "p", priority, "0", "0", "", g, "", "0", "0", "", "", ""]),
 ];
 const complete = (id: string, token = "1") => C("COMPLETE", [id, token, "ok", "10"]);
 
@@ -244,11 +246,11 @@ export const LIMIT_CASES: Case[] = [
       limit("default", "", "0", "0", "1"),
       claim(),
       claim(),
-      C("FAIL", [J(1), "1", "e", "0", "5", "10"]),
+      C("FAIL", [J(1), "1", "e", "0", "5", "10", ""]),
       claim(),
-      C("FAIL", [J(2), "1", "e", "60000", "5", "10"]),
+      C("FAIL", [J(2), "1", "e", "60000", "5", "10", ""]),
       claim(),
-      C("FAIL", [J(3), "1", "e", "0", "1", "10"]),
+      C("FAIL", [J(3), "1", "e", "0", "1", "10", ""]),
       claim(),
     ],
   },
@@ -291,7 +293,7 @@ export const LIMIT_CASES: Case[] = [
     actions: [
       ...grouped(J(1), "g1"),
       claim(),
-      seed(["SET", derived("group:g1"), "x"], ["SET", derived("groups"), "x"]),
+      seed(["SET", derived("group", "g1"), "x"], ["SET", derived("groups"), "x"]),
       complete(J(1)),
     ],
   },
@@ -338,7 +340,7 @@ export const LIMIT_CASES: Case[] = [
     name: "OBLITERATE: a parked set of another type is deleted, its ids unread",
     actions: [
       limit("queue", "", "0", "0", "3"),
-      seed(["ZADD", derived("parked"), "0", "g"], ["SET", derived("group:g"), "x"]),
+      seed(["ZADD", derived("parked"), "0", "g"], ["SET", derived("group", "g"), "x"]),
       C("OBLITERATE", ["0", "100"]),
     ],
   },
@@ -351,7 +353,7 @@ export const LIMIT_CASES: Case[] = [
       ...grouped(J(3), "g1"),
       ...grouped(J(4), "g2"),
       ...grouped(J(5), "g2"),
-      C("ADD", [J(6), "p", "0", "60000", "0", "", "", "", "0", "0", ""]),
+      C("ADD", [J(6), "p", "0", "60000", "0", "", "", "", "0", "0", "", "", ""]),
       enq(J(7)),
       limit("default", "", "0", "0", "1"),
       claim(),
@@ -366,7 +368,7 @@ export const LIMIT_CASES: Case[] = [
   {
     name: "DRAIN: a parked set of another type holds none",
     actions: [
-      seed(["ZADD", derived("parked"), "0", "g"], ["SET", derived("group:g"), "x"]),
+      seed(["ZADD", derived("parked"), "0", "g"], ["SET", derived("group", "g"), "x"]),
       C("DRAIN", ["100"]),
     ],
   },

@@ -1,21 +1,23 @@
 /**
- * The listed cases of the operator verbs: `EXPEDITE` (a scheduled job runs now), `CLEAN`
+ * The listed cases of the operator verbs: `UPDATE` (a job's payload replaced, in any state),
+ * `EXPEDITE` (a scheduled job runs now), `CLEAN`
  * (finished jobs older than a grace), `DRAIN` (waiting jobs) and `OBLITERATE` (the whole
  * queue) — success paths, bounded batches, their refusals in order, corrupt sets and rows, and
  * their entries on the bus. Time-dependent picks run lease-exact (one MULTI/EXEC).
  */
 import { addJob, C, type Case, claim, claimed, enq, J, key, row, seed } from "./build.js";
 import { entry, kinds } from "./bus.js";
-import type { Action } from "./steps.js";
+import type { Action } from "./actions.js";
 
 const exact = { mode: "exact" as const };
 const BIG = "999999999999999";
 const expedite = (id: string) => C("EXPEDITE", [id]);
+const update = (id: string, payload: string | Buffer = "new") => C("UPDATE", [id, payload]);
 const clean = (state: string, grace = "0", limit = "100") => C("CLEAN", [state, grace, limit], exact);
 const drain = (limit = "100") => C("DRAIN", [limit]);
 const obliterate = (force = "0", limit = "100") => C("OBLITERATE", [force, limit]);
 const complete = (id: string, token = "1") => C("COMPLETE", [id, token, "ok", "10"]);
-const dead = (id: string, token = "1") => C("FAIL", [id, token, "boom", "0", "1", "10"]);
+const dead = (id: string, token = "1") => C("FAIL", [id, token, "boom", "0", "1", "10", ""]);
 const delayed = (id: string, delay = "60000", priority = "0") => addJob(id, priority, delay);
 const wrongType = (slot: Parameters<typeof key>[0]) => seed(["SET", key(slot), "x"]);
 /** Three jobs finished at times 1, 2 and 3 in `set` (rows as the transitions write them). */
@@ -28,6 +30,25 @@ const finished = (set: "done" | "dead"): Action =>
   );
 
 export const OPERATE_CASES: Case[] = [
+  /* UPDATE */
+  {
+    name: "UPDATE: a pending job's payload replaced, then claimed",
+    actions: [enq(J(1)), update(J(1)), claim()],
+  },
+  { name: "UPDATE: an active job, no token asked", actions: [...claimed(J(1)), update(J(1), "")] },
+  {
+    name: "UPDATE: a dead job",
+    actions: [...claimed(J(1)), dead(J(1)), update(J(1), Buffer.from([0, 255]))],
+  },
+  { name: "UPDATE: a delayed job keeps its place", actions: [delayed(J(1)), update(J(1))] },
+  { name: "UPDATE: no such job", actions: [update(J(1))] },
+  { name: "UPDATE: row a string", actions: [seed(["SET", row(J(1)), "x"]), update(J(1))] },
+  { name: "UPDATE: id without the JOB prefix", actions: [update("XYZ00000000001")] },
+  {
+    name: "UPDATE: pending not a sorted set (not read)",
+    actions: [enq(J(1)), wrongType("pending"), update(J(1))],
+  },
+
   /* EXPEDITE */
   {
     name: "EXPEDITE: a delayed job runs now, with its priority, and is claimed",
@@ -42,7 +63,12 @@ export const OPERATE_CASES: Case[] = [
   },
   {
     name: "EXPEDITE: a retry waiting out its backoff runs now",
-    actions: [...claimed(J(1)), C("FAIL", [J(1), "1", "boom", "60000", "3", "10"]), expedite(J(1)), claim()],
+    actions: [
+      ...claimed(J(1)),
+      C("FAIL", [J(1), "1", "boom", "60000", "3", "10", ""]),
+      expedite(J(1)),
+      claim(),
+    ],
   },
   { name: "EXPEDITE: a pending job is not scheduled", actions: [enq(J(1)), expedite(J(1))] },
   { name: "EXPEDITE: an active job is not scheduled", actions: [...claimed(J(1)), expedite(J(1))] },
@@ -208,7 +234,7 @@ export const OPERATE_CASES: Case[] = [
   { name: "OBLITERATE: nothing at all answers [0, 0]", actions: [obliterate()] },
   {
     name: "OBLITERATE: an events key of another type and a meta string are deleted",
-    actions: [seed(["SET", { q: "A", suffix: "events" }, "x"], ["SET", key("meta"), "x"]), obliterate()],
+    actions: [seed(["SET", { q: "A", derived: "events" }, "x"], ["SET", key("meta"), "x"]), obliterate()],
   },
   {
     name: "OBLITERATE: orphans and an id in two sets",

@@ -10,17 +10,18 @@ import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { assemble, type PieceReader, type ScriptData } from "../src/scripts/assemble.js";
-import type { ProtocolSpec, VerbSpec } from "../src/verbs/index.js";
+import { parseProtocol, type ProtocolFiles, readProtocolFiles } from "../src/verbs/index.js";
 
-export const SCRIPTS_DIR = "src/scripts";
+const SCRIPTS_DIR = "src/scripts";
 
-export interface ScriptPin {
+interface ScriptPin {
   sha1: string;
   sha256: string;
 }
 
-export interface Pins {
+interface Pins {
   commit: string;
   scripts: Record<string, ScriptPin>;
 }
@@ -49,14 +50,12 @@ function git(repo: string, args: string[]): Buffer {
   }
 }
 
-/** The protocol data (a verb file's text → its spec), by the script each verb names. */
-function byScript(protocol: string, verbFiles: string[]): Map<string, ScriptData> {
-  const { grammars } = JSON.parse(protocol) as ProtocolSpec;
+/** The protocol data (loaded by the one reader, `parseProtocol`), by the script each verb names. */
+function byScript(files: ProtocolFiles): Map<string, ScriptData> {
+  const { protocol, verbs } = parseProtocol(files);
   const data = new Map<string, ScriptData>();
-  for (const text of verbFiles) {
-    const spec = JSON.parse(text) as VerbSpec;
-    if (spec.script) data.set(spec.script, { spec, grammars });
-  }
+  for (const spec of verbs.values())
+    if (spec.script) data.set(spec.script, { spec, grammars: protocol.grammars });
   return data;
 }
 
@@ -68,11 +67,15 @@ function scriptDataAt(repo: string, commit: string): Map<string, ScriptData> {
   if (!data) {
     const files = git(repo, ["ls-tree", "--name-only", `${commit}`, "protocol/verbs/"])
       .toString()
-      .split("\n");
-    data = byScript(
-      git(repo, ["show", `${commit}:protocol/protocol.json`]).toString(),
-      files.filter((f) => f.endsWith(".json")).map((f) => git(repo, ["show", `${commit}:${f}`]).toString()),
-    );
+      .split("\n")
+      .filter((f) => f.endsWith(".json"));
+    // The data as committed then, unchecked: the schema of that commit need not be this one's.
+    data = byScript({
+      protocol: git(repo, ["show", `${commit}:protocol/protocol.json`]).toString(),
+      verbs: new Map(
+        files.map((f) => [f.slice(f.lastIndexOf("/") + 1), git(repo, ["show", `${commit}:${f}`]).toString()]),
+      ),
+    });
     dataAt.set(key, data);
   }
   return data;
@@ -82,7 +85,7 @@ function scriptDataAt(repo: string, commit: string): Map<string, ScriptData> {
 const filesAt = new Map<string, Map<string, string | undefined>>();
 
 /** A script's assembled body, every file read as committed at `commit`. */
-export function bodyAt(repo: string, commit: string, name: string): Buffer {
+function bodyAt(repo: string, commit: string, name: string): Buffer {
   const key = `${repo}\0${commit}`;
   let files = filesAt.get(key);
   if (!files) {
@@ -111,13 +114,7 @@ export function bodyInTree(repo: string, name: string): Buffer {
     const file = join(repo, SCRIPTS_DIR, path);
     return existsSync(file) ? readFileSync(file, "utf8") : undefined;
   };
-  const dir = join(repo, "protocol", "verbs");
-  const data = byScript(
-    readFileSync(join(repo, "protocol", "protocol.json"), "utf8"),
-    readdirSync(dir)
-      .filter((f) => f.endsWith(".json"))
-      .map((f) => readFileSync(join(dir, f), "utf8")),
-  );
+  const data = byScript(readProtocolFiles(pathToFileURL(join(repo, "protocol") + "/")));
   return Buffer.from(assemble(name, read, data.get(name)));
 }
 

@@ -6,7 +6,7 @@
  */
 import { C, type Case, callOf, claimed, enq, J, key, keysFor, NO_EXTRAS, raw, row, wait } from "./build.js";
 import type { KeyRef } from "./executors.js";
-import type { Action } from "./steps.js";
+import type { Action } from "./actions.js";
 import { PROTOCOL } from "../src/protocol.js";
 import { BRAND, queueKey, rowKey, VERBS, type Verb, VERSION_KEY } from "./verbs.js";
 
@@ -15,11 +15,14 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   ENQUEUE: { values: [J(1), "p"], setup: [] },
   ADD: { values: [J(1), "p", "0", "0", "0", "", ...NO_EXTRAS], setup: [] },
   CLAIM: { values: ["30000"], setup: [enq(J(1))] },
+  CLAIMN: { values: ["30000", "2"], setup: [enq(J(1)), enq(J(2))] },
   EXTEND: { values: [J(1), "1", "60000"], setup: claimed(J(1)) },
   COMPLETE: { values: [J(1), "1", "r", "10"], setup: claimed(J(1)) },
   COMPLETENEXT: { values: [J(1), "1", "r", "10", "30000"], setup: [...claimed(J(1)), enq(J(2))] },
-  FAIL: { values: [J(1), "1", "e", "0", "5", "10"], setup: claimed(J(1)) },
-  RETRY: { values: [J(1), "1"], setup: [...claimed(J(1)), C("FAIL", [J(1), "1", "e", "0", "1", "10"])] },
+  COMPLETEN: { values: ["10", "30000", "1", J(1), "1", "r"], setup: [...claimed(J(1)), enq(J(2))] },
+  FAIL: { values: [J(1), "1", "e", "0", "5", "10", "at f (x.js:1:1)"], setup: claimed(J(1)) },
+  FAILNEXT: { values: [J(1), "1", "e", "0", "5", "10", "30000", ""], setup: [...claimed(J(1)), enq(J(2))] },
+  RETRY: { values: [J(1), "1"], setup: [...claimed(J(1)), C("FAIL", [J(1), "1", "e", "0", "1", "10", ""])] },
   // A due time or a lease of 1 ms, then a wait: the sample finds something to move on both sides.
   PROMOTE: { values: ["100"], setup: [C("ADD", [J(1), "p", "0", "1", "0", "", ...NO_EXTRAS]), wait(5)] },
   REAP: { values: ["100", "5", "10"], setup: [...claimed(J(1), "1"), wait(5)] },
@@ -39,7 +42,9 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   },
   DRAIN: { values: ["100"], setup: [enq(J(1))] },
   OBLITERATE: { values: ["0", "100"], setup: [enq(J(1))] },
-  FORGET: { values: ["k"], setup: [C("ADD", [J(1), "p", "0", "0", "0", "", "", "k", "0", "0", ""])] },
+  FORGET: { values: ["k"], setup: [C("ADD", [J(1), "p", "0", "0", "0", "", "", "k", "0", "0", "", "", ""])] },
+  UPDATE: { values: [J(1), "new"], setup: [enq(J(1))] },
+  CANCEL: { values: [J(1)], setup: [enq(J(1))] },
   LIMIT: { values: ["queue", "", "10", "1000", "5"], setup: [] },
   PARENT: { values: [J(1), "p", "0", "0", "2", "fail", ""], setup: [] },
   SETTLE: {
@@ -49,6 +54,11 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   ACK: { values: ["e"], setup: [] },
   SCHEDULE: { values: ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"], setup: [] },
   UNSCHEDULE: { values: ["n"], setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"])] },
+  PAUSESCHEDULE: { values: ["n"], setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"])] },
+  RESUMESCHEDULE: {
+    values: ["n", "5000"],
+    setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"]), C("PAUSESCHEDULE", ["n"])],
+  },
   FIRE: {
     values: [J(1), "n", "1000", "1000", "2000"],
     setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"])],
@@ -168,7 +178,9 @@ function guardCases(): Case[] {
     // Every verb with a script twin (the native-only one has no script side to hold it to).
     ...VERBS.filter((v) => v.script !== null).map((v) => guarded("oom", v.verb)),
     ...["ENQUEUE", "CLAIM", "COMPLETE", "PAUSE", "REQUEUE"].map((v) => guarded("replica", v)),
-    ...["ENQUEUE", "CLAIM", "COMPLETE", "COMPLETENEXT"].map((v) => guarded("writable-replica", v)),
+    ...["ENQUEUE", "CLAIM", "COMPLETE", "COMPLETENEXT", "FAILNEXT", "CLAIMN", "COMPLETEN"].map((v) =>
+      guarded("writable-replica", v),
+    ),
   ];
 }
 

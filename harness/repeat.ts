@@ -2,16 +2,18 @@
  * The listed cases of the schedule verbs: `SCHEDULE` (create, unchanged, replace), `UNSCHEDULE`
  * and `FIRE` (the job of one instant: due or ahead, compare-and-set misses, a replay, the row
  * already there, a skip, the ends by limit, by end time and by the last instant, odd records),
- * each verb's refusals in order. A job due ahead runs lease-exact (one MULTI/EXEC): its bus entry
+ * `PAUSESCHEDULE` / `RESUMESCHEDULE` (hold, re-arm, end on resume, a paused record replaced and
+ * missed by `FIRE`), each verb's refusals in order. A job due ahead runs lease-exact (one MULTI/EXEC): its bus entry
  * carries the delay from the server's clock.
  */
 import { C, type Case, claim, J, key, row, seed } from "./build.js";
 import { kinds } from "./bus.js";
-import type { Action } from "./steps.js";
+import type { Action } from "./actions.js";
+import type { KeyRef } from "./executors.js";
 
 /** 2100-01-01: an instant still ahead whenever the harness runs. */
 const AHEAD = "4102444800000";
-const record = (name = "n") => ({ q: "A", suffix: `repeat:${name}` });
+const record = (name = "n"): KeyRef => ({ q: "A", derived: "repeat", param: name });
 
 interface Sched {
   name?: string;
@@ -37,6 +39,8 @@ const schedule = (s: Sched = {}) =>
     s.timeout ?? "0",
   ]);
 const unschedule = (name = "n") => C("UNSCHEDULE", [name]);
+const pause = (name = "n") => C("PAUSESCHEDULE", [name]);
+const resume = (next = "5000", name = "n") => C("RESUMESCHEDULE", [name, next]);
 const fire = (id: string, expected: string, instant: string, next: string, name = "n", exact = false) =>
   C("FIRE", [id, name, expected, instant, next], exact ? { mode: "exact" } : {});
 const wrongType = (ref: Parameters<typeof seed>[0][number]): Action => seed(["SET", ref, "x"]);
@@ -263,4 +267,60 @@ export const REPEAT_CASES: Case[] = [
     name: "FIRE: the row a string: no job, moves on",
     actions: [schedule(), seed(["SET", row(J(1)), "x"]), fire(J(1), "1000", "1000", "2000")],
   },
+
+  /* PAUSESCHEDULE, RESUMESCHEDULE */
+  { name: "PAUSESCHEDULE: holds the record, entry at the paused score", actions: [schedule(), pause()] },
+  { name: "PAUSESCHEDULE: twice: the second writes nothing", actions: [schedule(), pause(), pause()] },
+  { name: "PAUSESCHEDULE: no such schedule", actions: [pause()] },
+  {
+    name: "PAUSESCHEDULE: an entry without its record",
+    actions: [seed(["ZADD", key("repeats"), "1", "n"]), pause()],
+  },
+  { name: "PAUSESCHEDULE: name empty refused", actions: [schedule(), pause("")] },
+  { name: "PAUSESCHEDULE: repeats not a sorted set", actions: [wrongType(key("repeats")), pause()] },
+  { name: "PAUSESCHEDULE: the record a string", actions: [wrongType(record()), pause()] },
+  {
+    name: "PAUSESCHEDULE: FIRE misses a paused record",
+    actions: [schedule(), pause(), fire(J(1), "1000", "1000", "2000")],
+  },
+  {
+    name: "PAUSESCHEDULE: a paused schedule replaced stays paused",
+    actions: [schedule(), pause(), schedule({ spec: '{"everyMs":5}', next: "2000" })],
+  },
+  {
+    name: "PAUSESCHEDULE: unchanged on a paused schedule",
+    actions: [schedule(), pause(), schedule()],
+  },
+  {
+    name: "RESUMESCHEDULE: re-arms at next, then FIRE adds",
+    actions: [schedule(), pause(), resume("5000"), fire(J(5), "5000", "5000", "6000"), claim()],
+  },
+  { name: "RESUMESCHEDULE: not paused", actions: [schedule(), resume()] },
+  { name: "RESUMESCHEDULE: no such schedule", actions: [resume()] },
+  { name: "RESUMESCHEDULE: next 0 ends it", actions: [schedule(), pause(), resume("0")] },
+  {
+    name: "RESUMESCHEDULE: next after end at ends it",
+    actions: [schedule({ endAt: "4000" }), pause(), resume("5000")],
+  },
+  {
+    name: "RESUMESCHEDULE: next at end at goes on",
+    actions: [schedule({ endAt: "5000" }), pause(), resume("5000")],
+  },
+  {
+    name: "RESUMESCHEDULE: odd end at reads as 0",
+    actions: [schedule(), pause(), seed(["HSET", record(), "end_at", "x"]), resume("5000")],
+  },
+  {
+    name: "RESUMESCHEDULE: paused not 1 is not paused",
+    actions: [schedule(), seed(["HSET", record(), "paused", "yes"]), resume()],
+  },
+  {
+    name: "RESUMESCHEDULE: last fired kept across pause and resume",
+    actions: [schedule(), fire(J(1), "1000", "1000", "2000"), pause(), resume("7000")],
+  },
+  { name: "RESUMESCHEDULE: next x refused", actions: [schedule(), pause(), resume("x")] },
+  { name: "RESUMESCHEDULE: next -1 refused", actions: [schedule(), pause(), resume("-1")] },
+  { name: "RESUMESCHEDULE: name with a tab refused", actions: [schedule(), pause(), resume("5000", "a\tb")] },
+  { name: "RESUMESCHEDULE: repeats not a sorted set", actions: [wrongType(key("repeats")), resume()] },
+  { name: "RESUMESCHEDULE: the record a string", actions: [wrongType(record()), resume()] },
 ];

@@ -5,7 +5,7 @@
 import { DECLARATIONS } from "./declared.js";
 import { JOB_CORE_VERBS } from "../src/scripts/index.js";
 
-export type Verdict = "equal" | "declared" | "failed";
+type Verdict = "equal" | "declared" | "failed";
 
 export interface Outcome {
   verb: string;
@@ -20,7 +20,7 @@ export interface Outcome {
   routed?: boolean;
 }
 
-export interface Row {
+interface Row {
   run: number;
   equal: number;
   declared: number;
@@ -30,7 +30,7 @@ export interface Row {
 }
 
 /** The verbs in report order; other rows (INSTALL, durability) follow. */
-export const REPORT_ORDER: readonly string[] = [...JOB_CORE_VERBS, "INSTALL"];
+const REPORT_ORDER: readonly string[] = [...JOB_CORE_VERBS, "INSTALL"];
 
 export class Tally {
   readonly rows = new Map<string, Row>();

@@ -8,7 +8,7 @@ import net from "node:net";
 import { encodeCommand, RawSession, type Reply, type RespArg } from "../src/resp.js";
 
 export type { Reply } from "../src/resp.js";
-export type Arg = RespArg;
+type Arg = RespArg;
 export type Command = readonly Arg[];
 
 export interface ClientOptions {
@@ -116,7 +116,7 @@ export class RespClient {
 }
 
 /** A message the subscriber saw: its channel and payload. */
-export interface Published {
+interface Published {
   channel: string;
   message: string;
 }

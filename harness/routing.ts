@@ -29,7 +29,7 @@ export interface Routed {
 }
 
 /** What the server answers `command` on `ex`'s node before running it; null when it runs there. */
-export async function routing(ex: Executors, command: Command): Promise<string | null> {
+async function routing(ex: Executors, command: Command): Promise<string | null> {
   const shard = ex.shard;
   if (shard === null) return null;
   const [name, body, ...rest] = command;
@@ -69,7 +69,7 @@ export async function predictRouting(
 }
 
 /** What a routed step left: the problems, whether it is C1, and the native side's reply. */
-export interface RoutedStep {
+interface RoutedStep {
   problems: string[];
   declared: boolean;
   native: { reply: Reply; window: { lo: number; hi: number } };

@@ -13,8 +13,11 @@ import { BOUND_CASES } from "./bounds.js";
 import { EXTRAS_CASES } from "./extras.js";
 import { LIMIT_CASES } from "./limits.js";
 import { NEXT_CASES } from "./next.js";
+import { BATCH_CASES } from "./batches.js";
+import { SETTLEMENT_CASES } from "./settlements.js";
 import { FLOW_CASES } from "./flows.js";
 import { OPERATE_CASES } from "./operate.js";
+import { CANCEL_CASES } from "./cancel.js";
 import type { Executors, Fault } from "./executors.js";
 import { runModel } from "./model.js";
 import { REFUSAL_CASES } from "./refusals.js";
@@ -24,7 +27,7 @@ import { clusterStage, singleStage } from "./stage.js";
 import { CaseRun } from "./steps.js";
 import { BRAND } from "./verbs.js";
 
-export interface HarnessOptions {
+interface HarnessOptions {
   /** Generated steps to run at least (the property-based model test). */
   steps: number;
   seed: number;
@@ -46,7 +49,7 @@ export interface HarnessOptions {
   log?: (line: string) => void;
 }
 
-export interface HarnessResult {
+interface HarnessResult {
   tally: Tally;
   report: string;
   seconds: number;
@@ -59,9 +62,12 @@ export const ALL_CASES: Case[] = [
   ...BOUND_CASES,
   ...BUS_CASES,
   ...OPERATE_CASES,
+  ...CANCEL_CASES,
   ...DRAIN_CASES,
   ...LIMIT_CASES,
   ...NEXT_CASES,
+  ...BATCH_CASES,
+  ...SETTLEMENT_CASES,
   ...FLOW_CASES,
   ...REPEAT_CASES,
   ...REFUSAL_CASES,
@@ -108,7 +114,7 @@ export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
 }
 
 /** A listed case on fresh queues; it stops at its first failed step. The brand is restored. */
-export async function runCase(ex: Executors, c: Case, tally: Tally): Promise<CaseRun> {
+async function runCase(ex: Executors, c: Case, tally: Tally): Promise<CaseRun> {
   const run = new CaseRun(ex, c.name, c.queues ?? ["A", "B"]);
   try {
     for (const action of c.actions) {

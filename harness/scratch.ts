@@ -13,7 +13,7 @@ import { Keyspace } from "./dump.js";
 import { ok, RespClient, Subscriber, text } from "./resp.js";
 import { BRAND, STREAM_NODE_ENTRIES, VERSION_KEY } from "./verbs.js";
 
-export interface ScratchOptions {
+interface ScratchOptions {
   /** The module to load; default: the built module (ECHOMQ_MODULE overrides); null: a plain node. */
   module?: string | null;
 }

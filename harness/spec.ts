@@ -8,6 +8,7 @@
 import { canon, changes, showReply } from "./compare.js";
 import type { RawDump, RawValue } from "./dump.js";
 import type { Executors } from "./executors.js";
+import type { DerivedKey } from "../src/keyspace.js";
 import { formOf, verbSpec } from "../src/protocol.js";
 import type { Command, Reply } from "./resp.js";
 import {
@@ -18,6 +19,7 @@ import {
   emqwire,
   layoutError,
   layoutQueue,
+  derivedKey,
   queueKey,
   rowKey,
   type Verb,
@@ -29,7 +31,7 @@ import {
   wrongValues,
 } from "./verbs.js";
 
-export interface Prediction {
+interface Prediction {
   reply: Reply;
   /** Plain commands with the effect the verb must have (empty for a refusal). */
   writes: Command[];
@@ -42,10 +44,7 @@ const int = (n: number | string): Reply => ({ t: "int", v: String(n) });
 const latin1 = (b: Buffer) => b.toString("latin1");
 
 /** Native shape: numkeys is canonical decimal (at most 19 digits) and within the arguments. */
-export function nativeShape(
-  verb: Verb,
-  tail: readonly Buffer[],
-): Prediction | { keys: Buffer[]; values: Buffer[] } {
+function nativeShape(verb: Verb, tail: readonly Buffer[]): Prediction | { keys: Buffer[]; values: Buffer[] } {
   const first = tail[0];
   const text = first === undefined ? "" : latin1(first);
   if (!/^(0|[1-9][0-9]{0,18})$/.test(text)) return refuse(wrongKeys(verb));
@@ -136,7 +135,7 @@ export function predictNative(
  * meta's flag) with a concurrency. Keys of another type are passed over.
  */
 function release(state: RawDump, q: Buffer, g: string | undefined): { writes: Command[]; wakes: string[] } {
-  const at = (suffix: string) => Buffer.concat([queueKey(q, "base"), Buffer.from(suffix, "latin1")]);
+  const at = (name: DerivedKey, param = "") => derivedKey(q, name, Buffer.from(param, "latin1"));
   const writes: Command[] = [];
   let moved = 0;
   if (g !== undefined && g !== "") {
@@ -148,7 +147,7 @@ function release(state: RawDump, q: Buffer, g: string | undefined): { writes: Co
         writes.push(["HSET", groups, g, String(Number(n) - 1)]);
       else if (n !== undefined) writes.push(["HDEL", groups, g]);
     }
-    const parked = at(`group:${g}`);
+    const parked = at("group", g);
     const set = state.get(latin1(parked));
     const pending = state.get(latin1(queueKey(q, "pending")));
     if (
@@ -178,10 +177,10 @@ function release(state: RawDump, q: Buffer, g: string | undefined): { writes: Co
  * hash reads as the defaults); none when it is `0` or the events key holds another type. The id
  * is the one the server makes at `now` (so the same write can be applied elsewhere later).
  */
-export function busEntry(state: RawDump, q: Buffer, fields: (string | Buffer)[], now: number): Command[] {
+function busEntry(state: RawDump, q: Buffer, fields: (string | Buffer)[], now: number): Command[] {
   const stored = field(state.get(latin1(queueKey(q, "meta"))), "events_maxlen");
   const maxlen = stored !== undefined && accepts("count", stored) ? stored : String(BUS_DEFAULTS.maxlen);
-  const events = Buffer.concat([queueKey(q, "base"), Buffer.from("events")]);
+  const events = derivedKey(q, "events");
   const current = state.get(latin1(events));
   if (maxlen === "0" || (current !== undefined && current.type !== "stream")) return [];
   return [["XADD", events, "MAXLEN", "~", maxlen, nextId(current?.last, now), ...fields]];
@@ -193,8 +192,8 @@ function nextId(last: string | undefined, now: number): string {
   return now > ms ? `${now}-0` : `${ms}-${seq + 1}`;
 }
 
-/** `EMQ.INSTALL 1 {emq}:version` (docs/protocol.md, "EMQ.INSTALL"). */
-export function predictInstall(tail: readonly Buffer[], brand: RawValue | undefined): Prediction {
+/** `EMQ.INSTALL 1 <version>` (the brand key) (docs/protocol.md, "EMQ.INSTALL"). */
+function predictInstall(tail: readonly Buffer[], brand: RawValue | undefined): Prediction {
   const verb: Verb = {
     verb: "INSTALL",
     script: null,

@@ -5,7 +5,7 @@
  * go to the primaries in turn, each case's queues — script side and native side — named into
  * one slot of its primary (harness/placement.ts), so its every command reaches the slot's owner
  * and a lease-exact `MULTI … EXEC` holds both sides. `EMQ.INSTALL` cases go to the owner of
- * `{emq}:version`'s slot. Two kinds of listed case are single-node by nature and do not run on
+ * the brand key's slot. Two kinds of listed case are single-node by nature and do not run on
  * the cluster: the fence cases (the native fence passes there by the node's configuration, so
  * no brand can refuse it) and the replica guards (they start a replica of the scratch server).
  */
@@ -20,7 +20,7 @@ import type { Tally } from "./report.js";
 import { SCRATCH_AOF, SCRATCH_MODULE_ARGS, Scratch } from "./scratch.js";
 import { VERSION_KEY } from "./verbs.js";
 
-export interface Stage {
+interface Stage {
   /** One line for the report: where the run ran. */
   readonly where: string;
   /** The executors a listed case runs on, or why it does not run on this stage. */

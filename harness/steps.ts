@@ -3,6 +3,7 @@
  * before it runs, then compared — typed reply, every key under each queue's hashtag, wake
  * messages — or, for a declared difference, judged against its declaration.
  */
+import type { Action, LastStep, SeedArg } from "./actions.js";
 import {
   canon,
   changes,
@@ -11,7 +12,6 @@ import {
   normalize,
   type QueueName,
   showReply,
-  tokenizeReply,
   type Window,
 } from "./compare.js";
 import { classify, type DeclaredId, GUARD_TEXT, judge } from "./declared.js";
@@ -19,7 +19,6 @@ import type { RawDump } from "./dump.js";
 import {
   type Call,
   type Executors,
-  type KeyRef,
   type Mode,
   offsetsOf,
   carriedOf,
@@ -35,33 +34,8 @@ import type { Command, Reply } from "./resp.js";
 import { onReplica, type Sides } from "./guards.js";
 import { predictRouting, type Routed, routedStep } from "./routing.js";
 import { checkInstall, fitNative, predictNative } from "./spec.js";
-import { rowKey, type Verb, VERSION_KEY, verbOf } from "./verbs.js";
-
-export type SeedArg = string | Buffer | number | KeyRef;
-
-export type Action =
-  | { kind: "call"; call: Call; mode?: Mode; host?: boolean; expect?: "equal" | DeclaredId }
-  /** Plain writes on both sides; `tolerant` lets a write fail (the same way on both sides). */
-  | { kind: "seed"; commands: SeedArg[][]; tolerant?: boolean }
-  | { kind: "wait"; ms: number }
-  | { kind: "brand"; value: string | null | "hash" }
-  /**
-   * A call where the node is short of something: over `maxmemory` (compared as usual: admissions
-   * refused on both sides, drains run), on a fresh read-only replica (both refuse `READONLY`), or
-   * on a writable replica (D5).
-   */
-  | { kind: "guard"; guard: "oom" | "replica" | "writable-replica"; call: Call }
-  | { kind: "check"; verb: string; what: string; fn: (last: LastStep) => string[]; declared?: DeclaredId }
-  | { kind: "install"; brand: string | null | "hash"; tail?: string[] };
-
-/** The last step's native view, for explicit checks. */
-export interface LastStep {
-  reply: Reply;
-  window: Window;
-  before: RawDump;
-  after: RawDump;
-  side: Side;
-}
+import { leasedRows, timedReply } from "./step-replies.js";
+import { type Verb, VERSION_KEY, verbOf } from "./verbs.js";
 
 interface State {
   raw: RawDump;
@@ -303,8 +277,8 @@ export class CaseRun {
     });
     const problems = [...s.issues.map((i) => `script: ${i}`), ...n.issues.map((i) => `native: ${i}`)];
     const replyIssues: string[] = [];
-    const rs = this.timed(verb, values, replies.script, windows.script, replyIssues);
-    const rn = this.timed(verb, values, replies.native, windows.native, replyIssues);
+    const rs = timedReply(verb, values, replies.script, windows.script, this.step, replyIssues);
+    const rn = timedReply(verb, values, replies.native, windows.native, this.step, replyIssues);
     problems.push(...replyIssues);
     if (canon(rs) !== canon(rn)) problems.push(`reply: script ${showReply(rs)} vs native ${showReply(rn)}`);
     problems.push(...diffDumps(s.norm, n.norm));
@@ -329,21 +303,6 @@ export class CaseRun {
     this.state.script = { raw: rawS, norm: s.norm };
     this.state.native = { raw: rawN, norm: n.norm };
     return problems;
-  }
-
-  /** A reply with its time (a deadline, a due time) as a token when it is in the window. */
-  private timed(
-    verb: Verb,
-    values: readonly Buffer[],
-    reply: Reply,
-    window: Window,
-    issues: string[],
-  ): Reply {
-    const at = verb.replyTime;
-    if (!at || reply.t === "error") return reply;
-    if (at.index !== null && (reply.t !== "array" || reply.v.length === 0)) return reply;
-    const offset = Number(values[at.offset]?.toString("latin1"));
-    return tokenizeReply(reply, { index: at.index, offset }, window, this.step, issues);
   }
 
   private async compare(verb: Verb, call: Call, mode: Mode, hostPause: boolean): Promise<Outcome> {
@@ -500,14 +459,4 @@ export class CaseRun {
     const problems = await onReplica(this.ex, verb, call, this.sides, writable);
     return this.record(verb.verb, problems, writable ? { declared: "D5" } : {});
   }
-}
-
-/** The rows a native claim leased: the row of the id its reply names. */
-function leasedRows(verb: Verb, call: Call, reply: Reply, side: Side): string[] {
-  // The leased id: CLAIM's reply's first element; COMPLETENEXT's second (after the completion's).
-  const at = verb.verb === "CLAIM" ? 0 : verb.verb === "COMPLETENEXT" ? 1 : -1;
-  const id = reply.t === "array" ? reply.v[at] : undefined;
-  if (id?.t !== "bulk") return [];
-  const q = queueOf(call);
-  return q === null ? [] : [rowKey(side.name(q), id.v).toString("latin1")];
 }

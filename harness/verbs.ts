@@ -13,6 +13,7 @@ import {
   PROTOCOL,
   type VerbSpec,
 } from "../src/protocol.js";
+import { type DerivedKey, KEY_CLOSE, KEY_HEAD, KEY_TYPES } from "../src/keyspace.js";
 import type { RawDump } from "./dump.js";
 
 /** The key slots of a queue's transitions (the protocol data's, the brand key aside). */
@@ -21,7 +22,7 @@ export type { Grammar };
 export type TimeSet = "active" | "schedule" | "done" | "dead" | "waiting" | "outbox";
 export const TIME_SETS: readonly TimeSet[] = ["active", "schedule", "done", "dead", "waiting", "outbox"];
 
-export interface ValueSlot {
+interface ValueSlot {
   /** The slot's placeholder, as the form writes it. */
   slot: string;
   /** Numeric values: the grammar and the name refusals use. */
@@ -40,8 +41,14 @@ export interface Verb {
   values: readonly ValueSlot[];
   /** Time scores the verb writes: the set and the value index of its offset (null = now). */
   times: readonly { set: TimeSet; offset: number | null }[];
-  /** A time in the reply: the array index (null = the reply itself) and its offset's value index. */
-  replyTime?: { index: number | null; offset: number };
+  /**
+   * A time in the reply: the array index (null = the reply itself) and its offset's value index;
+   * `each`: the reply is a list of such replies (CLAIMN's), the time at `index` in each;
+   * `after`: the list starts after that many leading elements (COMPLETEN's outcomes).
+   */
+  replyTime?: { index: number | null; offset: number; each?: boolean; after?: number };
+  /** The last `last` values repeat, given 1 to `max` times (COMPLETEN's triples). */
+  repeat?: { last: number; max: number };
   /**
    * An admission (`ENQUEUE`, `ADD`, `RETRY`): refused over `maxmemory` before it runs, writing
    * nothing. Every other verb is a drain or control: it runs, and writes, over `maxmemory`.
@@ -71,8 +78,14 @@ function fromSpec(spec: VerbSpec): Verb {
     times: spec.times.map((t) => ({ set: t.set, offset: t.offset === null ? null : valueAt(t.offset) })),
     admission: spec.class === "admission",
   };
+  if (spec.repeat) verb.repeat = { ...spec.repeat };
   if (spec.reply_time)
-    verb.replyTime = { index: spec.reply_time.index, offset: valueAt(spec.reply_time.offset) };
+    verb.replyTime = {
+      index: spec.reply_time.index,
+      offset: valueAt(spec.reply_time.offset),
+      ...(spec.reply_time.each ? { each: true } : {}),
+      ...(spec.reply_time.after ? { after: spec.reply_time.after } : {}),
+    };
   return verb;
 }
 
@@ -114,6 +127,7 @@ export function accepts(grammar: Grammar, text: string): boolean {
     case "progress":
     case "line":
     case "error":
+    case "stack":
       return text.length <= (PROTOCOL.grammars[grammar].max_bytes ?? Number.POSITIVE_INFINITY);
   }
 }
@@ -130,7 +144,7 @@ function isParent(text: string): boolean {
   return !/[{}]/.test(queue) && !CONTROL.test(queue) && id.startsWith("JOB") && !CONTROL.test(id);
 }
 
-export const RULES: Record<Grammar, string> = Object.fromEntries(
+const RULES: Record<Grammar, string> = Object.fromEntries(
   Object.entries(PROTOCOL.grammars).map(([grammar, g]) => [grammar, g.rule]),
 ) as Record<Grammar, string>;
 
@@ -140,25 +154,38 @@ export function valueError(verb: string, name: string, grammar: Grammar): string
 }
 
 /** The `name` grammar: 1 to 255 bytes, none of them a control byte (0x00–0x1F, 0x7F). */
-export function isName(bytes: Buffer): boolean {
+function isName(bytes: Buffer): boolean {
   return bytes.length > 0 && bytes.length <= 255 && !bytes.some((b) => b < 0x20 || b === 0x7f);
 }
 
 /* ------------------------------------------------------------------ keys and layout */
 
-/** `emq:{<q>}:<type>` ("base" is the empty type). */
+/** A queue's key by its name in the data (`key_slots`, `derived_keys`), and a parameter after it. */
+export function derivedKey(
+  queue: Buffer | string,
+  name: KeySlot | DerivedKey,
+  param: Buffer | string = "",
+): Buffer {
+  return Buffer.concat([
+    Buffer.from(KEY_HEAD),
+    Buffer.from(queue),
+    Buffer.from(KEY_CLOSE + KEY_TYPES.get(name)!),
+    Buffer.from(param),
+  ]);
+}
+
+/** `emq:{<q>}:<type>` of a slot ("base" is the empty type), built from the data. */
 export function queueKey(queue: Buffer | string, slot: Exclude<KeySlot, "row">): Buffer {
-  const type = slot === "base" ? "" : slot;
-  return Buffer.concat([Buffer.from("emq:{"), Buffer.from(queue), Buffer.from(`}:${type}`)]);
+  return derivedKey(queue, slot);
 }
 
 export function rowKey(queue: Buffer | string, id: Buffer | string): Buffer {
-  return Buffer.concat([queueKey(queue, "base"), Buffer.from("job:"), Buffer.from(id)]);
+  return derivedKey(queue, "row", id);
 }
 
 /** The name and type of `emq:{<name>}:<type>`: the name runs to the first `}`, then `:`. */
-export function splitQueueKey(key: Buffer): { name: Buffer; type: Buffer } | null {
-  const prefix = Buffer.from("emq:{");
+function splitQueueKey(key: Buffer): { name: Buffer; type: Buffer } | null {
+  const prefix = Buffer.from(KEY_HEAD);
   if (key.length < prefix.length || !key.subarray(0, prefix.length).equals(prefix)) return null;
   const close = key.indexOf(0x7d, prefix.length);
   if (close < 0 || key[close + 1] !== 0x3a) return null;
@@ -166,7 +193,7 @@ export function splitQueueKey(key: Buffer): { name: Buffer; type: Buffer } | nul
 }
 
 /** A queue name the module accepts: 1 to 255 bytes, no `{`, `}` or control byte (0x00–0x1F, 0x7F). */
-export function validQueueName(name: Buffer): boolean {
+function validQueueName(name: Buffer): boolean {
   return (
     name.length > 0 &&
     name.length <= 255 &&
@@ -208,7 +235,7 @@ export function orphanAhead(state: RawDump, queue: Buffer): boolean {
 
 /* ------------------------------------------------------------------ shape */
 
-export type Shape =
+type Shape =
   /** EVAL itself refuses the tail (no numkeys, numkeys not an integer, negative, beyond the args). */
   | { kind: "eval-refuses" }
   | { kind: "wrong-keys" }
@@ -232,8 +259,16 @@ export function shapeOf(verb: Verb, tail: readonly Buffer[]): Shape {
   const n = Number(text);
   if (n < 0 || n > tail.length - 1) return { kind: "eval-refuses" };
   if (n !== verb.keys.length) return { kind: "wrong-keys" };
-  if (tail.length - 1 - n !== verb.values.length) return { kind: "wrong-values" };
+  if (!valuesFit(verb, tail.length - 1 - n)) return { kind: "wrong-values" };
   return { kind: "ok", keys: tail.slice(1, 1 + n), values: tail.slice(1 + n) };
+}
+
+/** Whether `count` values fit the verb's form: its values, or for a repeating form 1 to `max` groups. */
+function valuesFit(verb: Verb, count: number): boolean {
+  const n = verb.values.length;
+  if (!verb.repeat) return count === n;
+  const more = count - n;
+  return more >= 0 && more % verb.repeat.last === 0 && more / verb.repeat.last < verb.repeat.max;
 }
 
 export function wrongKeys(verb: Verb): string {

@@ -1,6 +1,6 @@
 /**
  * The API report: each entry's exports (`echomq` from `src/index.ts`, `echomq/protocol` from
- * `src/protocol.ts`) with their signatures, as the type checker sees them — a function's
+ * `src/protocol.ts`, `echomq/bullmq` from `src/bullmq.ts`, `echomq/admin` from `src/admin.ts`, `echomq/errors` from `src/errors.ts`) with their signatures, as the type checker sees them — a function's
  * signature, a class's constructor and public members, an interface's or alias's shape. The
  * reports are committed (`api/*.api.md`), so a change to the surface is a visible diff;
  * `npm test` runs `--check` (fails when the code and the report differ), `npm run api:update`
@@ -10,25 +10,19 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import { readTsConfig } from "./tsconfig-read.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const ENTRIES = [
   { name: "echomq", source: "src/index.ts", report: "api/echomq.api.md" },
   { name: "echomq/protocol", source: "src/protocol.ts", report: "api/protocol.api.md" },
+  { name: "echomq/bullmq", source: "src/bullmq.ts", report: "api/bullmq.api.md" },
+  { name: "echomq/admin", source: "src/admin.ts", report: "api/admin.api.md" },
+  { name: "echomq/errors", source: "src/errors.ts", report: "api/errors.api.md" },
 ];
 const FLAGS = ts.TypeFormatFlags.NoTruncation;
 
-const config = ts.getParsedCommandLineOfConfigFile(
-  join(ROOT, "tsconfig.json"),
-  {},
-  {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (d) => {
-      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, "\n"));
-    },
-  },
-);
-if (!config) throw new Error("tsconfig.json could not be read");
+const config = readTsConfig(ROOT);
 const program = ts.createProgram(
   ENTRIES.map((entry) => join(ROOT, entry.source)),
   config.options,

@@ -3,7 +3,7 @@
 #   * dist/src/      the ESM build (tsc -p tsconfig.build.json) with the files it reads at run
 #                    time: the .lua scripts with their pieces (lib/) and the dashboard's assets;
 #                    dist/protocol/ beside it (the pieces made from the protocol data read it)
-#   * dist/cjs/src/  the CommonJS build of the two entries (tsc -p tsconfig.cjs.json), in a
+#   * dist/cjs/src/  the CommonJS build of the five entries (tsc -p tsconfig.cjs.json), in a
 #                    folder whose package.json says "type": "commonjs"; it compiles here.cjs.ts
 #                    as its here.js, which points at dist/src/ for those files (one copy)
 # No source maps: tsc's output is plain, unminified JavaScript, so a stack trace lands in a file

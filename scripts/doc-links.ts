@@ -10,10 +10,10 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-export const README_MAX_LINES = 300;
+const README_MAX_LINES = 300;
 
 /** The Markdown files whose links are checked, relative to the root. */
-export function docFiles(root = ROOT): string[] {
+function docFiles(root = ROOT): string[] {
   const docs = readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md"));
   return ["README.md", "bench/README.md", ...docs.map((f) => `docs/${f}`)];
 }
@@ -24,7 +24,7 @@ function prose(text: string): string {
 }
 
 /** GitHub's anchors for the headings of a Markdown text (a repeated one gets `-1`, `-2`, …). */
-export function anchors(text: string): Set<string> {
+function anchors(text: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
   for (const m of text.replace(/^```[\s\S]*?^```/gm, "").matchAll(/^#{1,6} (.*)$/gm)) {
@@ -41,7 +41,7 @@ export function anchors(text: string): Set<string> {
 }
 
 /** Every broken relative link of `file`, as `file: target (why)`. */
-export function brokenLinks(file: string, root = ROOT): string[] {
+function brokenLinks(file: string, root = ROOT): string[] {
   const path = join(root, file);
   const text = readFileSync(path, "utf8");
   const broken: string[] = [];

@@ -33,7 +33,7 @@ function unitOf(path: string): string {
 }
 
 /** The folder graph: unit → the units it imports (relative imports only). */
-export function folderGraph(): Map<string, Set<string>> {
+function folderGraph(): Map<string, Set<string>> {
   const graph = new Map<string, Set<string>>();
   for (const file of files(SRC)) {
     const from = unitOf(file);
@@ -51,7 +51,7 @@ export function folderGraph(): Map<string, Set<string>> {
 }
 
 /** The cycles of `graph` (each as the units on it, first repeated at the end). */
-export function cycles(graph: Map<string, Set<string>>): string[][] {
+function cycles(graph: Map<string, Set<string>>): string[][] {
   const found: string[][] = [];
   const state = new Map<string, "open" | "done">();
   const stack: string[] = [];
@@ -70,7 +70,7 @@ export function cycles(graph: Map<string, Set<string>>): string[][] {
 }
 
 /** The edges `rules` does not allow, as `from → to (why)`. */
-export function violations(graph: Map<string, Set<string>>, rules: Rules): string[] {
+function violations(graph: Map<string, Set<string>>, rules: Rules): string[] {
   const layer = new Map<string, number>();
   rules.layers.forEach((units, i) => {
     for (const unit of units) layer.set(unit, i);

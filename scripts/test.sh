@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite: setup (idempotent), type check, lint, no import cycle, the protocol doc
-# in step with the protocol data, the folder layering, the API report, every relative doc link
-# reaching its file and heading, the module's format check, clippy (warnings are errors) and
-# cargo tests, the bench smoke run, and the TypeScript suite against real valkey-server processes
-# (each test starts its own; the differential harness and the fault experiments run their short
-# forms there) on Debian's Valkey 8; then a Valkey 9 pass (the pinned binary in .valkey9/) of the
-# files where the server's version matters (docs/cluster.md, "Valkey 8 and Valkey 9").
+# in step with the protocol data, the migration guide's table in step with src/bullmq/names.ts,
+# the folder layering, the API report, no unused export, every relative doc link reaching its file and heading, the
+# module's format check, clippy (warnings are errors) and cargo tests, the bench smoke run, and
+# the TypeScript suite against real valkey-server processes (each test starts its own; the
+# differential harness and the fault experiments run their short forms there) on Debian's
+# Valkey 8; then a Valkey 9 pass (the pinned binary in .valkey9/) of the files where the server's
+# version matters (docs/cluster.md, "Valkey 8 and Valkey 9").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -14,7 +15,9 @@ echo "[test] lint"; npx biome check . >/dev/null || npx biome check .
 echo "[test] import cycles"; npm run -s check:cycles > .cycles.log 2>&1 || { cat .cycles.log; exit 1; }
 echo "[test] folder layering (scripts/layers.json)"; npx tsx scripts/layers.ts
 echo "[test] API report (api/*.api.md) in step with the entries"; npx tsx scripts/api.ts --check
+echo "[test] no unused export (each imported by another file, or public)"; npx tsx scripts/unused-exports.ts
 echo "[test] docs/protocol.md in step with protocol/"; npx tsx scripts/protocol-doc.ts --check
+echo "[test] docs/migrating-from-bullmq.md in step with src/bullmq/names.ts"; npx tsx scripts/bullmq-doc.ts --check
 echo "[test] doc links (README.md, docs/, bench/README.md)"; npx tsx scripts/doc-links.ts
 if [ -f module/Cargo.toml ]; then
   for tool in fmt clippy; do

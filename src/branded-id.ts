@@ -11,9 +11,8 @@
 import { randomInt } from "node:crypto";
 import { InvalidIdError } from "./errors.js";
 
-export const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-export const ID_LENGTH = 14;
-export const NAMESPACE_LENGTH = 3;
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const NAMESPACE_LENGTH = 3;
 const TIME_CHARS = 7;
 const COUNTER_CHARS = 4;
 /** The ids' epoch: their time characters count ms since 2024-01-01 UTC. */

@@ -1,15 +1,20 @@
 /**
  * EchoMQ: a job queue on Valkey. This is what an application uses — connect, Queue, Worker,
- * FlowProducer, QueueEvents, the typed errors (every class, from `errors.ts`), metrics, the
- * dashboard and tracing. The host step of every transition, the keyspace, the scripts, the verb
- * table and the engines are the low-level surface, `echomq/protocol`.
+ * FlowProducer, QueueEvents, the errors an application meets at run time and branches on (the bases
+ * `EchoMQError`, `ConnectionError`, `ServerError`, `InvalidArgumentError` among them), metrics and
+ * tracing. Every error class, those met only as a subclass or a programming mistake too, is
+ * `echomq/errors` (`src/errors.ts`).
+ * The operator's tools (branding a node, queue discovery, the dashboard) are `echomq/admin`; the
+ * host step of every transition, the keyspace, the scripts, the verb table, the engines, the ids
+ * and the errors only they raise are the low-level surface, `echomq/protocol`.
  */
-export { installModuleBrand } from "./connector/install.js";
 export {
   connect,
   Connection,
-  optionsFromUrl,
+  type ClientLike,
   type ClusterNode,
+  type ConnectionForm,
+  type ConnectionObject,
   type ConnectOptions,
   type Subscription,
   type Wire,
@@ -29,7 +34,6 @@ export type {
   RateLimit,
   ReapResult,
 } from "./jobs.js";
-export { newId } from "./branded-id.js";
 export {
   EchoMQError,
   AuthError,
@@ -38,37 +42,33 @@ export {
   ConnectionLostError,
   ConnectionError,
   ServerError,
-  InvalidQueueNameError,
-  InvalidIdError,
   InvalidArgumentError,
-  WireRefusalError,
   LeaseLostError,
   JobNotFoundError,
   OutOfMemoryError,
   DurabilityError,
-  NativeOnlyVerbError,
   JobNotScheduledError,
   QueueActiveError,
   TimeoutError,
-  TracingUnavailableError,
-  ReapBoundsError,
-  WaitInterruptedError,
-  ClaimUnansweredError,
-  ClaimWatchdogError,
-  InvalidFlowError,
+  JobCancelledError,
   TooLargeError,
   LeaseExpiredError,
   JobNotDeadError,
   JobActiveError,
-  NotValkeyError,
+  ScheduleNotFoundError,
   ServerUnreachableError,
-  InvalidBackoffError,
-  InvalidResultError,
-  InvalidOutboxEntryError,
-  WatchdogError,
+  UnrecoverableError,
+  DelayedError,
+  InvalidDataError,
+  JobFailedError,
+  WaitUntilFinishedError,
 } from "./errors.js";
+export type { Serializer, SerializerOption } from "./serializer.js";
+export type { JobBackoff } from "./jobs/job-backoff.js";
+export type { FinishEvents } from "./operate/wait-finished.js";
 export {
   Queue,
+  type CancelResult,
   type CleanOptions,
   type JobCounts,
   type JobInfo,
@@ -78,13 +78,19 @@ export {
   type PageOptions,
   type QueueAddOptions,
   type QueueOptions,
+  type ResumeResult,
   type ScheduleInfo,
   type ScheduleJobOptions,
   type ScheduleOptions,
   type ScheduleResult,
 } from "./queue.js";
 export {
+  failed,
+  JobFailed,
   Worker,
+  type BatchHandler,
+  type BatchOption,
+  type BatchWorkerOptions,
   type Handler,
   type Job,
   type WorkerEvents,
@@ -107,8 +113,6 @@ export {
 export type { BusEvent, EventKind } from "./events/entry.js";
 export type { Gap } from "./events/position.js";
 export { Metrics, type MetricsOptions } from "./metrics.js";
-export { listQueues, type Discovery, type QueueListing } from "./operate/discover.js";
-export { type Dashboard, type DashboardOptions, startDashboard } from "./dashboard/server.js";
 export { type MetricsServer, type MetricsServerOptions, serveMetrics } from "./dashboard/metrics-server.js";
 export type { ListenOptions } from "./dashboard/guard.js";
 export type { TracerLike, TracingOption } from "./observe/tracing-option.js";

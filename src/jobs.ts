@@ -1,7 +1,7 @@
 /**
  * The host steps of each transition: validate on the host, build the declared keys, then send the
  * script (wire 4) or its native verb (wire 6) through the connection. One module per family under
- * `jobs/`, re-exported here.
+ * `jobs/`, named by the protocol data's `family` as on the native side (module/src/verbs/), re-exported here.
  */
 export {
   assertJobId,
@@ -16,18 +16,19 @@ export {
   add,
   addBulk,
   claim,
+  claimBatch,
   claimVerb,
   enqueue,
   isPaused,
   type AddOptions,
+  type ClaimBatch,
   type ClaimedJob,
   type ClaimLimited,
   type ClaimOutcome,
   type EnqueueOptions,
   type EnqueueResult,
-} from "./jobs/admission.js";
+} from "./jobs/jobs.js";
 export {
-  assertGroup,
   readGroups,
   readLimits,
   setGroupLimits,
@@ -43,29 +44,29 @@ export { checkDurability, type Durability } from "./jobs/durability.js";
 export {
   complete,
   completeNext,
+  failNext,
   extend,
   fail,
-  log,
-  progress,
   requeue,
   reschedule,
+  type FailNextOutcome,
   type FailOptions,
   type FailState,
 } from "./jobs/lease.js";
+export { completeMany, type CompletedMany, type Completion, MAX_COMPLETIONS } from "./jobs/lease.js";
+export { log, progress } from "./jobs/report.js";
 export {
+  cancel,
   recordLanes,
   pause,
-  promote,
-  reap,
   remove,
   resume,
   retry,
   setEvents,
   DEFAULT_EVENTS,
   type EventsOptions,
-  type ReapOptions,
-  type ReapResult,
-} from "./jobs/queue.js";
+} from "./jobs/admin.js";
+export { promote, reap, type ReapOptions, type ReapResult } from "./jobs/timers.js";
 export {
   assertFinishedState,
   clean,
@@ -74,11 +75,11 @@ export {
   forgetAllKeys,
   forgetKey,
   obliterate,
+  updateData,
   type FinishedState,
   type ObliterateStep,
 } from "./jobs/operate.js";
 export {
-  type FireOutcome,
   fireInstant,
   type ScheduleOutcome,
   scheduleRecord,

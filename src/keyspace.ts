@@ -1,44 +1,69 @@
 /**
- * The keyspace grammar: every key of queue `q` is `emq:{q}:<type>`. The braces are the cluster
- * hashtag, so all keys of one queue live in one slot. Pure functions, no I/O.
+ * The keyspace grammar, from the protocol data (`protocol.json` `key_slots`, `derived_keys`):
+ * every key of queue `q` is its base `emq:{q}:` and a type. The braces are the cluster hashtag,
+ * so all keys of one queue live in one slot. Pure functions, no I/O; no key is written here.
  */
 import { InvalidArgumentError, InvalidQueueNameError } from "./errors.js";
 import { assertValidBrandedId } from "./branded-id.js";
-import { PROTOCOL } from "./verbs/data.js";
+import { PROTOCOL, type DerivedKey, type KeyPrefix, type KeySlot, type QueueKeyType } from "./verbs/data.js";
+
+export type { DerivedKey, KeyPrefix, KeySlot, QueueKeyType } from "./verbs/data.js";
 
 /** The key every node's brand lives in (the version fence), from the data's `brands.key`. */
 export const VERSION_KEY = PROTOCOL.brands.key;
 
-/** The per-queue key types (docs/protocol.md, "Keyspace"). `job:` rows are built by `jobKey`. */
-export type QueueKeyType =
-  | "pending"
-  | "active"
-  | "schedule"
-  | "done"
-  | "dead"
-  | "meta"
-  | "events"
-  | "waiting"
-  | "outbox"
-  | "repeats"
-  | "";
+/** Where the queue name stands in a pattern of the data: `{q}` (inside the hashtag's braces). */
+const NAME = "{q}";
+const PARAM = /<[a-z]+>$/;
+const BASE = PROTOCOL.key_slots.base.pattern;
+
+/** The text before and after the queue name in the base (`emq:{` and `}:`). */
+export const KEY_HEAD = BASE.slice(0, BASE.indexOf(NAME)) + "{";
+export const KEY_CLOSE = "}" + BASE.slice(BASE.indexOf(NAME) + NAME.length);
+
+/** What follows the base in a key of the data: `pending`, `` (the base), `job:`, `group:`. */
+function typeOf(pattern: string): string {
+  const rest = pattern.startsWith("<base>") ? pattern.slice("<base>".length) : pattern.slice(BASE.length);
+  return rest.replace(PARAM, "");
+}
+
+/** Each queue key of the data by name (the slots but the brand key, and the derived keys): its type. */
+export const KEY_TYPES: ReadonlyMap<Exclude<KeySlot, "version"> | DerivedKey, string> = new Map(
+  [
+    ...Object.entries(PROTOCOL.key_slots).filter(([name]) => name !== "version"),
+    ...Object.entries(PROTOCOL.derived_keys),
+  ].map(([name, key]) => [name as Exclude<KeySlot, "version"> | DerivedKey, typeOf(key.pattern)]),
+);
+
+/** A key type: one of a queue's keys, or a prefix of one per parameter and its parameter. */
+export type KeyType = QueueKeyType | `${KeyPrefix}${string}`;
 
 /**
- * `emq:{` + q + `}:` + type: a builder only (the name rule is `assertValidQueue`'s). A queue that
- * is not a string throws `InvalidQueueNameError`, a type that is not one `InvalidArgumentError`.
+ * The base `emq:{` + q + `}:`, then `type`: a builder only (the name rule is `assertValidQueue`'s). A
+ * queue that is not a string throws `InvalidQueueNameError`, a type that is not one `InvalidArgumentError`.
  */
-export function queueKey(queue: string, type: string): string {
+export function queueKey(queue: string, type: KeyType): string {
   if (typeof queue !== "string") throw new InvalidQueueNameError(queue, "a queue name must be a string");
   if (typeof type !== "string") {
     throw new InvalidArgumentError("type", `a key type must be a string, got ${typeof type}`);
   }
-  return "emq:{" + queue + "}:" + type;
+  return KEY_HEAD + queue + KEY_CLOSE + type;
 }
+
+/**
+ * A queue key by its name in the data: `keyOf(q, "pending")`, `keyOf(q, "group", g)`,
+ * `keyOf(q, "repeat", name)`, `keyOf(q, "row", id)` (taken as given: `jobKey` checks the id).
+ */
+export function keyOf(queue: string, name: Exclude<KeySlot, "version"> | DerivedKey, param = ""): string {
+  return queueKey(queue, (KEY_TYPES.get(name)! + param) as KeyType);
+}
+
+const ROW = KEY_TYPES.get("row") as KeyPrefix;
 
 /** The job row `emq:{q}:job:<id>`; refuses an id that is not a fully valid branded id. */
 export function jobKey(queue: string, id: string): string {
   assertValidBrandedId(id);
-  return queueKey(queue, "job:") + id;
+  return queueKey(queue, `${ROW}${id}`);
 }
 
 /** The longest queue name, in UTF-8 bytes (the module's layout check holds the same bound). */

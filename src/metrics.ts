@@ -16,7 +16,6 @@
  * Without a source a family is not exported at all (a one-shot `echomq metrics` has no past to
  * count), never as a series that stays empty.
  */
-import { wakeClientName } from "./worker/client-name.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { idTime } from "./branded-id.js";
@@ -26,6 +25,7 @@ import { assertValidQueue } from "./keyspace.js";
 import { Queue } from "./queue.js";
 import type { Worker } from "./worker.js";
 import { headReadyAgeMs } from "./observe/ready.js";
+import { listWorkers, workersPerQueue } from "./observe/workers.js";
 
 export interface MetricsOptions {
   /** The queues whose state is read at each scrape. */
@@ -130,7 +130,7 @@ export class Metrics {
     });
     new Gauge({
       name: "echomq_workers",
-      help: "Workers connected to the queue (their wake subscriptions, from CLIENT LIST).",
+      help: "Workers connected to the queue (their wake subscriptions, from CLIENT LIST on every primary).",
       labelNames: ["queue"],
       registers,
       async collect() {
@@ -241,7 +241,7 @@ export class Metrics {
 
   private async read(queues: readonly string[]) {
     const [list, ...rest] = await Promise.all([
-      this.conn.send("CLIENT", ["LIST"]).catch(() => null),
+      listWorkers(this.conn).catch(() => null),
       ...queues.map(async (name) => {
         const q = new Queue(name, this.conn);
         const [counts, age] = await Promise.all([q.counts(), headReadyAgeMs(this.conn, name)]);
@@ -249,12 +249,7 @@ export class Metrics {
         return [name, { counts, latency }] as const;
       }),
     ]);
-    const clients = list === null ? "" : String(list);
-    return rest.map(([name, s]) => {
-      const workers = clients
-        .split("\n")
-        .filter((line) => line.includes(` name=${wakeClientName(name)} `)).length;
-      return [name, { ...s, workers }] as const;
-    });
+    const perQueue = workersPerQueue(list ?? []);
+    return rest.map(([name, s]) => [name, { ...s, workers: perQueue.get(name)?.workers ?? 0 }] as const);
   }
 }

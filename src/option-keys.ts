@@ -10,16 +10,7 @@ import { InvalidArgumentError } from "./errors.js";
  * What a key holds: `bytes` a `Uint8Array` (a `Buffer`), `date` a `Date`; `any` leaves the kind
  * to the key's own check (one with an error class of its own, e.g. a branded id's).
  */
-export type Kind =
-  | "string"
-  | "number"
-  | "boolean"
-  | "object"
-  | "array"
-  | "function"
-  | "bytes"
-  | "date"
-  | "any";
+type Kind = "string" | "number" | "boolean" | "object" | "array" | "function" | "bytes" | "date" | "any";
 
 /** One kind, or any of several. */
 export type KeyType = Kind | readonly Kind[];

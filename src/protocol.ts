@@ -1,21 +1,26 @@
 /**
  * `echomq/protocol`: the low-level surface — the host step of every transition (`enqueue`,
  * `claim`, `complete`, … each one atomic call), the keyspace grammar and cluster slots, the script
- * registry, the verb table (the protocol as data), the brands, the engines, the timers, the
- * blocking claim's host steps and the typed-refusal mapping. For tools and tests that speak the
- * wire contract itself; applications use `echomq`.
+ * registry, the verb table (the protocol as data), the brands, the ids, the engines, the timers,
+ * the blocking claim's host steps, the typed-refusal mapping and the errors only this surface
+ * raises (a wire's refusal, a native-only verb on wire 4, a blocking claim the server ended, an
+ * outbox entry off its grammar). For tools and tests that speak the wire contract itself;
+ * applications use `echomq`, operators `echomq/admin`.
  */
 export { backoffDelay, DEFAULT_BACKOFF } from "./backoff.js";
-export { assertValidBrandedId, IdGenerator, idTime, isValidBrandedId } from "./branded-id.js";
+export { assertValidBrandedId, IdGenerator, idTime, isValidBrandedId, newId } from "./branded-id.js";
 export { EVENT_KINDS } from "./events/entry.js";
 export { MAX_FLOW_JOBS } from "./flows/producer.js";
 export {
   add,
   addBulk,
   claim,
+  claimBatch,
   clean,
   complete,
+  completeMany,
   completeNext,
+  failNext,
   DEFAULT_EVENTS,
   DEFAULT_KEY_TTL_MS,
   drain,
@@ -50,6 +55,9 @@ export {
   type EnqueueOptions,
   type EnqueueResult,
   type EventsOptions,
+  type CompletedMany,
+  type Completion,
+  type FailNextOutcome,
   type FailOptions,
   type ReapOptions,
 } from "./jobs.js";
@@ -68,17 +76,30 @@ export {
   type Sender,
   type VerbCall,
 } from "./engine/index.js";
-export { typedServerError } from "./errors.js";
+export { optionsFromUrl } from "./connector/connection.js";
+export {
+  ClaimUnansweredError,
+  ClaimWatchdogError,
+  InvalidOutboxEntryError,
+  NativeOnlyVerbError,
+  typedServerError,
+  WaitInterruptedError,
+  WireRefusalError,
+} from "./errors.js";
 export {
   assertValidQueue,
   crc16,
   hashtag,
   isValidQueue,
   jobKey,
+  keyOf,
   MAX_QUEUE_BYTES,
   queueKey,
   slot,
   VERSION_KEY,
+  type DerivedKey,
+  type KeyPrefix,
+  type KeyType,
   type QueueKeyType,
 } from "./keyspace.js";
 export {
@@ -90,7 +111,8 @@ export {
   scriptFor,
   type Wire6Declaration,
 } from "./scripts/index.js";
-export { BLOCKING_CLAIM, claimWaiting, moduleExtensions } from "./jobs/wait.js";
+export { BLOCKING_CLAIM, claimWaiting } from "./jobs/block.js";
+export { moduleExtensions } from "./jobs/version.js";
 export { Timers, type TimerOptions } from "./timers.js";
 export {
   anchorOf,
@@ -103,6 +125,7 @@ export {
   type Grammar,
   type KeySlot,
   type KeySpec,
+  type KeyTypeSpec,
   type ProtocolSpec,
   type TimeSet,
   type ValueSpec,

@@ -3,9 +3,10 @@
  * checked against (src/option-keys.ts), and what a bulk job carries on to the host step.
  */
 import type { AddOptions, Durability } from "./jobs.js";
-import { ADD_OPTIONS } from "./jobs/admission.js";
+import { ADD_OPTIONS } from "./jobs/jobs.js";
 import { FIXED_KEYSPACE, LIMITS_ARE_THE_QUEUES, type KeyType, type OptionTable } from "./option-keys.js";
 import type { TracingOption } from "./observe/tracing-option.js";
+import type { SerializerOption } from "./serializer.js";
 
 export interface QueueAddOptions extends AddOptions {
   /**
@@ -32,6 +33,13 @@ export interface QueueOptions {
    * Default false: nothing traced, nothing loaded.
    */
   tracing?: TracingOption;
+  /**
+   * How a job's data becomes its payload (`add`, `addBulk`) and back (`job.data`, a Worker's
+   * default): `"json"` (the default: a string or bytes is stored as it is, any other value as
+   * its JSON text; `job.data` parses it), `"raw"` (strings and bytes only; `job.data` is the
+   * bytes), or your own `{ serialize(data), deserialize(payload) }`.
+   */
+  serializer?: SerializerOption;
 }
 
 export const QUEUE_OPTIONS: OptionTable = {
@@ -40,6 +48,7 @@ export const QUEUE_OPTIONS: OptionTable = {
     durability: "object",
     lanes: "number",
     tracing: ["boolean", "object"],
+    serializer: ["string", "object"],
   } satisfies Record<keyof QueueOptions, KeyType>,
   foreign: {
     connection: "the connection is Queue's second argument: new Queue(name, await connect(…), options)",

@@ -32,17 +32,17 @@ import {
   type QueueLimits,
   readGroups,
   readLimits,
-  recordLanes,
   remove,
   resume,
   retry,
   setEvents,
   setGroupLimits,
   setLimits,
+  updateData,
 } from "./jobs.js";
 import { type ChildrenValues, childrenOf } from "./jobs/flows.js";
 import { assertValidQueue, jobKey, queueKey } from "./keyspace.js";
-import { laneNames, laneOfKey, MAX_LANES } from "./lanes/naming.js";
+import { MAX_LANES } from "./lanes/naming.js";
 import {
   type CleanOptions,
   cleanLanes,
@@ -50,13 +50,18 @@ import {
   drainLanes,
   obliterateLanes,
 } from "./operate/actions.js";
+import { countsOf, type JobCounts, type LanedCounts, lanedCounts } from "./operate/counts.js";
+import { LaneRouter } from "./operate/lane-router.js";
 import { type ListedJob, listJobs } from "./operate/listing.js";
 import type { PageOptions } from "./operate/paging.js";
 import { type JobInfo, jobInfo, type JobState } from "./operate/row.js";
-import { lanesOf, recordedLanes } from "./lanes/registry.js";
+import { recordedLanes } from "./lanes/registry.js";
 import { checkTracing } from "./observe/tracing-option.js";
 import {
   listSchedules,
+  pauseSchedule,
+  type ResumeResult,
+  resumeSchedule,
   type ScheduleInfo,
   type ScheduleResult,
   schedule,
@@ -66,7 +71,7 @@ import {
 import type { ScheduleOptions } from "./schedules/options.js";
 import { ProducerSpans } from "./observe/tracing.js";
 import { checkKeys } from "./option-keys.js";
-import { EVENTS_OPTIONS } from "./jobs/queue.js";
+import { EVENTS_OPTIONS } from "./jobs/admin.js";
 import {
   bulkJob,
   OBLITERATE_OPTIONS,
@@ -76,43 +81,28 @@ import {
   type QueueOptions,
 } from "./queue-options.js";
 import { inCallWords } from "./jobs/refusals.js";
+import { type CancelResult, cancelJob } from "./operate/cancel.js";
+import { checkSerializer, encodeData, type Serializer } from "./serializer.js";
+import { type FinishEvents, waitUntilFinished } from "./operate/wait-finished.js";
 
 export type { JobInfo, JobState } from "./operate/row.js";
 export type { ListedJob } from "./operate/listing.js";
-export type { ScheduleInfo, ScheduleResult } from "./schedules/api.js";
+export type { ResumeResult, ScheduleInfo, ScheduleResult } from "./schedules/api.js";
 export type { ScheduleJobOptions, ScheduleOptions } from "./schedules/options.js";
 export type { CleanOptions } from "./operate/actions.js";
+export type { CancelResult } from "./operate/cancel.js";
 export type { PageOptions } from "./operate/paging.js";
 export type { QueueAddOptions, QueueOptions } from "./queue-options.js";
-
-export interface JobCounts {
-  pending: number;
-  scheduled: number;
-  active: number;
-  completed: number;
-  dead: number;
-  /** Flow parents waiting for their children. */
-  waiting: number;
-  paused: boolean;
-}
-
-/** A laned queue's counts: the sums, and each lane's own (lanes of recorded counts included). */
-export interface LanedCounts extends JobCounts {
-  /** True when any lane is paused (`paused`: every lane is). */
-  partlyPaused: boolean;
-  lanes: Record<string, JobCounts>;
-}
-
-const STATES = ["pending", "schedule", "active", "done", "dead", "waiting"] as const;
+export type { JobCounts, LanedCounts } from "./operate/counts.js";
 
 export class Queue {
+  /** How a job's data becomes its payload and back (`QueueOptions.serializer`; a Worker's default). */
+  readonly serializer: Serializer;
   /** The queue's default durability (`QueueOptions.durability`), if any. */
   readonly durability: Durability | undefined;
   /** How many lanes the queue's jobs are spread over (1: the queue itself). */
   readonly lanes: number;
-  private readonly ownLanes: readonly string[];
-  private turn = 0;
-  private recorded: Promise<unknown> | undefined;
+  private readonly route: LaneRouter;
   private readonly spans: ProducerSpans | undefined;
 
   constructor(
@@ -123,6 +113,7 @@ export class Queue {
     assertValidQueue(name);
     checkKeys(options, QUEUE_OPTIONS);
     checkDurability(options?.durability, "durability");
+    this.serializer = checkSerializer(options?.serializer);
     this.durability = options?.durability;
     const lanes = options?.lanes ?? 1;
     if (!Number.isSafeInteger(lanes) || lanes < 1 || lanes > MAX_LANES) {
@@ -132,19 +123,22 @@ export class Queue {
       );
     }
     this.lanes = lanes;
-    this.ownLanes = laneNames(name, lanes);
+    this.route = new LaneRouter(name, connection, lanes);
     const tracing = checkTracing(options?.tracing);
     this.spans = tracing ? new ProducerSpans(name, tracing) : undefined;
   }
 
   /**
-   * Adds one job: `priority` (lower runs first, default 0), `delay` in ms, `maxAttempts`, `id`,
-   * `durability` (default: the queue's); on a laned queue `laneKey` picks the lane.
+   * Adds one job whose data is `data`, stored as the queue's `serializer` makes it (default
+   * `json`: a string or bytes as it is, any other value as its JSON text): `name`, `priority`
+   * (lower runs first, default 0), `delay` in ms, `maxAttempts`, `backoff`, `id`, `durability`
+   * (default: the queue's); on a laned queue `laneKey` picks the lane.
    */
-  async add(payload: Payload, opts: QueueAddOptions = {}): Promise<EnqueueResult> {
+  async add(data: unknown, opts: QueueAddOptions = {}): Promise<EnqueueResult> {
     checkKeys(opts, QUEUE_ADD_OPTIONS);
-    const lane = this.laneFor(opts?.laneKey ?? opts?.key);
-    await this.record();
+    const payload = encodeData(this.serializer, data);
+    const lane = this.route.pick(opts?.laneKey ?? opts?.key);
+    await this.route.record();
     const o = this.withDurability(opts);
     if (!this.spans) return add(this.connection, lane, payload, o);
     return this.spans.one(lane, this.connection.wire, (trace) =>
@@ -158,15 +152,16 @@ export class Queue {
    * The queue's durability, if set, is waited for once for the whole batch. A laned queue groups
    * the jobs per lane (round-robin, or by `laneKey`), all lanes in the same round trip.
    */
-  async addBulk(jobs: readonly { payload: Payload; opts?: QueueAddOptions }[]): Promise<EnqueueResult[]> {
+  async addBulk(given: readonly { payload: unknown; opts?: QueueAddOptions }[]): Promise<EnqueueResult[]> {
+    const jobs = this.encodeBulk(given);
     if (this.lanes === 1) return this.addBulkTo(this.name, jobs);
     if (!Array.isArray(jobs)) throw new InvalidArgumentError("jobs", "must be an array");
     const groups = new Map<string, number[]>();
     jobs.forEach((job, i) => {
-      const lane = this.laneFor(job?.opts?.laneKey ?? job?.opts?.key);
+      const lane = this.route.pick(job?.opts?.laneKey ?? job?.opts?.key);
       groups.set(lane, [...(groups.get(lane) ?? []), i]);
     });
-    await this.record();
+    await this.route.record();
     const results: EnqueueResult[] = new Array(jobs.length);
     await Promise.all(
       [...groups].map(async ([lane, at]) => {
@@ -180,6 +175,16 @@ export class Queue {
       }),
     );
     return results;
+  }
+
+  /** Each bulk job's `payload` as the serializer makes it (the host step checks the rest). */
+  private encodeBulk(jobs: unknown): { payload: Payload; opts?: QueueAddOptions }[] {
+    if (!Array.isArray(jobs)) return jobs as never;
+    return jobs.map((job: unknown, i) => {
+      if (typeof job !== "object" || job === null || !("payload" in job)) return job as never;
+      const { payload } = job as { payload: unknown };
+      return { ...job, payload: encodeData(this.serializer, payload, `jobs[${i}].payload`) } as never;
+    });
   }
 
   /** `addBulk` on one lane, each job in a `create` span of its own when tracing is on. */
@@ -264,13 +269,37 @@ export class Queue {
 
   /** Deletes a job that is not active. `false` when there is no such job. */
   async remove(id: string): Promise<boolean> {
-    const at = { queue: this.name, lane: (await this.laneOf(id)) ?? this.ownLanes[0]!, id };
+    const at = { queue: this.name, lane: await this.route.laneOrFirst(id), id };
     return inCallWords(`remove(${id})`, this.connection, at, () => remove(this.connection, at.lane, id));
+  }
+
+  /**
+   * Cancels job `id` (docs/jobs.md, "Cancelling a job"): pending or scheduled, it is dead at
+   * once with the error `cancelled`; active, too — its worker's lease ends, and the handler's
+   * `signal` aborts with `JobCancelledError` at its next heartbeat (within half the lease); a
+   * result it returns after is not recorded. No retry. A finished job is left as it is
+   * (`cancelled: false`). No such job: `JobNotFoundError`.
+   */
+  async cancel(id: string): Promise<CancelResult> {
+    const at = { queue: this.name, lane: await this.route.laneOrFirst(id), id };
+    return cancelJob(this.connection, at);
+  }
+
+  /**
+   * Replaces job `id`'s data (`UPDATE`, through the queue's serializer), in any state, with no
+   * lease token (any process may): the attempts that start from now on read it; a running
+   * handler keeps what it was given. No such job: `JobNotFoundError`.
+   */
+  async updateData(id: string, data: unknown): Promise<void> {
+    const payload = encodeData(this.serializer, data);
+    const at = { queue: this.name, lane: await this.route.laneOrFirst(id), id };
+    const step = () => updateData(this.connection, at.lane, id, payload);
+    return inCallWords(`updateData(${id})`, this.connection, at, step);
   }
 
   /** Moves a dead job back to pending, granting it `extraAttempts` more attempts (default 1). */
   async retry(id: string, extraAttempts = 1): Promise<void> {
-    const at = { queue: this.name, lane: (await this.laneOf(id)) ?? this.ownLanes[0]!, id };
+    const at = { queue: this.name, lane: await this.route.laneOrFirst(id), id };
     const step = () => retry(this.connection, at.lane, id, extraAttempts);
     return inCallWords(`retry(${id})`, this.connection, at, step);
   }
@@ -278,37 +307,38 @@ export class Queue {
   /** How many jobs are in each state (one pipelined round trip); a laned queue also per lane. */
   async counts(): Promise<JobCounts | LanedCounts> {
     if (this.lanes === 1 && (await recordedLanes(this.connection, this.name)).length === 0) {
-      return this.countsOf(this.name);
+      return countsOf(this.connection, this.name);
     }
-    const lanes = await this.lanesInUse();
-    const each = await Promise.all(lanes.map((lane) => this.countsOf(lane)));
-    const sum: LanedCounts = {
-      pending: 0,
-      scheduled: 0,
-      active: 0,
-      completed: 0,
-      dead: 0,
-      waiting: 0,
-      paused: each.every((c) => c.paused),
-      partlyPaused: each.some((c) => c.paused),
-      lanes: {},
-    };
-    each.forEach((c, i) => {
-      for (const state of ["pending", "scheduled", "active", "completed", "dead", "waiting"] as const)
-        sum[state] += c[state];
-      sum.lanes[lanes[i]!] = c;
-    });
-    return sum;
+    return lanedCounts(this.connection, await this.lanesInUse());
   }
 
   /** The job's row, or `null` when there is no such job (deleted by retention or removed). */
   async getJob(id: string): Promise<JobInfo | null> {
     assertValidBrandedId(id);
-    const lane = await this.laneOf(id);
+    const lane = await this.route.find(id);
     if (lane === null) return null;
-    // The client turns an HGETALL reply into an object of field → value.
-    const reply = (await this.connection.send("HGETALL", [jobKey(lane, id)])) as Record<string, Buffer>;
-    return jobInfo(id, lane, reply);
+    // The client turns an HGETALL reply into an object of field → value. One round trip: the
+    // row, and its score in done and dead (the finish time).
+    const [reply, done, dead] = await Promise.all([
+      this.connection.send("HGETALL", [jobKey(lane, id)]) as Promise<Record<string, Buffer>>,
+      this.connection.send("ZSCORE", [queueKey(lane, "done"), id]),
+      this.connection.send("ZSCORE", [queueKey(lane, "dead"), id]),
+    ]);
+    const finished = reply.state?.toString() === "dead" ? dead : done;
+    return jobInfo(id, lane, reply, finished == null ? null : Number(String(finished)));
+  }
+
+  /**
+   * Waits until job `id` has finished, as `events` (a `QueueEvents` of this queue, already
+   * started) sees it: resolves with its result (read as `resultOf` reads it), rejects with
+   * `JobFailedError` when it died (its error and stack), or `WaitUntilFinishedError` when
+   * `ttlMs` passed first (default: no bound) or the job was removed or is no longer there. A job
+   * already finished settles at once, from its row. Reads only.
+   */
+  async waitUntilFinished(id: string, events: FinishEvents, ttlMs?: number): Promise<unknown> {
+    assertValidBrandedId(id);
+    const lane = await this.route.laneOrFirst(id);
+    return waitUntilFinished(this.connection, lane, id, events, this.serializer, ttlMs);
   }
 
   /**
@@ -324,7 +354,7 @@ export class Queue {
   /** A flow parent's settled children: `values` (results) and `failures` (errors), as above. */
   async getChildren(id: string): Promise<ChildrenValues | null> {
     assertValidBrandedId(id);
-    const lane = await this.laneOf(id);
+    const lane = await this.route.find(id);
     return lane === null ? null : childrenOf(this.connection, lane, id);
   }
 
@@ -343,7 +373,7 @@ export class Queue {
    * A job that is not scheduled: `JobNotScheduledError`; no such job: `JobNotFoundError`.
    */
   async promote(id: string): Promise<void> {
-    const at = { queue: this.name, lane: (await this.laneOf(id)) ?? this.ownLanes[0]!, id };
+    const at = { queue: this.name, lane: await this.route.laneOrFirst(id), id };
     return inCallWords(`promote(${id})`, this.connection, at, () => expedite(this.connection, at.lane, id));
   }
 
@@ -409,7 +439,26 @@ export class Queue {
     return unschedule(this.connection, this.name, name);
   }
 
-  /** The queue's schedules, the soonest due first: spec, next instant, jobs added so far. */
+  /**
+   * Pauses the schedule `name`: it adds no job until `resumeSchedule`. True when paused now,
+   * false when it already was. Throws `ScheduleNotFoundError` when there is no such schedule.
+   */
+  async pauseSchedule(name: string): Promise<boolean> {
+    this.unlaned("pauseSchedule");
+    return pauseSchedule(this.connection, this.name, name);
+  }
+
+  /**
+   * Resumes the paused schedule `name` at its next instant from now: the instants that passed
+   * while it was paused add no job (no burst). `next` is null when none is left (it ended).
+   * Throws `ScheduleNotFoundError`, or `ScheduleNotPausedError` when it is not paused.
+   */
+  async resumeSchedule(name: string): Promise<ResumeResult> {
+    this.unlaned("resumeSchedule");
+    return resumeSchedule(this.connection, this.name, name);
+  }
+
+  /** The queue's schedules, the soonest due first (paused ones last): spec, next, count, last fired. */
   async schedules(): Promise<ScheduleInfo[]> {
     return this.lanes === 1 ? listSchedules(this.connection, this.name) : [];
   }
@@ -422,62 +471,13 @@ export class Queue {
    * Every lane the queue's jobs may be in: its own lanes and those of every lane count recorded
    * for it (a laned queue records its count on its first add; a worker drains them all).
    */
-  async lanesInUse(): Promise<string[]> {
-    return lanesOf(this.name, [this.lanes, ...(await recordedLanes(this.connection, this.name))]);
-  }
-
-  /** The lane a job goes to: by `laneKey`, else the next in turn. */
-  private laneFor(laneKey: unknown): string {
-    if (this.lanes === 1) return this.name;
-    if (laneKey !== undefined) {
-      if (typeof laneKey !== "string")
-        throw new InvalidArgumentError("laneKey", `must be a string, got ${typeof laneKey}`);
-      return this.ownLanes[laneOfKey(laneKey, this.lanes)]!;
-    }
-    const lane = this.ownLanes[this.turn % this.lanes]!;
-    this.turn = (this.turn + 1) % this.lanes;
-    return lane;
-  }
-
-  /** A laned queue records its lane count once (`LANES`), before its first add. */
-  private record(): Promise<unknown> {
-    if (this.lanes === 1) return Promise.resolve();
-    this.recorded ??= recordLanes(this.connection, this.name, this.lanes).catch((err: unknown) => {
-      this.recorded = undefined;
-      throw err;
-    });
-    return this.recorded;
-  }
-
-  /** The lane holding job `id` — every lane asked in one round trip — or null. */
-  private async laneOf(id: string): Promise<string | null> {
-    assertValidBrandedId(id);
-    if (this.lanes === 1 && (await recordedLanes(this.connection, this.name)).length === 0) return this.name;
-    const lanes = await this.lanesInUse();
-    const found = await Promise.all(lanes.map((lane) => this.connection.send("EXISTS", [jobKey(lane, id)])));
-    const at = found.findIndex((n) => Number(n) === 1);
-    return at === -1 ? null : lanes[at]!;
+  lanesInUse(): Promise<string[]> {
+    return this.route.inUse();
   }
 
   private withDurability(opts: QueueAddOptions): AddOptions {
     const { laneKey: _, ...rest } = (opts ?? {}) as QueueAddOptions;
     const own = "durability" in rest;
     return this.durability && !own ? { ...rest, durability: this.durability } : rest;
-  }
-
-  private async countsOf(queue: string): Promise<JobCounts> {
-    const [pending, scheduled, active, completed, dead, waiting, paused] = await Promise.all([
-      ...STATES.map((s) => this.connection.send("ZCARD", [queueKey(queue, s)])),
-      this.connection.send("HGET", [queueKey(queue, "meta"), "paused"]),
-    ]);
-    return {
-      pending: Number(pending),
-      scheduled: Number(scheduled),
-      active: Number(active),
-      completed: Number(completed),
-      dead: Number(dead),
-      waiting: Number(waiting),
-      paused: paused != null && String(paused) === "1",
-    };
   }
 }

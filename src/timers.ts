@@ -28,7 +28,7 @@ export interface TimerOptions {
   hostTimers?: boolean;
 }
 
-export interface TimerEvents {
+interface TimerEvents {
   stalled(requeued: string[], dead: string[]): void;
   error(err: unknown): void;
 }

@@ -8,57 +8,42 @@
  */
 import { EventEmitter } from "node:events";
 import type { Connection } from "./connector/connection.js";
-import { InvalidArgumentError, LeaseLostError, ServerError } from "./errors.js";
-import {
-  type ClaimedJob,
-  type ClaimOutcome,
-  claimVerb,
-  complete,
-  completeNext,
-  extend,
-  fail,
-  isPaused,
-  requeue,
-} from "./jobs.js";
-import { withinTimeout } from "./worker/timeout.js";
+import { InvalidArgumentError } from "./errors.js";
+import type { ClaimBatch, ClaimedJob } from "./jobs.js";
 import { ConsumerSpans, type Settled } from "./observe/consumer-spans.js";
 import type { Queue } from "./queue.js";
 import { ScheduleLoop } from "./schedules/loop.js";
 import { WakeGate } from "./wake.js";
+import { Announcer, WatchedSet } from "./worker/announce.js";
+import { BlockingClaim } from "./worker/blocking-claim.js";
+import { type Carry, FUSED_VERBS, type Pick } from "./worker/carry.js";
+import { withinBound } from "./worker/claims.js";
+import type { BatchHandler } from "./worker/batch.js";
+import { batchSlot } from "./worker/batch-slot.js";
+import { Claimer, MAX_CLAIM_BATCH } from "./worker/claimer.js";
+import { Inbox } from "./worker/inbox.js";
+import { heldBack, sleep, type WorkerContext, type WorkerEvents } from "./worker/context.js";
 import { isFatal, rateLimitedConsole, retryAfterError } from "./worker/faults.js";
-import { abandonable, withinBound } from "./worker/claims.js";
-import { type Carry, FUSED_VERB, type Pick } from "./worker/carry.js";
-import { type Handler, type Job, JobView, type Running } from "./worker/job.js";
+import { handBack, handBackLate, handBackLeased } from "./worker/hand-back.js";
+import { startHeartbeat } from "./worker/heartbeat.js";
+import { type Handler, JobView, type Running } from "./worker/job.js";
 import { WorkerLanes } from "./worker/lanes.js";
 import { LeaseCheck } from "./worker/lease-check.js";
-import { type ResolvedOptions, resolveOptions, type WorkerOptions } from "./worker/options.js";
-import { encodeResult, errorText, retryDelay } from "./worker/outcome.js";
-import { type ClaimWatcher, openWatcher } from "./worker/watcher.js";
+import {
+  type BatchWorkerOptions,
+  type ResolvedOptions,
+  resolveOptions,
+  type WorkerOptions,
+} from "./worker/options.js";
+import { type Outcome, settle } from "./worker/settle.js";
+import { checkSerializer, type Serializer } from "./serializer.js";
+import { withinTimeout } from "./worker/timeout.js";
 
 export type { Handler, Job } from "./worker/job.js";
-export type { WorkerLogger, WorkerOptions } from "./worker/options.js";
-
-export interface WorkerEvents {
-  /** A claimed job's handler starts. */
-  active: [job: Job];
-  completed: [job: Job, result: unknown];
-  failed: [job: Job, error: unknown];
-  retrying: [job: Job, error: unknown, state: "pending" | "scheduled"];
-  dead: [job: Job, error: unknown];
-  /** Expired leases the timers took back: to pending, or dead when out of attempts. */
-  stalled: [requeued: string[], dead: string[]];
-  /**
-   * This worker lost a job's lease (reaped, maybe claimed elsewhere): its result is dropped
-   * (`LeaseLostError`), or its handler never started — the claim reached it after the lease had
-   * ended (`LeaseExpiredError`) or its renewal before the start was refused.
-   */
-  leaseLost: [job: Job, error: unknown];
-  error: [error: unknown];
-}
-
-type Outcome = { ok: true; result: unknown } | { ok: false; error: unknown };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export type { BatchHandler, BatchOption } from "./worker/batch.js";
+export { failed, JobFailed } from "./worker/batch.js";
+export type { BatchWorkerOptions, WorkerLogger, WorkerOptions } from "./worker/options.js";
+export type { WorkerEvents } from "./worker/context.js";
 
 export class Worker extends EventEmitter<WorkerEvents> {
   /** Resolves when the worker is subscribed and its slots run; rejects if it stopped before. */
@@ -71,8 +56,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly conn: Connection;
   private readonly name: string;
   private readonly opts: ResolvedOptions;
+  /** How a job's payload is read as its `data` (the option, else the queue's). */
+  private readonly serializer: Serializer;
   private readonly gate: WakeGate;
-  private readonly running = new Set<Running>();
+  /** Jobs whose handlers run (or are about to); each change may change the announcement. */
+  private readonly running = new WatchedSet<Running>(() => this.announcer.changed());
+  /** What the worker announces on its wake subscriber's name (`CLIENT LIST` reads it). */
+  private readonly announcer: Announcer;
   private readonly lanes: WorkerLanes;
   private readonly logger;
   private slots: Promise<void>[] = [];
@@ -80,41 +70,57 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private fatalError: unknown;
   private settleClosed!: (error?: unknown) => void;
   /** Claims sent and not yet answered: close() lets them land before it hands jobs back. */
-  private readonly claims = new Set<Promise<ClaimOutcome>>();
-  /** The pause read in flight per lane, shared by every slot that wants to claim there meanwhile. */
-  private readonly pauseReads = new Map<string, Promise<boolean>>();
+  private readonly claims = new Set<Promise<unknown>>();
+  /** How the slots claim: many jobs in one call where the engine runs it. */
+  private readonly claimer: Claimer;
+  /** Jobs a slot's claim leased for the other free slots. */
+  private readonly inbox = new Inbox();
+  /** A wake of this tick released a slot (or left a permit): it serves the tick's other wakes too. */
+  private wakeQueued = false;
   /** Completions and failures sent and not yet answered. */
   private readonly settling = new Set<Promise<Settled>>();
   /** The spans of each job, when `tracing` is on. */
   private readonly spans: ConsumerSpans | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private transient = 0;
-  /** The blocking claim (wire 6, a queue without lanes, a module that offers it), if used. */
-  private watcher: ClaimWatcher | undefined;
-  /** True while a slot waits on the blocking claim (or backs off between its waits). */
-  private watchHeld = false;
-  /** A wait is in the server and no wake has been charged to it yet (it takes that job itself). */
-  private waitTakesOne = false;
+  /** What the worker's parts share (the settlement, the hand-backs, the blocking claim). */
+  private readonly ctx: WorkerContext;
+  /** The blocking claim (wire 6, a queue without lanes, a module that offers it). */
+  private readonly blocking: BlockingClaim;
   /** The check a claim passes before its handler starts: is its lease still this worker's? */
   private readonly leaseCheck: LeaseCheck;
   /** The queue's schedule loop (a queue without lanes): adds the jobs of due schedules. */
   private readonly schedules: ScheduleLoop | undefined;
 
+  private readonly handler: Handler;
+
+  /** One job per handler call; with `batch`, the handler takes the batch's jobs (`BatchHandler`). */
+  constructor(queue: Queue, handler: BatchHandler, options: BatchWorkerOptions);
+  constructor(queue: Queue, handler: Handler, options?: WorkerOptions);
   constructor(
     queue: Queue,
-    private readonly handler: Handler,
-    options: WorkerOptions = {},
+    handler: Handler | BatchHandler,
+    options: WorkerOptions | BatchWorkerOptions = {},
   ) {
     super();
     if (typeof handler !== "function") {
       throw new InvalidArgumentError("handler", "must be a function");
     }
+    this.handler = handler as Handler;
     this.conn = queue.connection;
     this.name = queue.name;
     this.opts = resolveOptions(options);
+    this.serializer =
+      options.serializer === undefined ? queue.serializer : checkSerializer(options.serializer);
     this.logger = this.opts.logger ?? rateLimitedConsole();
     this.spans = this.opts.tracing ? new ConsumerSpans(this.name, this.opts.tracing) : undefined;
     this.gate = new WakeGate(this.opts.idleCheckMs, this.opts.concurrency);
+    this.announcer = new Announcer(
+      this.name,
+      this.opts.concurrency,
+      () => this.running.size,
+      () => this.lanes.wakeSubscription(),
+    );
     this.leaseCheck = new LeaseCheck(this.conn, this.opts.leaseMs, (err) => void this.fault(err));
     const timers = {
       promoteEveryMs: this.opts.promoteEveryMs,
@@ -135,9 +141,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
         wake: (lane, n) => {
           this.lanes.set.woke(lane);
           // The slot waiting in the server takes one job of the first wake itself.
-          const others = this.waitTakesOne ? n - 1 : n;
-          this.waitTakesOne = false;
-          if (others > 0) this.gate.wake(others);
+          const others = this.blocking.othersOf(n);
+          if (others <= 0) return;
+          if (!this.claimer.batches) return this.gate.wake(others);
+          // A batch claim serves every waiting slot: one released slot claims for them all, and
+          // the wakes read with this one (the same tick, before its claim is sent) release no other.
+          if (this.wakeQueued) return;
+          this.wakeQueued = true;
+          queueMicrotask(() => (this.wakeQueued = false));
+          this.gate.wake(1);
         },
         dueChanged: () => this.schedules?.poke(),
         resubscribed: () => {
@@ -148,7 +160,25 @@ export class Worker extends EventEmitter<WorkerEvents> {
         stalled: (requeued, dead) => this.emit("stalled", requeued, dead),
         fault: (err) => void this.fault(err),
       },
+      () => this.announcer.name(),
     );
+    this.ctx = {
+      conn: this.conn,
+      name: this.name,
+      opts: this.opts,
+      gate: this.gate,
+      lanes: this.lanes,
+      running: this.running,
+      claims: this.claims,
+      settling: this.settling,
+      closing: () => this.closing !== undefined,
+      fatalError: () => this.fatalError,
+      emit: this.emit.bind(this),
+      fault: (err) => this.fault(err),
+      report: (err) => this.report(err),
+    };
+    this.blocking = new BlockingClaim(this.ctx);
+    this.claimer = new Claimer(this.ctx);
     this.schedules =
       queue.lanes === 1
         ? new ScheduleLoop(this.conn, this.name, { error: (err) => void this.fault(err) })
@@ -206,13 +236,29 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     if (this.closing) return;
     this.schedules?.start();
-    await Promise.all([this.startWatcher(), this.leaseCheck.warm(this.lanes.set.all())]);
+    // Batch slots keep the gate's safety tick: none waits inside the server.
+    const blocking = this.opts.batch ? undefined : this.blocking.open();
+    await Promise.all([blocking, this.leaseCheck.warm(this.lanes.set.all())]);
     if (this.closing) return;
-    this.heartbeat = setInterval(() => this.renewLeases(), Math.max(Math.floor(this.opts.leaseMs / 3), 1));
-    this.slots = Array.from({ length: this.opts.concurrency }, () => this.slot());
+    this.heartbeat = startHeartbeat(this.ctx, () => this.announcer.keepAlive());
+    const { batch } = this.opts;
+    this.slots = Array.from({ length: this.opts.concurrency }, (_, i) =>
+      batch
+        ? batchSlot({
+            ctx: this.ctx,
+            batch,
+            handler: this.handler as unknown as BatchHandler,
+            leaseCheck: this.leaseCheck,
+            claim: (lane, count) => this.claimer.lease(lane, count),
+          })
+        : // The others start (and wait) first: the last slot's first claim asks for them all.
+          this.slot(i === this.opts.concurrency - 1),
+    );
   }
 
-  private async slot(): Promise<void> {
+  private async slot(first: boolean): Promise<void> {
+    // With batch claims one slot claims for the others at the start: they begin waiting.
+    if (!first && this.claimer.batches) await this.gate.wait();
     let failures = 0;
     // What the slot's last job left it: the job its completion leased, a limited claim's wait,
     // or the lane set's pick made at the completion.
@@ -225,16 +271,21 @@ export class Worker extends EventEmitter<WorkerEvents> {
         carry = await this.process(left.job, left.lane, left.claimedAt);
         continue;
       }
+      const handed = this.inbox.take(); // a job another slot's claim leased for this one
+      if (handed) {
+        carry = await this.process(handed.job, handed.lane, handed.claimedAt);
+        continue;
+      }
       if (left && "waitMs" in left) {
-        await this.heldBack(left.waitMs);
+        await heldBack(this.ctx, left.waitMs);
         continue;
       }
       const pick = left ? left.pick : this.lanes.set.next();
       if (!pick) {
         // No lane may hold work: one slot waits inside the server (the blocking claim), the
         // others for a wake (or the safety tick, which probes every lane, when none waits there).
-        if (this.watcher && !this.watchHeld) {
-          const watched = await this.watch(this.watcher);
+        if (this.blocking.free) {
+          const watched = await this.blocking.watch((job, lane, at) => this.process(job, lane, at));
           if (watched === true) return;
           carry = watched;
           continue;
@@ -242,155 +293,53 @@ export class Worker extends EventEmitter<WorkerEvents> {
         await this.gate.wait();
         continue;
       }
-      let claimed: ClaimOutcome;
+      // For this slot and every slot waiting idle that no leased job or claim on its way serves.
+      const count = this.claimer.batches ? this.inbox.countFor(this.gate.waiting, MAX_CLAIM_BATCH) : 1;
       const claimedAt = this.spans ? Date.now() : 0;
+      const landed = this.inbox.sent(count);
+      let got: ClaimBatch;
       try {
-        // Bounded: a claim its connection never answers is abandoned, not waited on for ever.
-        const sent = abandonable(this.claimNext(pick.lane), pick.lane, (late) =>
-          this.handBackLate(pick.lane, late),
-        );
-        this.claims.add(sent);
-        try {
-          claimed = await sent;
-        } finally {
-          this.claims.delete(sent);
-        }
+        got = await this.claimer.lease(pick.lane, count);
         failures = 0;
       } catch (err) {
         if (this.fault(err)) return;
         // Back off, but a wake or a peer's successful claim releases this slot early.
         if (!this.closing) await this.gate.wait(retryAfterError(++failures));
         continue;
+      } finally {
+        landed();
       }
-      if (!claimed) {
+      const [mine, ...others] = got.jobs;
+      if (!mine) {
+        if (got.limited) await heldBack(this.ctx, got.limited.waitMs);
         // The lane is empty: look at the next one (none may hold work → the slot waits above).
-        this.lanes.set.empty(pick.lane, pick.epoch);
+        else this.lanes.set.empty(pick.lane, pick.epoch);
         continue;
       }
-      if ("limited" in claimed) {
-        await this.heldBack(claimed.waitMs);
-        continue;
+      for (const job of others) {
+        this.inbox.put({ job, lane: pick.lane, claimedAt });
+        this.gate.releaseOne();
       }
-      this.gate.releaseOne(); // the queue may hold more: one more idle slot looks
-      carry = await this.process(claimed, pick.lane, claimedAt);
+      // Fewer than asked for: the lane is empty now; else it may hold more: one more slot looks.
+      if (got.jobs.length < count && !got.limited) this.lanes.set.empty(pick.lane, pick.epoch);
+      else this.gate.releaseOne();
+      carry = await this.process(mine, pick.lane, claimedAt);
     }
     // Closing: a job the last completion leased goes back to `pending`, its attempt given back.
-    if (carry && "job" in carry) this.handBackLeased(carry.lane, carry.job);
-  }
-
-  /** The blocking claim, when this worker may use it (`openWatcher`); else the safety tick stays. */
-  private async startWatcher(): Promise<void> {
-    try {
-      this.watcher = await openWatcher(this.conn, this.name, this.lanes.set.all(), this.opts.blockMs);
-    } catch (err) {
-      this.report(err);
-    }
-    if (this.watcher) this.gate.setTicking(false);
-  }
-
-  /** Back to the wake channel's safety tick (lanes joined, or the node lacks `EMQ.BCLAIM`). */
-  private retireWatcher(): void {
-    const watcher = this.watcher;
-    this.watcher = undefined;
-    this.gate.setTicking(true);
-    void watcher?.close();
-  }
-
-  /**
-   * This slot waits inside the server for the queue's next job (`EMQ.BCLAIM`, again after each
-   * timeout), then runs it — releasing one more idle slot first, since more may follow. Errors
-   * back off and wait again; a fatal one returns true (the worker stops). Else what the job it
-   * ran left the slot (`Carry`).
-   */
-  private async watch(watcher: ClaimWatcher): Promise<true | Carry> {
-    this.watchHeld = true;
-    let held = true;
-    try {
-      for (let failures = 0; !this.closing && this.watcher === watcher; ) {
-        const lanes = this.lanes.set.all();
-        if (lanes.length !== 1) {
-          this.retireWatcher();
-          return undefined;
-        }
-        const lane = lanes[0]!;
-        let claimed: ClaimOutcome;
-        const claimedAt = Date.now(); // the claim span's start, when traced
-        try {
-          const sent = watcher.claim(lane, this.opts.leaseMs);
-          this.claims.add(sent);
-          this.waitTakesOne = true;
-          try {
-            claimed = await sent;
-          } finally {
-            this.claims.delete(sent);
-            this.waitTakesOne = false;
-          }
-          failures = 0;
-        } catch (err) {
-          if (err instanceof ServerError && /^ERR unknown command/.test(err.reply)) {
-            this.report(err);
-            this.retireWatcher();
-            return undefined;
-          }
-          if (this.fault(err)) return true;
-          await sleep(retryAfterError(++failures));
-          continue;
-        }
-        if (!claimed) continue;
-        if ("limited" in claimed) {
-          await this.heldBack(claimed.waitMs);
-          continue;
-        }
-        // Another idle slot may wait in the server now, while this one runs the job.
-        held = false;
-        this.watchHeld = false;
-        this.lanes.set.woke(lane);
-        this.gate.releaseOne();
-        return await this.process(claimed, lane, claimedAt);
-      }
-      return undefined;
-    } finally {
-      if (held) this.watchHeld = false;
-    }
-  }
-
-  /**
-   * Flow control held a claim back: wait until the rate window opens (`waitMs`), or for a wake
-   * (a job left active: the queue's concurrency has room again) with the safety tick's bound.
-   */
-  private heldBack(waitMs: number): Promise<void> {
-    return this.gate.wait(waitMs > 0 ? waitMs : this.opts.idleCheckMs);
-  }
-
-  /**
-   * The host's pause read, then the claim — unless the engine's claim reads the flag itself (the
-   * native `EMQ.CLAIM`, D2). Slots that want to claim while a pause read is out join it instead
-   * of sending their own, so at high concurrency one `HGET` serves many claims. The read a claim
-   * acts on is then at most one round trip older than the claim's request — the same window every
-   * scripted claim already has between its read and its script (docs/architecture.md, "Pause").
-   */
-  private async claimNext(lane: string): Promise<ClaimOutcome> {
-    if (!this.conn.engine.claimReadsPause) {
-      let read = this.pauseReads.get(lane);
-      if (!read) {
-        read = isPaused(this.conn, lane).finally(() => this.pauseReads.delete(lane));
-        this.pauseReads.set(lane, read);
-      }
-      if (await read) return null;
-    }
-    return claimVerb(this.conn, lane, this.opts.leaseMs);
+    if (carry && "job" in carry) handBackLeased(this.ctx, carry.lane, carry.job);
   }
 
   /**
    * Runs the handler — once the claim's lease is known to be still this worker's (`LeaseCheck`);
    * a claim that reached it too late is not run (`leaseLost`) and handed back. Then it settles
-   * the job: a completion whose slot's next pick is this same lane leases that lane's next job in
-   * its own transition (`COMPLETENEXT`, when the engine runs it: one round trip for both) and
-   * hands it to the slot. Otherwise the complete / fail is sent without waiting for the reply, so
-   * the slot's next claim shares that round trip. `settling` tracks the replies still on their way.
+   * the job: a completion or a failure whose slot's next pick is this same lane leases that
+   * lane's next job in its own transition (`COMPLETENEXT`, `FAILNEXT`, when the engine runs it:
+   * one round trip for both) and hands it to the slot — the failed job itself when a claim after
+   * the failure would lease it. Otherwise the complete / fail is sent without waiting for the
+   * reply, so the slot's next claim shares that round trip. `settling` tracks the replies still on their way.
    */
   private async process(claimed: ClaimedJob, lane: string, claimedAt: number): Promise<Carry> {
-    const job = new JobView(this.name, lane, claimed, this.conn);
+    const job = new JobView(this.name, lane, claimed, this.conn, this.serializer, this.opts.leaseMs);
     const entry: Running = {
       job,
       lane,
@@ -408,7 +357,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       spans?.end(entry.handedBack ? "handed-back" : "lease-lost");
       this.running.delete(entry);
       if (entry.handedBack || !verdict || verdict.start) return undefined;
-      if (verdict.handBack) this.handBackLate(lane, claimed);
+      if (verdict.handBack) handBackLate(this.ctx, lane, claimed);
       if (verdict.error) this.emit("leaseLost", job, verdict.error);
       return undefined;
     }
@@ -424,208 +373,61 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // An extend sent from now on would reach the server after this job's complete / fail and be
     // refused ("job is not active"): a job that finished must not be reported as a lost lease.
     entry.settled = true;
-    // The slot's next pick, made now: the same lane → the completion leases its next job.
-    const pick =
-      outcome.ok && !this.closing && this.conn.engine.runs(FUSED_VERB) ? this.lanes.set.next() : null;
+    // The slot's next pick, made now: the same lane → the settlement leases its next job.
+    // (Not while a job another claim leased waits for a free slot: this one takes it.)
+    const fusedVerb = FUSED_VERBS[outcome.ok ? "complete" : "fail"];
+    const fusable = !this.closing && this.inbox.size === 0 && this.conn.engine.runs(fusedVerb);
+    const pick = fusable ? this.lanes.set.next() : null;
     const fused = pick !== null && pick.lane === lane ? pick : null;
     let leased: Carry;
     const onNext = fused ? (next: Carry) => (leased = next) : undefined;
-    const settle = spans
-      ? spans.settle(outcome.ok ? "complete" : "fail", () => this.settle(entry, outcome, onNext))
-      : this.settle(entry, outcome, onNext);
-    this.settling.add(settle);
-    void settle.finally(() => this.settling.delete(settle));
+    const settled = spans
+      ? spans.settle(outcome.ok ? "complete" : "fail", () => settle(this.ctx, entry, outcome, onNext))
+      : settle(this.ctx, entry, outcome, onNext);
+    this.settling.add(settled);
+    void settled.finally(() => this.settling.delete(settled));
     if (!fused) return pick ? { pick } : undefined;
-    await settle;
+    await settled;
     return leased ?? (await this.nothingLeased(fused));
   }
 
-  /** The completion leased nothing: the lane is empty (paused, or refused: its claim tells). */
+  /** The settlement leased nothing: the lane is empty (paused, or refused: its claim tells). */
   private async nothingLeased(pick: Pick): Promise<Carry> {
     this.lanes.set.empty(pick.lane, pick.epoch);
     return undefined;
   }
 
-  /**
-   * `COMPLETENEXT`: the completion, and the lane's next job leased in the same transition —
-   * bounded like a claim (an unanswered one is abandoned; a job it brings late is handed back).
-   */
-  private async completeLeasing(job: JobView, result: string | Uint8Array, onNext: (next: Carry) => void) {
-    const claimedAt = Date.now();
-    const sent = completeNext(
-      this.conn,
-      job.lane,
-      job.id,
-      job.attempts,
-      result,
-      this.opts.keepCompleted,
-      this.opts.leaseMs,
-    );
-    const bounded = abandonable(sent, job.lane, (late) => this.handBackLeased(job.lane, late));
-    this.claims.add(bounded);
-    let next: Awaited<typeof sent>;
-    try {
-      next = await bounded;
-    } finally {
-      this.claims.delete(bounded);
-    }
-    if (next && "id" in next) {
-      if (this.closing) this.handBackLeased(job.lane, next);
-      else onNext({ job: next, lane: job.lane, claimedAt });
-    } else if (next) onNext({ waitMs: next.waitMs });
-  }
-
-  /**
-   * Sends the job's complete or fail. A send that fails in a way that passes with time is sent
-   * again (leases and tokens make that safe) until the lease would have run out; a repeat that
-   * finds the job no longer active means the first send landed. Resolves with how it ended.
-   */
-  private async settle(entry: Running, outcome: Outcome, onNext?: (next: Carry) => void): Promise<Settled> {
-    const { job } = entry;
-    let resent = false;
-    try {
-      for (let failures = 1; ; failures++) {
-        if (entry.handedBack) return "handed-back";
-        if (entry.leaseLost) return "lease-lost";
-        try {
-          // A send again is the plain completion: the first may have leased a job already.
-          return await this.settleOnce(job, outcome, resent ? undefined : onNext);
-        } catch (err) {
-          if (err instanceof LeaseLostError && resent && err.reason === "not active") {
-            this.emit(outcome.ok ? "completed" : "failed", job, outcome.ok ? outcome.result : outcome.error);
-            return "landed";
-          }
-          if (err instanceof LeaseLostError) {
-            this.emit("leaseLost", job, err);
-            return "lease-lost";
-          }
-          if (this.fault(err)) return "unsettled";
-          if (Date.now() >= entry.leasedAt + this.opts.leaseMs) return "unsettled"; // the reaper takes it back
-          resent = true;
-          await sleep(retryAfterError(failures));
-        }
-      }
-    } finally {
-      this.running.delete(entry);
-    }
-  }
-
-  private async settleOnce(job: JobView, outcome: Outcome, onNext?: (next: Carry) => void): Promise<Settled> {
-    if (outcome.ok) {
-      let result: string | Uint8Array;
-      try {
-        result = encodeResult(outcome.result);
-      } catch (problem) {
-        this.report(problem);
-        return this.failJob(job, problem);
-      }
-      if (onNext) await this.completeLeasing(job, result, onNext);
-      else await complete(this.conn, job.lane, job.id, job.attempts, result, this.opts.keepCompleted);
-      this.lanes.settled(job.lane);
-      this.emit("completed", job, outcome.result);
-      return "completed";
-    }
-    const failed = await this.failJob(job, outcome.error);
-    if (failed === "dead") this.lanes.settled(job.lane);
-    return failed;
-  }
-
-  /**
-   * One timer renews every running lease a third of the way through it (a job claimed less than
-   * a sixth of a lease ago waits for the next tick). A lease found lost aborts its job's signal.
-   */
-  private renewLeases(): void {
-    const fresh = Date.now() - this.opts.leaseMs / 6;
-    for (const entry of this.running) {
-      if (entry.handedBack || entry.leaseLost || entry.settled || entry.leasedAt > fresh) continue;
-      const { job } = entry;
-      const asked = Date.now();
-      extend(this.conn, entry.lane, job.id, job.attempts, this.opts.leaseMs).then(
-        () => {
-          entry.leasedAt = asked;
-        },
-        (err) => {
-          if (!(err instanceof LeaseLostError)) return void this.fault(err);
-          // Settled: its complete / fail meets the same refusal and reports it once.
-          if (entry.leaseLost || entry.handedBack || entry.settled) return;
-          entry.leaseLost = true;
-          job.abort(err);
-          this.emit("leaseLost", job, err);
-        },
-      );
-    }
-  }
-
-  /** Fails the attempt with the backoff for it; a backoff that gives no usable delay fails it with none. */
-  private async failJob(job: JobView, error: unknown): Promise<"pending" | "scheduled" | "dead"> {
-    const { delayMs, problem } = retryDelay(this.opts.backoff, job.attempts, error);
-    if (problem) this.report(problem);
-    const state = await fail(this.conn, job.lane, job.id, job.attempts, errorText(error), {
-      backoffMs: delayMs,
-      maxAttempts: this.opts.attempts,
-      keep: this.opts.keepDead,
-    });
-    this.emit("failed", job, error);
-    if (state === "dead") this.emit("dead", job, error);
-    else this.emit("retrying", job, error, state);
-    return state;
-  }
-
   private async shutdown(): Promise<void> {
     await this.ready.catch(() => {});
     this.gate.wakeAll();
-    void this.watcher?.interrupt(this.conn);
+    this.blocking.interrupt();
     const finished = Promise.all(this.slots);
     let timer: NodeJS.Timeout | undefined;
     const grace = this.fatalError === undefined ? this.opts.closeGraceMs : 0;
     await Promise.race([finished, new Promise((r) => (timer = setTimeout(r, grace)))]);
     clearTimeout(timer);
     clearInterval(this.heartbeat);
+    this.announcer.stop();
     // A claim still in flight brings one more job. Its slot awaits the reply first, so it has put
     // the job in `running` by the time this await resumes: it is handed back with the others.
     // Every claim here is bounded (`abandonable`, the watcher's watchdog): this cannot hang.
     await Promise.allSettled([...this.claims]);
-    const unfinished = [...this.running].filter((e) => !e.handedBack && !e.leaseLost && !e.settled);
+    // Jobs a batch claim leased for slots that will not take them now: back to `pending`.
+    for (const left of this.inbox.drain()) handBackLeased(this.ctx, left.lane, left.job);
+    const unfinished = [...this.running].filter(
+      (e) => !e.handedBack && !e.leaseLost && !e.settled && !e.job.moved,
+    );
     for (const entry of unfinished) entry.handedBack = true;
     // Hand-backs and settlements in flight get a reply's bound too: on a half-open socket nothing
     // answers them, and a job whose reply never came goes back to `pending` when its lease ends.
-    await withinBound(Promise.all(unfinished.map((entry) => this.handBack(entry))));
+    await withinBound(Promise.all(unfinished.map((entry) => handBack(this.ctx, entry))));
     // Handlers still running are told to stop; their jobs are already back in the queue, so
     // close() does not wait for them (a handler that ignores its signal cannot hold it up).
     for (const entry of unfinished) entry.job.abort(new Error("worker closed"));
     await withinBound(Promise.allSettled([...this.settling]));
-    await this.watcher?.close();
+    await this.blocking.close();
     await this.schedules?.stop();
     await this.lanes.stop();
-  }
-
-  /** `REQUEUE`: pending now, with the attempt it held given back (its limit rises by one). */
-  private async handBack(entry: Running): Promise<void> {
-    const { id, attempts } = entry.job;
-    try {
-      await requeue(this.conn, entry.lane, id, attempts, this.opts.attempts);
-    } catch (err) {
-      if (!(err instanceof LeaseLostError) && this.fatalError === undefined) this.report(err);
-    }
-  }
-
-  /**
-   * A job no slot runs — a claim answered after its slot abandoned it, or too late to start — goes
-   * back to `pending` (`REQUEUE` under its token: refused, and ignored, when another worker holds
-   * it now; a job whose hand-back is lost goes back when its lease expires).
-   */
-  private handBackLate(lane: string, claimed: ClaimedJob): void {
-    requeue(this.conn, lane, claimed.id, claimed.attempts, this.opts.attempts).catch(() => {}); // else the reaper
-  }
-
-  /** A job a completion leased that no slot will run (closing, or abandoned): back to `pending`. */
-  private handBackLeased(lane: string, leased: ClaimedJob): void {
-    const back = requeue(this.conn, lane, leased.id, leased.attempts, this.opts.attempts).then(
-      () => "handed-back" as const,
-      () => "handed-back" as const, // else the reaper
-    );
-    this.settling.add(back);
-    void back.finally(() => this.settling.delete(back));
   }
 
   /**

@@ -12,8 +12,9 @@ import { join } from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { modulePath } from "../tools/module-path.js";
-import { installModuleBrand } from "../src/index.js";
-import { claimArgs, claimKeys, dumpAll, enqueueArgs, k, refusalOf, row } from "./support/module.js";
+import { installModuleBrand } from "../src/admin.js";
+import { claimArgs, claimKeys, dumpAll, enqueueArgs, k, refusalOf, row, WIRE6 } from "./support/module.js";
+import { keysOf } from "../src/jobs/calls.js";
 import { connectResp, type RespArg, type RespConnection, type RespReply } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 
@@ -68,7 +69,7 @@ describe("EMQ.BCLAIM on one node", () => {
 
   test("EMQ.VERSION lists BCLAIM under extensions; the command is flagged blocking", async () => {
     const version = (await server.cli("EMQ.VERSION")) as RespReply[];
-    assert.deepEqual(version.slice(0, 4), ["wire", "echomq:6.0.0", "module", "0.5.0"]);
+    assert.deepEqual(version.slice(0, 4), ["wire", WIRE6, "module", "0.5.0"]);
     assert.deepEqual(version.slice(6, 8), ["extensions", ["BCLAIM"]]);
     const [info] = (await server.cli("COMMAND", "INFO", "emq.bclaim")) as RespReply[][];
     const flags = (info?.[2] ?? []) as RespReply[];
@@ -169,6 +170,8 @@ describe("EMQ.BCLAIM on one node", () => {
       0,
       0,
       "",
+      "",
+      "",
     ];
     assert.equal(await other.send(add), 1);
     await sleep(100);
@@ -182,19 +185,19 @@ describe("EMQ.BCLAIM on one node", () => {
   test("a paused queue keeps the client waiting; the resume wakes it", async () => {
     const waiter = await client();
     const other = await client();
-    await other.send(["EMQ.PAUSE", 1, k("a", "meta")]);
+    await other.send(["EMQ.PAUSE", 1, ...keysOf("PAUSE", "a")]);
     const wait = watch(waiter.send(bclaimArgs("a", 30000, 5000)));
     await other.send(enqueueArgs("a", ID_1));
     await sleep(150);
     assert.equal(wait.settled(), false, "not while paused");
     assert.equal(await other.send(["ZCARD", k("a", "pending")]), 1);
-    assert.equal(await other.send(["EMQ.RESUME", 2, k("a", "meta"), k("a", "pending")]), 1);
+    assert.equal(await other.send(["EMQ.RESUME", 2, ...keysOf("RESUME", "a")]), 1);
     assert.deepEqual(claimed(await wait.reply), [ID_1, "p", 1]);
   });
 
   test("the server's own signal: a plain ZADD that creates pending wakes the client, one to a pending that holds ids does not", async () => {
     const [waiter, other] = [await client(), await client()];
-    await other.send(["EMQ.PAUSE", 1, k("a", "meta")]);
+    await other.send(["EMQ.PAUSE", 1, ...keysOf("PAUSE", "a")]);
     const wait = watch(waiter.send(bclaimArgs("a", 30000, 5000)));
     await other.send(enqueueArgs("a", ID_1)); // signalled: the claim runs, finds the queue paused
     await other.send(["HDEL", k("a", "meta"), "paused"]); // unpaused behind the module's back
@@ -236,12 +239,12 @@ describe("EMQ.BCLAIM on one node", () => {
     await other.send(enqueueArgs("a", ID_1));
     const [, , token] = claimed(await other.send(claimArgs("a")));
     let wait = watch(waiter.send(bclaimArgs("a", 30000, 5000)));
-    const requeue = ["EMQ.REQUEUE", 3, k("a", "active"), k("a", "pending"), k("a", ""), ID_1, token, 3];
+    const requeue = ["EMQ.REQUEUE", 3, ...keysOf("REQUEUE", "a"), ID_1, token, 3];
     assert.equal(await other.send(requeue), 1);
     const [, , again] = claimed(await wait.reply);
     wait = watch(waiter.send(bclaimArgs("a", 30000, 5000)));
-    const keys = ["active", "pending", "schedule", "dead", ""].map((type) => k("a", type));
-    const fail = ["EMQ.FAIL", 5, ...keys, ID_1, again, "boom", 0, 5, 10];
+    const keys = (["active", "pending", "schedule", "dead", ""] as const).map((type) => k("a", type));
+    const fail = ["EMQ.FAIL", 5, ...keys, ID_1, again, "boom", 0, 5, 10, ""];
     const failed = await other.send(fail);
     assert.ok(!(failed instanceof Error), String(failed));
     assert.deepEqual(claimed(await wait.reply).slice(0, 1), [ID_1]);

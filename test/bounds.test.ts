@@ -109,7 +109,7 @@ forEachWire("size bounds", (ctx) => {
       [
         "ADD",
         [`${row}JOB0000000000A`, k("pending"), k("schedule")],
-        (v) => ["JOB0000000000A", v, "0", "0", "0", "", "", "", "0", "0", ""],
+        (v) => ["JOB0000000000A", v, "0", "0", "0", "", "", "", "0", "0", "", "", ""],
         "payload",
         max("payload"),
       ],
@@ -138,7 +138,7 @@ forEachWire("size bounds", (ctx) => {
       [
         "FAIL",
         [k("active"), k("pending"), k("schedule"), k("dead"), k("")],
-        (v) => [id, token, v, "0", "5", "10"],
+        (v) => [id, token, v, "0", "5", "10", ""],
         "error",
         max("error"),
       ],

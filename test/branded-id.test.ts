@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { describe, test } from "node:test";
 import { promisify } from "node:util";
-import { InvalidIdError, newId } from "../src/index.js";
-import { IdGenerator, isValidBrandedId, idTime } from "../src/protocol.js";
+import { InvalidIdError } from "../src/errors.js";
+import { IdGenerator, idTime, isValidBrandedId, newId } from "../src/protocol.js";
 
 const run = promisify(execFile);
 

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { commandOf, intOption, nodesOf, parseInvocation, type Shape } from "../src/cli/args.js";
 import { EXIT, failure, UsageError } from "../src/cli/errors.js";
-import { bytesJson, eventLine, jobJson, preview, table } from "../src/cli/format.js";
+import { bytesJson, eventLine, jobJson, jobText, preview, table } from "../src/cli/format.js";
 import { commandHelp, mainHelp } from "../src/cli/help.js";
 import { COMMANDS } from "../src/cli/main.js";
 import { ConnectionError, InvalidArgumentError, ServerError } from "../src/errors.js";
@@ -111,6 +111,7 @@ test("bytes as text when UTF-8, else base64; previews are one short line", () =>
     payload: Buffer.from("p"),
     priority: 0,
     logs: [],
+    attemptsMade: 0,
     score: 0,
   });
   assert.deepEqual(json, {
@@ -123,6 +124,20 @@ test("bytes as text when UTF-8, else base64; previews are one short line", () =>
     logs: [],
     score: 0,
   });
+  const named = {
+    id: "JOB1",
+    lane: "q",
+    state: "pending" as const,
+    attempts: 0,
+    attemptsMade: 0,
+    payload: Buffer.from("{}"),
+  };
+  const shown = jobJson({ ...named, priority: 0, logs: [], name: "charge", backoff: 500 as never });
+  assert.equal(shown.name, "charge");
+  assert.match(
+    jobText({ ...named, priority: 0, logs: [], name: "charge" }),
+    /^state +pending\nname +charge\n/m,
+  );
   assert.equal(
     eventLine({ eventId: "1700000000000-0", kind: "drained", count: 3 }),
     "2023-11-14T22:13:20.000Z  drained    count 3",

@@ -12,6 +12,7 @@ import { modulePath } from "../tools/module-path.js";
 import { assertBuilt, echomq, echomqJson, follow } from "./support/cli.js";
 import { type LocalCluster, startCluster } from "./support/cluster.js";
 import { until } from "./support/until.js";
+import { WIRE6 } from "./support/module.js";
 
 interface QueueRow {
   name: string;
@@ -33,7 +34,7 @@ for (const wire of [4, 6] as Wire[]) {
       cluster = await startCluster({ primaries: 3, ...(wire === 6 ? { module: modulePath() } : {}) });
       nodes = cluster.seeds.map((s) => `${s.host}:${s.port}`).join(",");
       if (wire === 6) {
-        assert.deepEqual(await json(["install"]), { installed: true, brand: "echomq:6.0.0" });
+        assert.deepEqual(await json(["install"]), { installed: true, brand: WIRE6 });
       }
       conn = await connect({ nodes: cluster.seeds, wire });
     });

@@ -11,6 +11,7 @@ import { modulePath } from "../tools/module-path.js";
 import { assertBuilt, echomq, echomqJson, follow } from "./support/cli.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 import { until } from "./support/until.js";
+import { WIRE4, WIRE6 } from "./support/module.js";
 
 interface Listed {
   id: string;
@@ -38,6 +39,10 @@ describe("echomq: usage", () => {
       "queues",
       "jobs",
       "job",
+      "workers",
+      "schedules",
+      "flows",
+      "groups",
       "pause",
       "resume",
       "retry",
@@ -203,7 +208,7 @@ for (const wire of [4, 6] as Wire[]) {
       const worker = new Worker(new Queue("stat", conn), async () => "ok", { idleCheckMs: 50 });
       try {
         await until("the worker's wake connection", async () =>
-          String(await server.cli("CLIENT", "LIST")).includes(" name=emq-wake-stat "),
+          String(await server.cli("CLIENT", "LIST")).includes(" name=emq-wake-stat%;"),
         );
         const status = await json<{
           mode: string;
@@ -216,7 +221,7 @@ for (const wire of [4, 6] as Wire[]) {
         }>(["status"]);
         assert.equal(status.mode, "standalone");
         assert.equal(status.wire, wire);
-        assert.equal(status.brand, wire === 6 ? "echomq:6.0.0" : "echomq:4.0.0");
+        assert.equal(status.brand, wire === 6 ? WIRE6 : WIRE4);
         assert.equal(status.module, wire === 6 ? "0.5.0" : null);
         assert.match(status.servers[0]!.version, /^\d+\.\d+/);
         const stat = status.queues.find((q) => q.name === "stat")!;

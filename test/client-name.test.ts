@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Queue, Worker } from "../src/index.js";
-import { clientNamePart, fromClientNamePart, wakeClientName } from "../src/worker/client-name.js";
+import { listWorkers } from "../src/observe/workers.js";
+import { clientNamePart, fromClientNamePart } from "../src/worker/client-name.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
@@ -29,10 +30,24 @@ forEachWire("workers of queues with odd names", (ctx) => {
     const name = "orders é 42";
     const q = new Queue(name, ctx().conn);
     const { id } = await q.add("p");
-    const worker = new Worker(q, async () => "done");
+    const warnings: string[] = [];
+    const logger = { warn: (msg: string, err?: unknown) => warnings.push(`${msg}: ${String(err)}`) };
+    const worker = new Worker(q, async () => "done", { logger });
     await until("the job to complete", async () => (await q.getJob(id))?.state === "completed", 10_000);
+    const { id: second } = await q.add("p");
+    await until(
+      "a second job to complete",
+      async () => (await q.getJob(second))?.state === "completed",
+      10_000,
+    );
     const clients = String(await ctx().conn.send("CLIENT", ["LIST"]));
-    assert.ok(clients.includes(` name=${wakeClientName(name)} `), clients);
+    assert.match(clients, / name=emq-wake-orders%20%C3%A9%2042%;\S+ /);
+    // Every socket the worker opened took its name: none was refused by CLIENT SETNAME.
+    assert.deepEqual(warnings, []);
+    assert.deepEqual(
+      (await listWorkers(ctx().conn)).map((w) => [w.queue, w.pid]),
+      [[name, process.pid]],
+    );
     await worker.close();
   });
 });

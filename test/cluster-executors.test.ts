@@ -1,6 +1,6 @@
 /**
  * Both executors on a real Valkey Cluster (test/support/cluster.ts), at the wire: the native
- * fence passes by the node's configuration on every shard, whatever `{emq}:version` holds and
+ * fence passes by the node's configuration on every shard, whatever the brand key holds and
  * without reading it (a user with no grant on it passes); `EMQ.INSTALL` still goes to the
  * record's owner; and the wake, from a script or a verb, reaches the shard subscribers of the
  * queue's slot — on its primary and, over the cluster bus, once on its replica — and no other
@@ -13,21 +13,21 @@ import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "iovalkey";
 import { modulePath } from "../tools/module-path.js";
-import { jobKey, queueKey, slot } from "../src/keyspace.js";
+import { jobKey, keyOf, queueKey, slot } from "../src/keyspace.js";
 import { scriptFor } from "../src/scripts/index.js";
 import { VERBS, type Verb } from "../harness/verbs.js";
 import { type ClusterNode, type LocalCluster, startCluster } from "./support/cluster.js";
 import { type RespArg, rawCommand, rawCommands } from "./support/resp.js";
 import { startValkey } from "./support/valkey.js";
 import { until } from "./support/until.js";
+import { V, WIRE4, WIRE6 } from "./support/module.js";
 
-const V = "{emq}:version";
 const J1 = "JOB00000000001";
 
 /** The tail of a call of `verb` on queue `q` that passes shape and layout (values "1", the id first). */
 function tailOf(verb: Verb, q: string): RespArg[] {
   const values = verb.values.map((_, i) => (i === 0 && verb.keys.includes("row") ? J1 : "1"));
-  const keys = verb.keys.map((s) => (s === "row" ? jobKey(q, J1) : queueKey(q, s)));
+  const keys = verb.keys.map((s) => (s === "row" ? jobKey(q, J1) : keyOf(q, s)));
   return [keys.length, ...keys, ...values];
 }
 
@@ -83,9 +83,9 @@ describe("the native executor on a cluster (3 module primaries, a replica each)"
     await cluster?.stop();
   });
 
-  test("the fence passes by configuration on every shard: {emq}:version absent, echomq:4.0.0, a hash", async () => {
+  test(`the fence passes by configuration on every shard: ${V} absent, ${WIRE4}, a hash`, async () => {
     const record = cluster.ownerOf(slot(V));
-    for (const brand of [null, "echomq:4.0.0", "hash"] as const) {
+    for (const brand of [null, WIRE4, "hash"] as const) {
       await record.cli("DEL", V);
       if (brand === "hash") await record.cli("HSET", V, "f", "v");
       else if (brand !== null) await record.cli("SET", V, brand);
@@ -109,7 +109,7 @@ describe("the native executor on a cluster (3 module primaries, a replica each)"
     await record.cli("DEL", V);
   });
 
-  test("the fence reads nothing: a user with no grant on {emq}:version passes on a cluster (refused NOPERM on one node)", async () => {
+  test(`the fence reads nothing: a user with no grant on ${V} passes on a cluster (refused NOPERM on one node)`, async () => {
     const user = ["ACL", "SETUSER", "u", "on", ">pw", "~emq:*", "+@all"];
     const primary = cluster.primaries()[0]!;
     const q = queueOn(cluster, primary, "acl");
@@ -138,7 +138,7 @@ describe("the native executor on a cluster (3 module primaries, a replica each)"
     }
     assert.equal(await record.cli("EMQ.INSTALL", 1, V), 1);
     assert.equal(await record.cli("EMQ.INSTALL", 1, V), 0);
-    assert.equal(await record.cli("GET", V), "echomq:6.0.0");
+    assert.equal(await record.cli("GET", V), WIRE6);
   });
 
   test("a verb's wake reaches the slot's shard subscribers, on its primary and once on its replica; no other shard; not the AOF", async () => {

@@ -9,6 +9,7 @@ import { describe, test } from "node:test";
 import { slot } from "../src/keyspace.js";
 import { type ClusterNode, parseClusterNodes, startCluster } from "./support/cluster.js";
 import { queueInSlot } from "./support/cluster-helpers.js";
+import { V } from "./support/module.js";
 
 const alive = (pid: number) => {
   try {
@@ -47,7 +48,7 @@ describe("startCluster", () => {
         assert.equal(replica.primaryId, primary.id);
         assert.match(String(await replica.cli("INFO", "replication")), /master_link_status:up/);
       }
-      const key = "{emq}:version";
+      const key = V;
       assert.equal(slot(key), 9051);
       assert.equal(await cluster.ownerOf(9051).cli("CLUSTER", "KEYSLOT", key), 9051);
       assert.equal(await cluster.ownerOf(9051).cli("SET", key, "x"), "OK");

@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { connect, installModuleBrand, Queue, Worker } from "../src/index.js";
+import { connect, Queue, Worker } from "../src/index.js";
+import { installModuleBrand } from "../src/admin.js";
 import { queueKey, slot } from "../src/protocol.js";
 import { valkeyMajor } from "../tools/embedded-valkey.js";
 import { modulePath } from "../tools/module-path.js";

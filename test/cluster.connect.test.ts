@@ -15,18 +15,18 @@ import {
   connect,
   InvalidArgumentError,
   DurabilityError,
-  newId,
   Queue,
   ServerError,
   VersionFenceError,
 } from "../src/index.js";
-import { jobKey } from "../src/protocol.js";
+import { jobKey, newId } from "../src/protocol.js";
 import { modulePath } from "../tools/module-path.js";
 import { type LocalCluster, startCluster } from "./support/cluster.js";
 import { errorstats, label, queueOn, queuePerShard, resetStats } from "./support/cluster-helpers.js";
 import { monitor } from "./support/monitor.js";
 import { startProxy } from "./support/proxy.js";
 import { freePort } from "./support/valkey.js";
+import { V, WIRE4 } from "./support/module.js";
 
 let plain: LocalCluster;
 let mixed: LocalCluster;
@@ -80,7 +80,7 @@ describe("cluster connect: the fence on every node socket", () => {
       // The intent record: read, claimed with SET NX, read back — once, on its owner only.
       await sleep(50);
       const owner = plain.ownerOf(9051);
-      const intent = mons.map((m) => m.commands().filter((c) => c[1] === "{emq}:version"));
+      const intent = mons.map((m) => m.commands().filter((c) => c[1] === V));
       for (const [i, commands] of intent.entries()) {
         const expected = plain.primaries()[i] === owner ? ["GET", "SET", "GET"] : [];
         assert.deepEqual(
@@ -88,7 +88,7 @@ describe("cluster connect: the fence on every node socket", () => {
           expected,
         );
       }
-      assert.equal(String(await owner.cli("GET", "{emq}:version")), "echomq:4.0.0");
+      assert.equal(String(await owner.cli("GET", V)), WIRE4);
     } finally {
       await Promise.all(mons.map((m) => m.stop()));
       await conn.close();

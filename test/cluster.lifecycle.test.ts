@@ -14,12 +14,12 @@ import {
   type Connection,
   connect,
   DurabilityError,
-  installModuleBrand,
   Queue,
   VersionFenceError,
   type Wire,
   Worker,
 } from "../src/index.js";
+import { installModuleBrand } from "../src/admin.js";
 import { jobKey, queueKey, scriptFor, slot, fail, claim, retry, complete, promote } from "../src/protocol.js";
 import { modulePath } from "../tools/module-path.js";
 import { type ClusterNode, type LocalCluster, startCluster } from "./support/cluster.js";
@@ -27,7 +27,7 @@ import { label, movedCount, queueOn, queuePerShard, resetStats } from "./support
 import { startProxy } from "./support/proxy.js";
 import { type RespArg, rawCommands } from "./support/resp.js";
 import type { ValkeyServer } from "./support/valkey.js";
-import { until } from "./support/until.js";
+import { until, within } from "./support/until.js";
 
 /** Subscribers a node has on a shard channel. */
 async function shardSubscribers(node: ValkeyServer, channel: string): Promise<number> {
@@ -269,22 +269,29 @@ for (const wire of [4, 6] as Wire[]) {
     });
 
     test("a node added later is fenced before it carries anything; one of the wrong role stops the connection, naming it", async () => {
-      const [sameRole, wrongRole] = await Promise.all([
-        cluster.addNode(wire === 6 ? { module: modulePath() } : {}),
-        cluster.addNode(wire === 4 ? { module: modulePath() } : {}),
-      ]);
+      const [sameRole, wrongRole] = await within(
+        "adding two nodes",
+        Promise.all([
+          cluster.addNode(wire === 6 ? { module: modulePath() } : {}),
+          cluster.addNode(wire === 4 ? { module: modulePath() } : {}),
+        ]),
+      );
       const proxy = await startProxy({ targetPort: sameRole.port });
-      const late = await connect({
-        nodes: cluster.seeds,
-        wire,
-        name: "emq-late",
-        natMap: { [label(sameRole)]: { host: proxy.host, port: proxy.port } },
-      });
+      const late = await within(
+        "connecting through the proxy",
+        connect({
+          nodes: cluster.seeds,
+          wire,
+          name: "emq-late",
+          natMap: { [label(sameRole)]: { host: proxy.host, port: proxy.port } },
+        }),
+      );
       try {
         const name = queues[1]!;
-        const counts = await new Queue(name, late).counts();
-        await cluster.moveSlot(slot(queueKey(name, "")), sameRole);
-        assert.deepEqual(await new Queue(name, late).counts(), counts, "read from the new node");
+        const counts = await within("counts before the move", new Queue(name, late).counts());
+        await within("moving a slot to the new node", cluster.moveSlot(slot(queueKey(name, "")), sameRole));
+        const moved = await within("counts from the new node", new Queue(name, late).counts());
+        assert.deepEqual(moved, counts, "read from the new node");
         const sockets = [...new Set(proxy.commands.map((c) => c.conn))];
         assert.ok(sockets.length >= 1, "the new node got a socket");
         for (const socket of sockets) {
@@ -296,18 +303,24 @@ for (const wire of [4, 6] as Wire[]) {
         assert.ok((late.fencedNodes.get(`${proxy.host}:${proxy.port}`) ?? 0) >= 1);
 
         const other = queues[2]!;
-        await cluster.moveSlot(slot(queueKey(other, "")), wrongRole);
-        const err = await new Queue(other, late).counts().then(
+        await within(
+          "moving a slot to the wrong-role node",
+          cluster.moveSlot(slot(queueKey(other, "")), wrongRole),
+        );
+        const err = await within("counts from the wrong-role node", new Queue(other, late).counts()).then(
           () => assert.fail("served"),
           (e: unknown) => e,
         );
         assert.ok(err instanceof VersionFenceError, String(err));
         assert.equal(err.node, label(wrongRole));
         assert.equal(late.fatal, err);
-        await assert.rejects(new Queue(name, late).counts(), (e) => e === err);
+        await assert.rejects(
+          within("counts after the stop", new Queue(name, late).counts()),
+          (e) => e === err,
+        );
       } finally {
-        await late.close();
-        await proxy.close();
+        await within("closing the late connection", late.close());
+        await within("closing the proxy", proxy.close());
       }
     });
   });

@@ -9,38 +9,13 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type Connection, Queue, Worker } from "../src/index.js";
 import { claim, completeNext } from "../src/protocol.js";
-import { scriptFor } from "../src/scripts/index.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
-import { type MonitorHandle, monitor } from "./support/monitor.js";
-import { connectResp } from "./support/resp.js";
+import { assertOneCallPerJob, completesAfterLease, sendAndCut, watched } from "./support/fused.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
 const quiet = { logger: { warn: () => {} } };
 const keysOf = (q: string) => ["active", "done", "pending", ""].map((t) => `emq:{${q}}:${t}`);
-
-/**
- * How many times a client (not a script) sent `verb`: `EMQ.<VERB>`, or `EVALSHA` of its script
- * (on wire 4 a script's first `EVALSHA` on a node meets `NOSCRIPT` and is sent again once).
- */
-function sent(mons: MonitorHandle[], verb: string): number {
-  const sha = scriptFor(verb).sha1;
-  return mons
-    .flatMap((m) => m.entries())
-    .filter((e) => e.client !== "lua")
-    .filter((e) => {
-      const name = e.args[0]?.toUpperCase();
-      return name === `EMQ.${verb}` || (name === "EVALSHA" && e.args[1] === sha);
-    }).length;
-}
-
-/** The host's pause reads: `HGET emq:{q}:meta paused`. */
-function pauseReads(mons: MonitorHandle[]): number {
-  return mons
-    .flatMap((m) => m.entries())
-    .filter((e) => e.client !== "lua" && e.args[0]?.toUpperCase() === "HGET" && e.args[2] === "paused")
-    .length;
-}
 
 /** Runs `n` jobs through one worker of concurrency 1; resolves with the ids in completion order. */
 async function drain(conn: Connection, name: string, n: number): Promise<string[]> {
@@ -57,22 +32,12 @@ async function drain(conn: Connection, name: string, n: number): Promise<string[
 forEachWire("COMPLETENEXT", (ctx) => {
   test("a busy slot completes and receives its next job in one call", async () => {
     const { conn, server } = ctx();
-    const mon = await monitor(server.port);
     const n = 30;
-    let completed: string[];
-    try {
-      completed = await drain(conn, "cn-busy", n);
-    } finally {
-      await mon.stop();
-    }
+    const [completed, mons] = await watched([server.port], () => drain(conn, "cn-busy", n));
     assert.equal(new Set(completed).size, n, "every job once");
-    // Each completion leased the next job: n completions, the first job the only one claimed
-    // on its own (its pause read with it on wire 4); none after a completion.
-    const fused = sent([mon], "COMPLETENEXT");
-    assert.ok(fused === n || fused === n + 1, `COMPLETENEXT sent ${fused} times for ${n} jobs`);
-    assert.equal(sent([mon], "COMPLETE"), 0);
-    assert.ok(sent([mon], "CLAIM") <= 2, `claims of their own: ${sent([mon], "CLAIM")}`);
-    assert.ok(pauseReads([mon]) <= 2, `pause reads: ${pauseReads([mon])}`);
+    // Each completion leased the next job: the first job the only one claimed on its own (its
+    // pause read with it on wire 4); none after a completion.
+    assertOneCallPerJob(mons, "COMPLETENEXT", "COMPLETE", n);
     const q = new Queue("cn-busy", conn);
     assert.equal((await q.counts()).completed, n);
   });
@@ -113,22 +78,12 @@ forEachWire("COMPLETENEXT", (ctx) => {
     const job = await claim(conn, name, 30_000);
     assert.equal(job?.id, one!.id);
     // The call reaches the server; its socket is closed before the reply is read.
-    const raw = await connectResp(server.port);
-    const tail = [...keysOf(name), one!.id, String(job!.attempts), "r", "10", "300"];
-    const body = scriptFor("COMPLETENEXT").source;
-    const line = wire === 6 ? ["EMQ.COMPLETENEXT", 4, ...tail] : ["EVAL", body, 4, ...tail];
-    const lost = raw.send(line).catch(() => null);
-    await raw.close();
-    await lost;
+    const values = [one!.id, String(job!.attempts), "r", "10", "300"];
+    await sendAndCut(server.port, wire, "COMPLETENEXT", keysOf(name), values);
     await until("the completion", async () => (await q.getJob(one!.id))?.state === "completed");
     const state = (await q.getJob(two!.id))?.state;
     assert.ok(state === "active" || state === "pending", `the next job is ${state}`);
-    // A worker takes it back when its lease ends (the reaper), and runs it.
-    const completed: string[] = [];
-    const worker = new Worker(q, () => "ok", { ...quiet, reapEveryMs: 100, promoteEveryMs: 50 });
-    worker.on("completed", (j) => completed.push(j.id));
-    await until("the next job completed", () => completed.includes(two!.id), 15_000);
-    await worker.close();
+    await completesAfterLease(q, two!.id);
     const counts = await q.counts();
     assert.deepEqual([counts.completed, counts.pending, counts.active, counts.dead], [2, 0, 0, 0]);
   });
@@ -137,17 +92,10 @@ forEachWire("COMPLETENEXT", (ctx) => {
 forEachClusterWire("COMPLETENEXT on a cluster", (ctx) => {
   test("a busy slot's completions lease its next jobs on the queue's shard", async () => {
     const { conn, cluster } = ctx();
-    const mons = await Promise.all(cluster.primaries().map((p) => monitor(p.port)));
     const n = 20;
-    let completed: string[];
-    try {
-      completed = await drain(conn, "cn-cluster", n);
-    } finally {
-      await Promise.all(mons.map((m) => m.stop()));
-    }
+    const ports = cluster.primaries().map((p) => p.port);
+    const [completed, mons] = await watched(ports, () => drain(conn, "cn-cluster", n));
     assert.equal(new Set(completed).size, n);
-    const fused = sent(mons, "COMPLETENEXT");
-    assert.ok(fused === n || fused === n + 1, `COMPLETENEXT sent ${fused} times for ${n} jobs`);
-    assert.ok(sent(mons, "CLAIM") <= 2, `claims of their own: ${sent(mons, "CLAIM")}`);
+    assertOneCallPerJob(mons, "COMPLETENEXT", "COMPLETE", n);
   });
 });

@@ -16,14 +16,15 @@ import {
   ConnectionError,
   connect,
   InvalidArgumentError,
-  InvalidQueueNameError,
-  installModuleBrand,
-  optionsFromUrl,
   Queue,
   VersionFenceError,
 } from "../src/index.js";
-import { queueKey } from "../src/protocol.js";
+import { InvalidQueueNameError } from "../src/errors.js";
+import { installModuleBrand } from "../src/admin.js";
+import { optionsFromUrl, queueKey } from "../src/protocol.js";
+import type { KeyType } from "../src/keyspace.js";
 import { freePort, startValkey, type ValkeyServer } from "./support/valkey.js";
+import { V, WIRE6 } from "./support/module.js";
 
 const invalid = (argument: string, pattern: RegExp) => (e: unknown) =>
   e instanceof InvalidArgumentError && e.argument === argument && pattern.test(e.message);
@@ -53,7 +54,7 @@ describe("connect(): options are checked before any socket opens", () => {
       () => queueKey(1 as unknown as string, "pending"),
       (e: unknown) => e instanceof InvalidQueueNameError && /a queue name must be a string/.test(e.message),
     );
-    assert.throws(() => queueKey("q", null as unknown as string), invalid("type", /must be a string/));
+    assert.throws(() => queueKey("q", null as unknown as KeyType), invalid("type", /must be a string/));
   });
 });
 
@@ -201,9 +202,9 @@ describe("installModuleBrand", () => {
     const tls = { ca: readFileSync(join(dir, "cert.pem")) };
     assert.equal(await installModuleBrand({ port: tlsPort, tls, db: 2 }), 1);
     assert.equal(await installModuleBrand({ port: tlsPort, tls, db: 2 }), 0);
-    assert.equal(await server.cli("EXISTS", "{emq}:version"), 0, "db 0 holds no brand");
+    assert.equal(await server.cli("EXISTS", V), 0, "db 0 holds no brand");
     const conn = await connect({ port: tlsPort, tls, db: 2, wire: 6 });
-    assert.equal(String(await conn.send("GET", ["{emq}:version"])), "echomq:6.0.0");
+    assert.equal(String(await conn.send("GET", [V])), WIRE6);
     await conn.close();
     await assert.rejects(
       connect({ port: tlsPort, tls, wire: 6, connectTimeoutMs: 2000 }),
@@ -217,7 +218,7 @@ describe("installModuleBrand", () => {
       installModuleBrand({ port: server.port, db: 99 }),
       (e: unknown) => e instanceof ConnectionError && /refused SELECT 99 \(the db option\)/.test(e.message),
     );
-    assert.equal(await server.cli("EXISTS", "{emq}:version"), 0);
+    assert.equal(await server.cli("EXISTS", V), 0);
   });
 
   test("a server that accepts and never answers → ConnectionError within the timeout", async () => {

@@ -1,22 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import {
-  AuthError,
-  ConnectionError,
-  ConnectionLostError,
-  connect,
-  newId,
-  VersionFenceError,
-} from "../src/index.js";
-import { scriptFor, claim, enqueue } from "../src/protocol.js";
+import { AuthError, ConnectionError, ConnectionLostError, connect, VersionFenceError } from "../src/index.js";
+import { claim, enqueue, newId, scriptFor } from "../src/protocol.js";
 import { fenceWire4 } from "../src/engine/fence.js";
 import { RawSession } from "../src/resp.js";
 import net from "node:net";
 import { freePort, startValkey, type ValkeyServer } from "./support/valkey.js";
 import { startProxy, type FaultProxy } from "./support/proxy.js";
 import { monitor } from "./support/monitor.js";
-
-const V = "{emq}:version";
+import { V, WIRE4, WIRE6 } from "./support/module.js";
 
 describe("wire-4 connector: the fence table (docs/protocol.md, the version fence, wire-4 column)", () => {
   let server: ValkeyServer;
@@ -28,12 +20,12 @@ describe("wire-4 connector: the fence table (docs/protocol.md, the version fence
 
   test("absent → claims it with SET NX and passes", async () => {
     const conn = await connect({ port: server.port });
-    assert.equal(String(await server.cli("GET", V)), "echomq:4.0.0");
+    assert.equal(String(await server.cli("GET", V)), WIRE4);
     await conn.close();
   });
 
-  test("echomq:4.0.0 → passes and writes nothing", async () => {
-    await server.cli("SET", V, "echomq:4.0.0");
+  test(`${WIRE4} → passes and writes nothing`, async () => {
+    await server.cli("SET", V, WIRE4);
     const mon = await monitor(server.port);
     const conn = await connect({ port: server.port });
     await conn.send("PING", []);
@@ -44,21 +36,20 @@ describe("wire-4 connector: the fence table (docs/protocol.md, the version fence
   });
 
   for (const [brand, label] of [
-    ["echomq:6.0.0", "the module's brand"],
+    [WIRE6, "the module's brand"],
     ["something-else", "any other string"],
   ] as const) {
     test(`${label} (${brand}) → VersionFenceError carrying got`, async () => {
       await server.cli("SET", V, brand);
       await assert.rejects(
         connect({ port: server.port }),
-        (err: unknown) =>
-          err instanceof VersionFenceError && err.got === brand && err.expected === "echomq:4.0.0",
+        (err: unknown) => err instanceof VersionFenceError && err.got === brand && err.expected === WIRE4,
       );
       assert.equal(String(await server.cli("GET", V)), brand, "the fence never overwrites a brand");
     });
   }
 
-  test("a non-string value at {emq}:version → VersionFenceError, not a retry loop", async () => {
+  test(`a non-string value at ${V} → VersionFenceError, not a retry loop`, async () => {
     await server.cli("HSET", V, "a", "b");
     const t0 = Date.now();
     await assert.rejects(connect({ port: server.port }), VersionFenceError);
@@ -74,16 +65,13 @@ describe("wire-4 connector: the fence table (docs/protocol.md, the version fence
     const send = async (args: readonly (string | number)[]) => {
       if (args[0] === "SET" && !raced) {
         raced = true;
-        await server.cli("SET", V, "echomq:6.0.0", "NX");
+        await server.cli("SET", V, WIRE6, "NX");
       }
       return session.send(args);
     };
-    await assert.rejects(
-      fenceWire4(send),
-      (e: unknown) => e instanceof VersionFenceError && e.got === "echomq:6.0.0",
-    );
+    await assert.rejects(fenceWire4(send), (e: unknown) => e instanceof VersionFenceError && e.got === WIRE6);
     assert.equal(raced, true);
-    assert.equal(String(await server.cli("GET", V)), "echomq:6.0.0");
+    assert.equal(String(await server.cli("GET", V)), WIRE6);
     session.detach();
     socket.destroy();
   });
@@ -93,11 +81,11 @@ describe("wire-4 connector: the fence table (docs/protocol.md, the version fence
       await server.cli("FLUSHALL", "SYNC");
       const [conn, other] = await Promise.allSettled([
         connect({ port: server.port }),
-        server.cli("SET", V, "echomq:6.0.0", "NX"),
+        server.cli("SET", V, WIRE6, "NX"),
       ]);
       const brand = String(await server.cli("GET", V));
-      assert.ok(brand === "echomq:4.0.0" || brand === "echomq:6.0.0");
-      if (brand === "echomq:4.0.0") {
+      assert.ok(brand === WIRE4 || brand === WIRE6);
+      if (brand === WIRE4) {
         assert.equal(conn.status, "fulfilled");
         assert.equal(
           other.status === "fulfilled" ? other.value : "x",
@@ -126,10 +114,10 @@ describe("wire-4 connector: reconnects, in-flight commands, NOSCRIPT", () => {
     proxy = await startProxy({ targetPort: server.port });
   });
 
-  test("brand switched to echomq:6.0.0 while the proxy cuts: the reconnect fails its fence and no application command reaches the server", async () => {
+  test(`brand switched to ${WIRE6} while the proxy cuts: the reconnect fails its fence and no application command reaches the server`, async () => {
     const conn = await connect({ port: proxy.port });
     await enqueue(conn, "q", "before");
-    await server.cli("SET", V, "echomq:6.0.0");
+    await server.cli("SET", V, WIRE6);
     const mark = proxy.mark();
     const closed = new Promise((r) => conn.client.once("close", r));
     proxy.cut();

@@ -6,23 +6,15 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { modulePath } from "../tools/module-path.js";
-import {
-  connect,
-  type Connection,
-  installModuleBrand,
-  newId,
-  VersionFenceError,
-  WireRefusalError,
-} from "../src/index.js";
-import { Script, SCRIPTS, scriptFor, claim, enqueue } from "../src/protocol.js";
+import { connect, type Connection, VersionFenceError } from "../src/index.js";
+import { claim, enqueue, newId, Script, scriptFor, SCRIPTS, WireRefusalError } from "../src/protocol.js";
+import { installModuleBrand } from "../src/admin.js";
 import { type FaultProxy, startProxy } from "./support/proxy.js";
 import { type MonitorEntry, type MonitorHandle, monitor } from "./support/monitor.js";
 import { rawCommand } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
+import { V, WIRE4, WIRE6 } from "./support/module.js";
 
-const V = "{emq}:version";
-const WIRE6 = "echomq:6.0.0";
-const WIRE4 = "echomq:4.0.0";
 /** The verbs the module under test implements and these tests drive. */
 const VERBS = ["ENQUEUE", "CLAIM"];
 
@@ -84,7 +76,7 @@ describe("wire-6 connector: the fence (docs/protocol.md, the version fence, wire
     assert.equal(await dirty(server.port), d0, "nothing was written");
   }
 
-  test("a module node branded echomq:4.0.0 → VersionFenceError (got echomq:4.0.0)", async () => {
+  test(`a module node branded ${WIRE4} → VersionFenceError (got ${WIRE4})`, async () => {
     await resetTo(mod, WIRE4);
     await refused(mod, (e) => assert.equal(e.got, WIRE4));
   });
@@ -130,7 +122,7 @@ describe("wire-6 connector: the fence (docs/protocol.md, the version fence, wire
     await conn.close();
   });
 
-  test("echomq:6.0.0 passes and the connect writes nothing: only EMQ.VERSION and GET reach the server", async () => {
+  test(`${WIRE6} passes and the connect writes nothing: only EMQ.VERSION and GET reach the server`, async () => {
     await resetTo(mod, WIRE6);
     const d0 = await dirty(mod.port);
     const mon = await monitor(mod.port);
@@ -282,7 +274,7 @@ describe("wire-6 connector: reconnects re-run the wire-6 fence", () => {
     await server.stop();
   });
 
-  test("a cut → the new socket runs EMQ.VERSION + GET first; brand switched to echomq:4.0.0 → the reconnect fails with VersionFenceError", async () => {
+  test(`a cut → the new socket runs EMQ.VERSION + GET first; brand switched to ${WIRE4} → the reconnect fails with VersionFenceError`, async () => {
     const conn = await connect({ port: proxy.port, wire: 6, requiredVerbs: VERBS });
     await enqueue(conn, "r", "one");
     assert.equal(conn.fencedSockets, 1);

@@ -108,13 +108,13 @@ forEachWire("dashboard in Chromium", (ctx) => {
       const dead = [ids[0], ids[10], ids[20]];
       assert.deepEqual(new Set(shown), new Set(dead));
       assert.equal(
-        await page.locator("#jobs tbody tr td:nth-child(5)").first().textContent(),
+        await page.locator("#jobs tbody tr td:nth-child(6)").first().textContent(),
         "Error: card declined",
       );
       await shot(page, "jobs", wire);
 
       // Search by id opens the job.
-      await page.fill("#search-id", ids[10]!);
+      await page.fill("#search-text", ids[10]!);
       await page.click("#search button");
       await page.locator("#job-id", { hasText: ids[10]! }).waitFor();
       assert.equal(await page.locator('dd[data-field="state"]').textContent(), "dead");
@@ -135,7 +135,7 @@ forEachWire("dashboard in Chromium", (ctx) => {
       // Live: the queue row counts the completion without a reload.
       await cell(page, "orders", "completed").filter({ hasText: "28" }).waitFor({ timeout: 20_000 });
       assert.equal(await cell(page, "orders", "dead").textContent(), "2");
-      await page.fill("#search-id", ids[10]!);
+      await page.fill("#search-text", ids[10]!);
       await page.click("#search button");
       await page.locator('dd[data-field="state"]', { hasText: "completed" }).waitFor();
       assert.equal(await page.locator("#job-result").textContent(), "charged");
@@ -143,6 +143,34 @@ forEachWire("dashboard in Chromium", (ctx) => {
     } finally {
       await page.close();
       await worker.close();
+      await dash.close();
+    }
+  });
+
+  test("completed/s (last minute) is the minute's average, not the latest sample", async () => {
+    const { conn } = ctx();
+    const q = new Queue("steady", conn);
+    await q.addBulk(Array.from({ length: 4 }, (_, i) => ({ payload: `s${i}` })));
+    const dash = await startDashboard(conn, { port: 0, sampleMs: 100 });
+    const page = await browser.newPage();
+    try {
+      await fetch(new URL("/api/queues", dash.url)); // the bus's position taken: count from here
+      const worker = new Worker(q, async () => "ok", { idleCheckMs: 50 });
+      await until("4 completed", async () => (await q.counts()).completed === 4, 20_000);
+      await worker.close();
+      await page.goto(dash.url);
+      const rate = page.locator('#queues tr[data-queue="steady"] td[data-minute-completed="4"]');
+      // Samples after the completions count none: the latest sample reads 0.0/s, the minute not.
+      await until(
+        "a sample after the completions",
+        async () => (await rate.count()) === 1 && (await rate.getAttribute("data-rate")) === "0",
+        20_000,
+      );
+      const [text, seconds] = await rate.evaluate((td) => [td.textContent, td.dataset.minuteSeconds]);
+      assert.equal(text?.trim(), `${(4 / Number(seconds)).toFixed(1)}/s`);
+      assert.notEqual(text?.trim(), "0.0/s");
+    } finally {
+      await page.close();
       await dash.close();
     }
   });

@@ -2,7 +2,8 @@
  * The dashboard's API on a local 3-primary cluster, both wires: every shard's queues found and
  * counted (a laned queue summed under its name), the throughput counted from each queue's bus on
  * its own shard, a job's detail and timeline read from its shard, and an action (retry of a dead
- * job) routed there, another site's action refused — with no read redirected.
+ * job) routed there, another site's action refused; the console's reads (by key, by payload,
+ * schedules, flow control, the hour) and a bulk action on every shard — with no read redirected.
  */
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
@@ -113,6 +114,51 @@ forEachClusterWire("dashboard on a cluster", (ctx) => {
         30_000,
       );
       await Promise.all(workers.map((w) => w.close()));
+      assert.equal(await movedCount(cluster.primaries()), 0, "no command was redirected");
+    } finally {
+      await dash.close();
+    }
+  });
+
+  test("the console's reads and bulk actions on every shard: key, search, schedules, flow control, bulk", async () => {
+    const names = queuePerShard(cluster, `con${wire}-`);
+    const queues = names.map((n) => new Queue(n, conn));
+    for (const q of queues) {
+      await q.add("keyed", { key: "the-key" });
+      await q.addBulk(
+        Array.from({ length: 3 }, (_, i) => ({ payload: `later ${i}`, opts: { delay: 3_600_000 } })),
+      );
+      await q.schedule("tick", { everyMs: 60_000, payload: "t" });
+    }
+    const dash = await startDashboard(conn, { port: 0, sampleMs: 100 });
+    const api = (path: string) => new URL(path, dash.url);
+    const post = (path: string, body: unknown) =>
+      json(api(path), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    try {
+      await json(api("/api/queues"));
+      await resetStats(cluster.primaries());
+      for (const [i, n] of names.entries()) {
+        const q = queues[i]!;
+        const [keyed] = await q.getJobs("pending");
+        assert.deepEqual((await json(api(`/api/queues/${n}/find?key=the-key`))).body, { id: keyed!.id }, n);
+        const found = await json(api(`/api/queues/${n}/search?state=scheduled&text=later%201`));
+        assert.equal(found.body.jobs.length, 1, n);
+        const schedules = await json(api(`/api/queues/${n}/schedules`));
+        assert.deepEqual(
+          schedules.body.schedules.map((x: any) => [x.name, x.next[0]]),
+          (await q.schedules()).map((x) => [x.name, x.next]),
+        );
+        assert.deepEqual((await json(api(`/api/queues/${n}/flow-control`))).body.groups, []);
+        const bulk = await post(`/api/queues/${n}/bulk`, { action: "promote", state: "scheduled", max: 3 });
+        assert.deepEqual(bulk.body, { done: 3, refused: [], left: 0 }, n);
+        assert.equal((await q.counts()).pending, 4, n);
+        const series = await json(api(`/api/queues/${n}/series`));
+        assert.equal(series.body.sampled, true, n);
+      }
       assert.equal(await movedCount(cluster.primaries()), 0, "no command was redirected");
     } finally {
       await dash.close();

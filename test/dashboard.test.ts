@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { startDashboard } from "../src/dashboard/server.js";
-import { type Job, newId, Queue, Worker } from "../src/index.js";
+import { type Job, Queue, Worker } from "../src/index.js";
+import { newId } from "../src/protocol.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 

@@ -14,9 +14,9 @@ import {
   type Gap,
   Queue,
   QueueEvents,
-  WatchdogError,
   Worker,
 } from "../src/index.js";
+import { WatchdogError } from "../src/errors.js";
 import { startProxy } from "./support/proxy.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 import { forEachWire } from "./support/wires.js";
@@ -115,6 +115,42 @@ forEachWire("QueueEvents", (ctx) => {
     await resumed.close();
     assert.equal(got.gaps[1]!.exact, true);
     assert.equal(got.gaps[1]!.missed + left, 300);
+  });
+
+  test("a completion that leases the next job: one entry, its completed (with a small result), then the next active", async () => {
+    const { conn } = ctx();
+    const q = new Queue("ev-next", conn);
+    const events = new QueueEvents("ev-next", conn);
+    const got = record(events);
+    await events.ready;
+    const a = await q.add({ n: 1 });
+    const b = await q.add({ n: 2 });
+    const worker = new Worker(
+      q,
+      (job) => ((job.data as { n: number }).n === 1 ? "small" : "x".repeat(2000)),
+      {
+        concurrency: 1,
+        ...FAST,
+      },
+    );
+    await until("two completed", () => (got.kinds.completed ?? 0) === 2, 10_000);
+    await worker.close();
+    await events.close();
+    const mine = got.all.filter((e) => e.kind !== "added");
+    assert.deepEqual(
+      mine.map((e) => [e.kind, e.jobId, e.attempt]),
+      [
+        ["active", a.id, 1],
+        ["completed", a.id, 1],
+        ["active", b.id, 1],
+        ["completed", b.id, 1],
+      ],
+    );
+    assert.equal(mine[1]!.eventId, mine[2]!.eventId, "the completion and the next lease share one entry");
+    assert.equal(mine[1]!.result?.toString(), "small", "a string result is stored as its text");
+    assert.equal(mine[3]!.result, undefined, "a result over 1 KiB is not on the entry");
+    const entries = Number(await conn.send("XLEN", ["emq:{ev-next}:events"]));
+    assert.equal(entries, 5, "2 added, 1 active, the fused completion, the last completion");
   });
 
   test("typed events: delayed, promoted, failed with its reason, retrying with its delay, dead, progress data", async () => {

@@ -3,11 +3,19 @@
  * whichever shard serves it (the record shares the queue's slot), released by `forgetKey` and by
  * `obliterate` (its scan runs on the queue's node), and a job's timeout failing an attempt; and
  * (wire 6) a worker frozen while its blocking claim was answered does not run the job once thawed
- * (the single-node twin, both wires: `test/lease-expiry.test.ts`).
+ * (the single-node twin, both wires: `test/lease-expiry.test.ts`); and the job model on a shard
+ * (data, name, updateData, UnrecoverableError, waitUntilFinished).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Queue, TimeoutError, Worker } from "../src/index.js";
+import {
+  JobFailedError,
+  Queue,
+  QueueEvents,
+  TimeoutError,
+  UnrecoverableError,
+  Worker,
+} from "../src/index.js";
 import { queueKey, slot } from "../src/protocol.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
 import { blockedClients, expiredClaim, startFrozenWorker } from "./support/frozen-worker.js";
@@ -75,6 +83,36 @@ forEachClusterWire("add extras on a cluster", (ctx) => {
       assert.deepEqual([run.state, run.attempts], ["completed", 2]);
     } finally {
       await child.stop();
+    }
+  });
+
+  test("the job model: data, name, a job's own backoff, updateData, UnrecoverableError, waitUntilFinished", async () => {
+    const { conn } = ctx();
+    const q = new Queue("ck-model", conn);
+    const events = new QueueEvents("ck-model", conn);
+    await events.ready;
+    try {
+      const ok = await q.add({ n: 1 }, { name: "double", backoff: { type: "fixed", delayMs: 10 } });
+      const bad = await q.add({ n: -1 }, { maxAttempts: 5 });
+      await q.updateData(ok.id, { n: 21 });
+      assert.equal((await q.getJob(ok.id))?.name, "double");
+      const waits = [q.waitUntilFinished(ok.id, events), q.waitUntilFinished(bad.id, events)];
+      const worker = new Worker(q, (job) => {
+        const { n } = job.data as { n: number };
+        if (n < 0) throw new UnrecoverableError("negative");
+        return n * 2;
+      });
+      const [result, failure] = await Promise.allSettled(waits);
+      await worker.close();
+      assert.deepEqual(result, { status: "fulfilled", value: 42 });
+      const err = (failure as PromiseRejectedResult).reason;
+      assert.ok(
+        err instanceof JobFailedError && err.failedReason === "UnrecoverableError: negative",
+        String(err),
+      );
+      assert.equal((await q.getJob(bad.id))?.attempts, 1);
+    } finally {
+      await events.close();
     }
   });
 });

@@ -1,23 +1,23 @@
 /**
  * The wire-4 fence refuses a node that runs the module — on one node as on a cluster — before it
  * writes anything (SPEC: a node serves the scripts or the job-core write verbs, never both), so a
- * default `connect()` never brands a module node `echomq:4.0.0`; the node can still be installed
+ * default `connect()` never brands a module node with the scripts' brand; the node can still be installed
  * and served on wire 6. `echomq status` on a module node with no brand says what to do.
  */
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { connect, installModuleBrand, VersionFenceError } from "../src/index.js";
+import { connect, VersionFenceError } from "../src/index.js";
+import { installModuleBrand } from "../src/admin.js";
 import { modulePath } from "../tools/module-path.js";
 import { assertBuilt, echomq } from "./support/cli.js";
 import { type LocalCluster, startCluster } from "./support/cluster.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
-
-const V = "{emq}:version";
+import { V, WIRE4 } from "./support/module.js";
 
 /** The wire-4 refusal of a module node: typed, and says to connect with wire 6 or install. */
 function refusesModuleNode(err: unknown): boolean {
   assert.ok(err instanceof VersionFenceError, String(err));
-  assert.equal(err.expected, "echomq:4.0.0");
+  assert.equal(err.expected, WIRE4);
   assert.match(err.got, /^the echomq module \d+\.\d+\.\d+$/);
   assert.match(err.message, /connect with \{ wire: 6 \}/);
   assert.match(err.message, /`echomq install`/);
@@ -46,10 +46,10 @@ describe("wire 4 on one module node", () => {
     await conn.close();
   });
 
-  test("a module node already branded echomq:4.0.0 is refused too (the node's role wins over its brand)", async () => {
-    await server.cli("SET", V, "echomq:4.0.0");
+  test(`a module node already branded ${WIRE4} is refused too (the node's role wins over its brand)`, async () => {
+    await server.cli("SET", V, WIRE4);
     await assert.rejects(connect({ port: server.port }), refusesModuleNode);
-    assert.equal(String(await server.cli("GET", V)), "echomq:4.0.0", "the brand is left as it was");
+    assert.equal(String(await server.cli("GET", V)), WIRE4, "the brand is left as it was");
   });
 
   test("wire 6 on the unbranded module node says to brand it with `echomq install`", async () => {

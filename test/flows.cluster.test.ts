@@ -8,7 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { FlowProducer, type FlowJob, InvalidFlowError, newId } from "../src/index.js";
+import { FlowProducer, type FlowJob } from "../src/index.js";
+import { InvalidFlowError } from "../src/errors.js";
+import { newId } from "../src/protocol.js";
 import { flowsDefaults, flowsOnCluster } from "../soak/experiments/flows.js";
 import { chain, chainIds, runChain } from "./support/chains.js";
 import { queuePerShard } from "./support/cluster-helpers.js";

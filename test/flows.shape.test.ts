@@ -7,15 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { MAX_FLOW_JOBS } from "../src/protocol.js";
-import {
-  FlowProducer,
-  type FlowJob,
-  InvalidArgumentError,
-  InvalidFlowError,
-  newId,
-  Queue,
-} from "../src/index.js";
+import { MAX_FLOW_JOBS, newId } from "../src/protocol.js";
+import { FlowProducer, type FlowJob, InvalidArgumentError, Queue } from "../src/index.js";
+import { InvalidFlowError } from "../src/errors.js";
 import { chain, chainIds, runChain } from "./support/chains.js";
 import { forEachWire } from "./support/wires.js";
 

@@ -6,17 +6,16 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { complete, claim } from "../src/protocol.js";
+import { claim, complete, newId } from "../src/protocol.js";
 import {
   FlowProducer,
   InvalidArgumentError,
-  InvalidQueueNameError,
   type Job,
-  newId,
   Queue,
   Worker,
   type WorkerOptions,
 } from "../src/index.js";
+import { InvalidQueueNameError } from "../src/errors.js";
 import { Relay } from "../src/flows/relay.js";
 import { addParent, settle } from "../src/jobs/flows.js";
 import { until } from "./support/until.js";

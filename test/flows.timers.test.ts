@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { claim } from "../src/protocol.js";
-import { type Connection, connect, FlowProducer, installModuleBrand, Queue } from "../src/index.js";
+import { type Connection, connect, FlowProducer, Queue } from "../src/index.js";
+import { installModuleBrand } from "../src/admin.js";
 import { Relay } from "../src/flows/relay.js";
 import { modulePath } from "../tools/module-path.js";
 import { until } from "./support/until.js";

@@ -1,13 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import {
-  InvalidArgumentError,
-  InvalidIdError,
-  InvalidQueueNameError,
-  newId,
-  ServerError,
-} from "../src/index.js";
-import { jobKey, queueKey, scriptFor, claim, enqueue } from "../src/protocol.js";
+import { InvalidArgumentError, ServerError } from "../src/index.js";
+import { InvalidIdError, InvalidQueueNameError } from "../src/errors.js";
+import { claim, enqueue, jobKey, newId, queueKey, scriptFor } from "../src/protocol.js";
+import { keysOf } from "../src/jobs/calls.js";
 import { monitor, names, untilSentinel } from "./support/monitor.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
 
@@ -117,7 +113,7 @@ forEachWire("enqueue and claim", (ctx) => {
 
 forEachWire("server-side refusals (same text on both wires)", (ctx) => {
   const rowAndPending = (q: string, id: string) => [`emq:{${q}}:job:${id}`, queueKey(q, "pending")];
-  const claimKeys = (q: string) => [queueKey(q, "pending"), queueKey(q, "active"), queueKey(q, "")];
+  const claimKeys = (q: string) => keysOf("CLAIM", q);
 
   async function refused(run: () => Promise<unknown>, text: string): Promise<void> {
     await assert.rejects(run(), (e: unknown) => e instanceof ServerError && e.message === text);

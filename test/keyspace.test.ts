@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { InvalidArgumentError, InvalidIdError, InvalidQueueNameError } from "../src/index.js";
+import { InvalidArgumentError } from "../src/index.js";
+import { InvalidIdError, InvalidQueueNameError } from "../src/errors.js";
 import { crc16, hashtag, jobKey, queueKey, slot, isValidQueue, assertValidQueue } from "../src/protocol.js";
+import type { KeyType } from "../src/keyspace.js";
 
 describe("queueKey", () => {
   test("builds emq:{q}:<type>", () => {
@@ -12,7 +14,7 @@ describe("queueKey", () => {
   test("non-string input throws typed errors (InvalidQueueNameError, InvalidArgumentError)", () => {
     assert.throws(() => queueKey(1 as unknown as string, "pending"), InvalidQueueNameError);
     assert.throws(
-      () => queueKey("q", null as unknown as string),
+      () => queueKey("q", null as unknown as KeyType),
       (e: unknown) => e instanceof InvalidArgumentError && e.argument === "type",
     );
   });

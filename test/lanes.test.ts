@@ -174,8 +174,11 @@ forEachWire("laned queues", (ctx) => {
     await sleep(200);
     const claims = async () => {
       const stats = String(await server.cli("INFO", "commandstats"));
-      const name = wire === 6 ? "emq.claim" : "evalsha";
-      return Number(new RegExp(`cmdstat_${name.replace(".", "\\.")}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+      // A worker's claims: EMQ.CLAIMN (EMQ.CLAIM with no batch claim); on wire 4 their EVALSHAs.
+      const names = wire === 6 ? ["emq.claim", "emq.claimn"] : ["evalsha"];
+      const calls = (name: string) =>
+        Number(new RegExp(`cmdstat_${name.replace(".", "\\.")}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+      return names.reduce((sum, name) => sum + calls(name), 0);
     };
     const before = await claims();
     const t0 = Date.now();

@@ -5,15 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import {
-  InvalidArgumentError,
-  InvalidIdError,
-  InvalidQueueNameError,
-  newId,
-  ServerError,
-} from "../src/index.js";
-import { add, addBulk, claim } from "../src/protocol.js";
-import { jobKey, queueKey, scriptFor } from "../src/protocol.js";
+import { InvalidArgumentError, ServerError } from "../src/index.js";
+import { InvalidIdError, InvalidQueueNameError } from "../src/errors.js";
+import { add, addBulk, claim, jobKey, newId, queueKey, scriptFor } from "../src/protocol.js";
 import { keysOf, lifecycle, TRACE_512 } from "./support/lifecycle.js";
 import { monitor, names, untilSentinel } from "./support/monitor.js";
 import { forEachWire } from "./support/wires.js";
@@ -92,12 +86,28 @@ forEachWire("job lifecycle: ADD and addBulk", (ctx) => {
         "0",
         "0",
         "",
+        "",
+        "",
       ]),
       0,
     );
     assert.deepEqual(await dump("dup"), snap);
     const edge = newId();
-    const values = [edge, "", "-999999999999999", "0", "999999999999999", TRACE_512, "", "", "0", "0", ""];
+    const values = [
+      edge,
+      "",
+      "-999999999999999",
+      "0",
+      "999999999999999",
+      TRACE_512,
+      "",
+      "",
+      "0",
+      "0",
+      "",
+      "",
+      "",
+    ];
     assert.equal(await conn.eval(scriptFor("ADD"), keysOf.add("edge", edge), values), 1);
     assert.deepEqual(await dump("edge"), {
       [jobKey("edge", edge)]: {

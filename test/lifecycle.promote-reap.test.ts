@@ -6,9 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { newId } from "../src/index.js";
-import { add, claim, promote, reap } from "../src/protocol.js";
-import { jobKey, queueKey } from "../src/protocol.js";
+import { add, claim, jobKey, newId, promote, queueKey, reap } from "../src/protocol.js";
 import { k, lifecycle, NOT_JOB } from "./support/lifecycle.js";
 import { forEachWire } from "./support/wires.js";
 

@@ -5,9 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { JobNotFoundError, newId } from "../src/index.js";
-import { add, claim, complete, extend, fail, retry } from "../src/protocol.js";
-import { jobKey, scriptFor } from "../src/protocol.js";
+import { JobNotFoundError } from "../src/index.js";
+import { add, claim, complete, extend, fail, jobKey, newId, retry, scriptFor } from "../src/protocol.js";
 import { k, keysOf, lifecycle } from "./support/lifecycle.js";
 import { rawCommand } from "./support/resp.js";
 import { forEachWire } from "./support/wires.js";

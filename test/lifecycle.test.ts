@@ -9,31 +9,27 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  InvalidArgumentError,
-  InvalidIdError,
-  InvalidQueueNameError,
-  JobNotFoundError,
-  LeaseLostError,
-  newId,
-  ServerError,
-} from "../src/index.js";
-import { enqueue, requeue } from "../src/protocol.js";
+import { InvalidArgumentError, JobNotFoundError, LeaseLostError, ServerError } from "../src/index.js";
+import { InvalidIdError, InvalidQueueNameError } from "../src/errors.js";
 import {
   add,
   claim,
   complete,
+  enqueue,
   extend,
   fail,
+  jobKey,
+  newId,
   pause,
   promote,
   reap,
   remove,
+  requeue,
   reschedule,
   resume,
   retry,
+  scriptFor,
 } from "../src/protocol.js";
-import { jobKey, scriptFor } from "../src/protocol.js";
 import { type ErrorClass, k, keysOf, lifecycle, NOT_JOB, refused, WRONGTYPE } from "./support/lifecycle.js";
 import { monitor, names, untilSentinel } from "./support/monitor.js";
 import { forEachWire } from "./support/wires.js";
@@ -85,7 +81,7 @@ forEachWire("job lifecycle", (ctx) => {
     const lease = [
       { verb: "EXTEND", script: scriptFor("EXTEND"), keys: keysOf.extend, tail: ["1000"] },
       { verb: "COMPLETE", script: scriptFor("COMPLETE"), keys: keysOf.complete, tail: ["r", "5"] },
-      { verb: "FAIL", script: scriptFor("FAIL"), keys: keysOf.fail, tail: ["e", "0", "3", "5"] },
+      { verb: "FAIL", script: scriptFor("FAIL"), keys: keysOf.fail, tail: ["e", "0", "3", "5", ""] },
       { verb: "REQUEUE", script: scriptFor("REQUEUE"), keys: keysOf.requeue, tail: ["3"] },
     ];
     let n = 0;
@@ -246,6 +242,8 @@ forEachWire("job lifecycle", (ctx) => {
         "0",
         "0",
         "",
+        "",
+        "",
       ]),
       1,
     );
@@ -253,7 +251,7 @@ forEachWire("job lifecycle", (ctx) => {
     const token = String(job.attempts);
     const deadline = await conn.eval(scriptFor("EXTEND"), keysOf.extend("rt1"), [id, token, "5000"]);
     assert.equal(typeof deadline, "number");
-    const state = await conn.eval(scriptFor("FAIL"), keysOf.fail("rt1"), [id, token, "e", "0", "1", "5"]);
+    const state = await conn.eval(scriptFor("FAIL"), keysOf.fail("rt1"), [id, token, "e", "0", "1", "5", ""]);
     assert.ok(Buffer.isBuffer(state), "FAIL answers a bulk string");
     assert.equal(state.toString(), "dead");
     assert.equal(await conn.eval(scriptFor("RETRY"), keysOf.retry("rt1"), [id, "3"]), 1);
@@ -336,7 +334,6 @@ forEachWire("job lifecycle", (ctx) => {
       bad.push(arg(() => extend(conn, "q", id, 1, v)));
       bad.push(arg(() => complete(conn, "q", id, v, "r", 1)));
       bad.push(arg(() => fail(conn, "q", id, v, "e", fo)));
-      bad.push(arg(() => fail(conn, "q", id, 1, "e", { ...fo, maxAttempts: v })));
       bad.push(arg(() => retry(conn, "q", id, v)));
       bad.push(arg(() => promote(conn, "q", v)));
       bad.push(arg(() => reap(conn, "q", { ...ro, limit: v })));
@@ -348,6 +345,8 @@ forEachWire("job lifecycle", (ctx) => {
     for (const v of [...notInts, -1, tooBig]) {
       bad.push(arg(() => add(conn, "q", "x", { delay: v })));
       bad.push(arg(() => add(conn, "q", "x", { maxAttempts: v })));
+      // maxAttempts 0: dead now (an UnrecoverableError), so only below 0 is bad.
+      bad.push(arg(() => fail(conn, "q", id, 1, "e", { ...fo, maxAttempts: v })));
       bad.push(arg(() => complete(conn, "q", id, 1, "r", v)));
       bad.push(arg(() => fail(conn, "q", id, 1, "e", { ...fo, backoffMs: v })));
       bad.push(arg(() => fail(conn, "q", id, 1, "e", { ...fo, keep: v })));

@@ -10,7 +10,7 @@ import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { claimVerb, complete, fail, reap } from "../src/jobs.js";
 import { InvalidArgumentError, type Job, Queue, ServerError, Worker } from "../src/index.js";
-import { queueKey } from "../src/keyspace.js";
+import { type KeyType, queueKey } from "../src/keyspace.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
@@ -27,7 +27,7 @@ forEachWire("flow control", (ctx) => {
     }
     return ids;
   }
-  const card = async (q: string, type: string) => Number(await ctx().server.cli("ZCARD", queueKey(q, type)));
+  const card = async (q: string, type: KeyType) => Number(await ctx().server.cli("ZCARD", queueKey(q, type)));
   const exists = async (key: string) => Number(await ctx().server.cli("EXISTS", key)) === 1;
 
   test("limits are stored on the server, read back, replaced and cleared", async () => {

@@ -15,10 +15,10 @@ import {
   JobNotDeadError,
   JobNotFoundError,
   JobNotScheduledError,
-  NotValkeyError,
   Queue,
   ServerUnreachableError,
 } from "../src/index.js";
+import { NotValkeyError } from "../src/errors.js";
 import { claim } from "../src/protocol.js";
 import { assertBuilt, echomq } from "./support/cli.js";
 import { freePort, startValkey, type ValkeyServer } from "./support/valkey.js";

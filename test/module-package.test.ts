@@ -2,8 +2,8 @@
  * The native module as a user of the packed package gets it: the crate's source in the tarball,
  * `echomq module build` (cargo, from that source, into the installed package's module/target),
  * `echomq module path`, `echomq server` (a dev node with the module loaded and branded) taking a
- * wire-6 job end to end, the message when cargo is missing, and a platform package made by
- * scripts/platform-packages.sh installed beside it and found first.
+ * wire-6 job end to end, the message when cargo, libclang or a C compiler is missing, and a
+ * platform package made by scripts/platform-packages.sh installed beside it and found first.
  *
  * A cold cargo build takes minutes; the installed package's module/target is seeded from the
  * repository's build (the module test files' ECHOMQ_MODULE), timestamps kept, so cargo reuses
@@ -12,7 +12,8 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { cp, mkdir, realpath, rm } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { freePort } from "../tools/embedded-valkey.js";
@@ -62,7 +63,14 @@ after(async () => {
 
 describe("the module from the packed package", () => {
   test("the tarball ships the crate's source and the protocol data its build reads, not a build", () => {
-    for (const file of ["module/Cargo.toml", "module/Cargo.lock", "module/build.rs", "module/src/lib.rs"]) {
+    const crate = [
+      "module/Cargo.toml",
+      "module/Cargo.lock",
+      "module/build.rs",
+      "module/build/read.rs",
+      "module/src/lib.rs",
+    ];
+    for (const file of crate) {
       assert.ok(scratch.packed.includes(file), `${file} is packed`);
     }
     assert.ok(scratch.packed.includes("protocol/protocol.json"));
@@ -145,6 +153,30 @@ describe("the module from the packed package", () => {
       await exited;
     }
     assert.equal(server.exitCode, 0);
+  });
+
+  // After the build above (its target seeded): cargo runs the build scripts again when
+  // LIBCLANG_PATH or CC changes (bindgen and cc declare them), so each fails within seconds.
+  test("module build without libclang: exit 1, saying which package to install", async () => {
+    const nowhere = await mkdtemp(join(tmpdir(), "echomq-no-libclang-"));
+    try {
+      const { code, err } = await echomq(["module", "build"], userEnv({ LIBCLANG_PATH: nowhere }), 600_000);
+      assert.equal(code, 1);
+      assert.match(err, /the build needs libclang \(the module's bindings are made by bindgen\)/);
+      assert.match(err, /apt-get install libclang-dev clang.*or set LIBCLANG_PATH/);
+      assert.doesNotMatch(err, /cargo build failed/);
+    } finally {
+      await rm(nowhere, { recursive: true, force: true });
+    }
+  });
+
+  test("module build without a C compiler: exit 1, saying which package to install", async () => {
+    const missing = join(tmpdir(), "echomq-no-such-compiler", "cc");
+    const { code, err } = await echomq(["module", "build"], userEnv({ CC: missing }), 600_000);
+    assert.equal(code, 1);
+    assert.match(err, /the build needs a C compiler/);
+    assert.match(err, /apt-get install build-essential.*or set CC/);
+    assert.doesNotMatch(err, /cargo build failed/);
   });
 
   test("a platform package made by scripts/platform-packages.sh is installed and found first", async (t) => {

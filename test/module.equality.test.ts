@@ -6,10 +6,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { modulePath } from "../tools/module-path.js";
-import { connect, installModuleBrand, newId } from "../src/index.js";
-import { enqueue } from "../src/protocol.js";
-import { claim } from "../src/protocol.js";
-import { scriptFor } from "../src/protocol.js";
+import { connect } from "../src/index.js";
+import { claim, enqueue, newId, scriptFor } from "../src/protocol.js";
+import { installModuleBrand } from "../src/admin.js";
 import { rawCommands } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 import {

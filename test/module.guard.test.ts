@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { modulePath } from "../tools/module-path.js";
-import { installModuleBrand } from "../src/index.js";
+import { installModuleBrand } from "../src/admin.js";
 import { VERB_SPECS } from "../src/protocol.js";
 import { NO_SERVER_TIMERS } from "./support/wires.js";
 import { type RespReply, rawCommands } from "./support/resp.js";
@@ -124,6 +124,8 @@ describe("write guard", () => {
           "0",
           "0",
           "",
+          "",
+          "",
         ],
         ["EMQ.RETRY", 3, k("m", "dead"), k("m", "pending"), k("m", ""), ID_A, 1],
       ]) {
@@ -143,7 +145,7 @@ describe("write guard", () => {
       const removed = [
         "EMQ.REMOVE",
         5,
-        ...["pending", "schedule", "done", "dead", ""].map((t) => k("m", t)),
+        ...(["pending", "schedule", "done", "dead", ""] as const).map((t) => k("m", t)),
         ID_B,
       ];
       assert.equal(await call(primary.port, removed), 1);

@@ -8,40 +8,20 @@
  * declared key.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { modulePath } from "../tools/module-path.js";
-import { installModuleBrand } from "../src/index.js";
-import { call, chunk, ID_A, refusalOf } from "./support/module.js";
+import { installModuleBrand } from "../src/admin.js";
+import { type KeySlot, PROTOCOL, VERB_SPECS, type VerbSpec } from "../src/verbs/index.js";
+import { call, chunk, ID_A, refusalOf, V } from "./support/module.js";
 import type { RespArg, RespReply } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 
 /* ------------------------------------------------------------------ the protocol data */
 
-interface KeyDecl {
-  slot: string;
-  anchor?: boolean;
-  flags: string[];
-}
-interface VerbDecl {
-  verb: string;
-  summary: string;
-  class: string;
-  blocking?: boolean;
-  keys: KeyDecl[];
-  values: { slot: string }[];
-}
-
-const PROTOCOL = join(import.meta.dirname, "..", "protocol");
-const protocol = JSON.parse(readFileSync(join(PROTOCOL, "protocol.json"), "utf8")) as {
-  classes: Record<string, { flags: string }>;
-  key_slots: Record<string, string>;
-};
-const VERBS: VerbDecl[] = readdirSync(join(PROTOCOL, "verbs"))
-  .filter((f) => f.endsWith(".json"))
-  .sort()
-  .map((f) => JSON.parse(readFileSync(join(PROTOCOL, "verbs", f), "utf8")) as VerbDecl);
+/** The data, as the one reader loads it. */
+type VerbDecl = VerbSpec;
+const protocol = PROTOCOL;
+const VERBS: VerbDecl[] = [...VERB_SPECS.values()];
 
 /** How `COMMAND INFO` prints a key-spec flag of the data. */
 const SPEC_FLAG: Record<string, string> = {
@@ -65,7 +45,7 @@ const COMMAND_FLAG: Record<string, string> = {
 
 /** A declared key of queue `q` (job id `id` for the row). */
 function keyOf(slot: string, q: string, id: string): string {
-  return protocol.key_slots[slot]!.replace("{q}", `{${q}}`).replace("<id>", id);
+  return protocol.key_slots[slot as KeySlot].pattern.replace("{q}", `{${q}}`).replace("<id>", id);
 }
 
 /** A whole call of `verb` on queue `q`: its declared keys, then one placeholder per value (the id first). */
@@ -179,13 +159,13 @@ describe("ACL: the server checks each declared key with its own flags before the
       module: modulePath(),
       acl: [
         // Read-only on the queue: every verb that writes a declared key is refused.
-        "user r on >pw %R~emq:{a}:* %R~{emq}:version +@all",
+        `user r on >pw %R~emq:{a}:* %R~${V} +@all`,
         // Granted each key by name, not the queue's prefix (so not its base `emq:{a}:`).
-        "user k on >pw ~emq:{a}:pending ~emq:{a}:active ~emq:{a}:meta ~emq:{a}:job:* %R~{emq}:version +@all",
+        `user k on >pw ~emq:{a}:pending ~emq:{a}:active ~emq:{a}:meta ~emq:{a}:job:* %R~${V} +@all`,
         // Limited to queue a.
-        "user u on >pw ~emq:{a}:* %R~{emq}:version +@all",
+        `user u on >pw ~emq:{a}:* %R~${V} +@all`,
         // RESUME: writes meta, only reads pending (RO ACCESS).
-        "user m on >pw ~emq:{a}:meta %R~emq:{a}:pending %R~{emq}:version +@all",
+        `user m on >pw ~emq:{a}:meta %R~emq:{a}:pending %R~${V} +@all`,
       ],
     });
     assert.equal(await installModuleBrand({ port: server.port }), 1);

@@ -8,9 +8,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { modulePath } from "../tools/module-path.js";
-import { connect, installModuleBrand } from "../src/index.js";
-import { enqueue } from "../src/protocol.js";
-import { claim } from "../src/protocol.js";
+import { connect } from "../src/index.js";
+import { installModuleBrand } from "../src/admin.js";
+import { claim, enqueue } from "../src/protocol.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 import { dumpAll, replicated, runId, VERBS } from "./support/module.js";
 

@@ -9,10 +9,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { modulePath } from "../tools/module-path.js";
-import { connect, installModuleBrand, ServerError, VersionFenceError } from "../src/index.js";
-import { enqueue } from "../src/protocol.js";
-import { claim } from "../src/protocol.js";
-import { scriptFor } from "../src/protocol.js";
+import { connect, ServerError, VersionFenceError } from "../src/index.js";
+import { installModuleBrand } from "../src/admin.js";
+import { claim, enqueue, scriptFor } from "../src/protocol.js";
 import type { RespArg } from "./support/resp.js";
 import { startValkey, type ValkeyServer } from "./support/valkey.js";
 import {
@@ -53,11 +52,11 @@ describe("module: fence, install, pause, EMQ.VERSION", () => {
 
   describe("native fence (docs/protocol.md, the version fence, native column)", () => {
     const refused: [string, string | null, string][] = [
-      ["absent", null, "EMQWIRE expected echomq:6.0.0 found (nil)"],
-      ["the scripts' brand", WIRE4, "EMQWIRE expected echomq:6.0.0 found echomq:4.0.0"],
-      ["another string", "acme:1", "EMQWIRE expected echomq:6.0.0 found acme:1"],
-      ["the brand with a trailing space", `${WIRE6} `, `EMQWIRE expected echomq:6.0.0 found ${WIRE6} `],
-      ["an empty string", "", "EMQWIRE expected echomq:6.0.0 found "],
+      ["absent", null, `EMQWIRE expected ${WIRE6} found (nil)`],
+      ["the scripts' brand", WIRE4, `EMQWIRE expected ${WIRE6} found ${WIRE4}`],
+      ["another string", "acme:1", `EMQWIRE expected ${WIRE6} found acme:1`],
+      ["the brand with a trailing space", `${WIRE6} `, `EMQWIRE expected ${WIRE6} found ${WIRE6} `],
+      ["an empty string", "", `EMQWIRE expected ${WIRE6} found `],
     ];
     for (const [label, brand, text] of refused) {
       test(`${label} → ${text}; EMQ.ENQUEUE and EMQ.CLAIM write nothing`, async () => {
@@ -69,7 +68,7 @@ describe("module: fence, install, pause, EMQ.VERSION", () => {
       });
     }
 
-    test("echomq:6.0.0 passes: EMQ.ENQUEUE writes the row and the id, EMQ.CLAIM leases the head", async () => {
+    test(`${WIRE6} passes: EMQ.ENQUEUE writes the row and the id, EMQ.CLAIM leases the head`, async () => {
       await resetTo(server, WIRE6);
       await seedJob(server.port, "q", ID_A, "first");
       assert.equal(await call(server.port, enqueueArgs("q", ID_B, "second")), 1);
@@ -95,14 +94,14 @@ describe("module: fence, install, pause, EMQ.VERSION", () => {
   describe("EMQ.INSTALL", () => {
     const install: RespArg[] = ["EMQ.INSTALL", 1, V];
 
-    test("absent → 1 and writes echomq:6.0.0", async () => {
+    test(`absent → 1 and writes ${WIRE6}`, async () => {
       const d0 = await dirty(server.port);
       assert.equal(await call(server.port, install), 1);
       assert.equal(String(await server.cli("GET", V)), WIRE6);
       assert.equal(await dirty(server.port), d0 + 1, "one write");
     });
 
-    test("already echomq:6.0.0 → 0, writes nothing", async () => {
+    test(`already ${WIRE6} → 0, writes nothing`, async () => {
       await resetTo(server, WIRE6);
       const before = await dumpAll(server.port);
       const d0 = await dirty(server.port);
@@ -114,7 +113,7 @@ describe("module: fence, install, pause, EMQ.VERSION", () => {
     for (const brand of [WIRE4, "acme:1"]) {
       test(`another string (${brand}) → EMQWIRE, unchanged`, async () => {
         await resetTo(server, brand);
-        await assertRefusedUnchanged(server.port, install, `EMQWIRE expected echomq:6.0.0 found ${brand}`);
+        await assertRefusedUnchanged(server.port, install, `EMQWIRE expected ${WIRE6} found ${brand}`);
         assert.equal(String(await server.cli("GET", V)), brand);
       });
     }
@@ -143,19 +142,13 @@ describe("module: fence, install, pause, EMQ.VERSION", () => {
         await assertRefusedUnchanged(
           server.port,
           args,
-          `ERR EMQ.INSTALL wrong number of ${which}: EMQ.INSTALL 1 {emq}:version`,
+          `ERR EMQ.INSTALL wrong number of ${which}: EMQ.INSTALL 1 ${V}`,
         );
         assert.equal(await server.cli("EXISTS", V), 0);
       });
     }
 
-    for (const key of [
-      "{emq}:versionx",
-      "emq:version",
-      "{EMQ}:version",
-      "{emq}:version ",
-      "emq:{q}:pending",
-    ]) {
+    for (const key of [`${V}x`, "emq:version", "{EMQ}:version", `${V} `, "emq:{q}:pending"]) {
       test(`layout: key ${JSON.stringify(key)} → the layout error, nothing written`, async () => {
         await assertRefusedUnchanged(server.port, ["EMQ.INSTALL", 1, key], LAYOUT("INSTALL"));
         assert.equal(await server.cli("EXISTS", V), 0);
@@ -242,7 +235,7 @@ describe("ACL: the fence reads as the calling client", () => {
   before(async () => {
     server = await startValkey({
       module: modulePath(),
-      acl: ["user u on >pw ~emq:{a}:* %R~{emq}:version +@all", "user n on >pw ~emq:{a}:* +@all"],
+      acl: [`user u on >pw ~emq:{a}:* %R~${V} +@all`, "user n on >pw ~emq:{a}:* +@all"],
     });
     assert.equal(await installModuleBrand({ port: server.port }), 1);
   });
@@ -277,7 +270,7 @@ describe("ACL: the fence reads as the calling client", () => {
     await conn.close();
   });
 
-  test("a user who cannot read {emq}:version: the raw verb passes the NOPERM through; connect({wire:6}) → VersionFenceError", async () => {
+  test(`a user who cannot read ${V}: the raw verb passes the NOPERM through; connect({wire:6}) → VersionFenceError`, async () => {
     const auth = { user: "n", password: "pw" };
     const own = refusalOf(await call(server.port, ["GET", V], auth));
     assert.match(own, /^NOPERM/);

@@ -5,8 +5,17 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { newId, ServerError } from "../src/index.js";
-import { jobKey, queueKey, type QueueKeyType, scriptFor, claim, remove, enqueue } from "../src/protocol.js";
+import { ServerError } from "../src/index.js";
+import {
+  claim,
+  enqueue,
+  jobKey,
+  newId,
+  queueKey,
+  type QueueKeyType,
+  remove,
+  scriptFor,
+} from "../src/protocol.js";
 import { dumpQueue, forEachWire } from "./support/wires.js";
 
 const WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";

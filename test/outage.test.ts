@@ -6,14 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import {
-  ConnectionLostError,
-  connect,
-  installModuleBrand,
-  newId,
-  ServerUnreachableError,
-} from "../src/index.js";
-import { enqueue } from "../src/protocol.js";
+import { ConnectionLostError, connect, ServerUnreachableError } from "../src/index.js";
+import { enqueue, newId } from "../src/protocol.js";
+import { installModuleBrand } from "../src/admin.js";
 import { modulePath } from "../tools/module-path.js";
 import { type FaultProxy, startProxy } from "./support/proxy.js";
 import { until } from "./support/until.js";

@@ -1,7 +1,7 @@
 /**
  * The package as a user gets it: `npm pack` (from the built dist/), the tarball installed into a
  * scratch project (its dependencies from the npm cache when there, else the registry), then:
- * CommonJS `require` and ESM `import` of both entries, the CLI bin, TypeScript resolving both
+ * CommonJS `require` and ESM `import` of the three entries, the CLI bin, TypeScript resolving the
  * entries' types under moduleResolution node10, node16 (a CommonJS and an ESM file) and bundler,
  * the tarball's LICENSE and source maps, and a job end to end through the CommonJS build against
  * a real server on wire 4 and wire 6 (the build finds the .lua scripts, protocol/ and the
@@ -79,7 +79,9 @@ function typeCheck(files: string[], options: Record<string, unknown>): { errors:
     .getSourceFiles()
     .map(
       (file) =>
-        /node_modules\/echomq\/(dist\/(cjs\/)?src\/(index|protocol)\.d\.ts)$/.exec(file.fileName)?.[1],
+        /node_modules\/echomq\/(dist\/(cjs\/)?src\/(index|protocol|bullmq|admin|errors)\.d\.ts)$/.exec(
+          file.fileName,
+        )?.[1],
     )
     .filter((file): file is string => file !== undefined)
     .sort();
@@ -98,18 +100,23 @@ after(async () => {
 });
 
 describe("the packed package", () => {
-  test("CommonJS require and ESM import of both entries, and the CLI bin", async () => {
+  test("CommonJS require and ESM import of every entry, and the CLI bin", async () => {
     const probe = `({ root: Object.keys(m).length, Queue: typeof m.Queue, Worker: typeof m.Worker,
-      connect: typeof m.connect, scripts: p.SCRIPTS.size > 0, verbs: p.VERB_SPECS.size > 0 })`;
+      connect: typeof m.connect, scripts: p.SCRIPTS.size > 0, verbs: p.VERB_SPECS.size > 0,
+      bullmq: [typeof b.Queue, typeof b.Worker, typeof b.QueueEvents, typeof b.FlowProducer, b.NAMES.length > 0],
+      dashboard: typeof a.startDashboard,
+      errors: ((classes) => classes.length > 30 && classes.every((c) => typeof c === "function" && c.prototype instanceof Error))(
+        Object.entries(e).filter(([k]) => /^[A-Z][A-Za-z]*Error$/.test(k)).map(([, c]) => c)),
+      sameClass: e.ConnectionError === m.ConnectionError, onlyThere: [typeof e.InvalidIdError, typeof m.InvalidIdError] })`;
     const cjs = await node([
       "-e",
-      `const m = require("echomq"); const p = require("echomq/protocol");
+      `const m = require("echomq"); const p = require("echomq/protocol"); const b = require("echomq/bullmq"); const a = require("echomq/admin"); const e = require("echomq/errors");
        console.log(JSON.stringify({ ...${probe}, from: require.resolve("echomq") }))`,
     ]);
     const esm = await node([
       "--input-type=module",
       "-e",
-      `import * as m from "echomq"; import * as p from "echomq/protocol";
+      `import * as m from "echomq"; import * as p from "echomq/protocol"; import * as b from "echomq/bullmq"; import * as a from "echomq/admin"; import * as e from "echomq/errors";
        console.log(JSON.stringify(${probe}))`,
     ]);
     const { from, ...required } = JSON.parse(cjs);
@@ -120,16 +127,24 @@ describe("the packed package", () => {
     assert.equal(required.connect, "function");
     assert.equal(required.scripts, true);
     assert.equal(required.verbs, true);
+    assert.deepEqual(required.bullmq, ["function", "function", "function", "function", true]);
+    assert.equal(required.dashboard, "function");
+    assert.equal(required.errors, true, "every …Error of echomq/errors is an error class");
+    assert.equal(required.sameClass, true, "a class is the same object from echomq and echomq/errors");
+    assert.deepEqual(required.onlyThere, ["function", "undefined"], "InvalidIdError is echomq/errors' alone");
 
     const help = await node([join(app, "node_modules", ".bin", "echomq"), "--help"]);
     assert.match(help, /^usage: echomq <command>/);
   });
 
-  test("types resolve for both entries under node10, node16 and bundler", async () => {
+  test("types resolve for every entry under node10, node16 and bundler", async () => {
     const use = [
       `import { connect, Queue, Worker } from "echomq";`,
       `import { SCRIPTS } from "echomq/protocol";`,
-      "export const made = [connect, Queue, Worker] as const;",
+      `import { Queue as BullQueue } from "echomq/bullmq";`,
+      `import { listQueues } from "echomq/admin";`,
+      `import { InvalidIdError } from "echomq/errors";`,
+      "export const made = [connect, Queue, Worker, BullQueue, listQueues, InvalidIdError] as const;",
       "export const size: number = SCRIPTS.size;",
       "// @ts-expect-error: the types are real, not `any`: a class is no number",
       "export const notAny: number = Queue;",
@@ -140,8 +155,20 @@ describe("the packed package", () => {
     await writeFile(join(app, "use.ts"), use);
     await writeFile(join(app, "use-esm.mts"), use);
     // each mode, its files, and the declarations it must read: `require` → dist/cjs, `import` → dist/src
-    const cjs = ["dist/cjs/src/index.d.ts", "dist/cjs/src/protocol.d.ts"];
-    const esm = ["dist/src/index.d.ts", "dist/src/protocol.d.ts"];
+    const cjs = [
+      "dist/cjs/src/admin.d.ts",
+      "dist/cjs/src/bullmq.d.ts",
+      "dist/cjs/src/errors.d.ts",
+      "dist/cjs/src/index.d.ts",
+      "dist/cjs/src/protocol.d.ts",
+    ];
+    const esm = [
+      "dist/src/admin.d.ts",
+      "dist/src/bullmq.d.ts",
+      "dist/src/errors.d.ts",
+      "dist/src/index.d.ts",
+      "dist/src/protocol.d.ts",
+    ];
     const modes = {
       node10: {
         module: "commonjs",
@@ -213,7 +240,8 @@ describe("the packed package", () => {
       const server = await startValkey(wire === 6 ? { module: modulePath() } : {});
       try {
         const job = `
-          const { connect, installModuleBrand, Queue, startDashboard, Worker } = require("echomq");
+          const { connect, Queue, Worker } = require("echomq");
+          const { installModuleBrand, startDashboard } = require("echomq/admin");
           (async () => {
             const port = Number(process.env.PORT), wire = Number(process.env.WIRE);
             if (wire === 6) await installModuleBrand({ port });

@@ -130,7 +130,7 @@ describe("pins move with the pieces", () => {
   });
   after(() => rmSync(copy, { recursive: true, force: true }));
 
-  test("flow control's release, edited: the digests of complete, completenext, fail, reap and requeue move, no other", () => {
+  test("flow control's release, edited: the digests of the scripts that settle or drop an active job move, no other", () => {
     const before = allDigests();
     const file = join(copy, "src", "scripts", "lib", "release.lua");
     const original = readFileSync(file, "utf8");
@@ -138,7 +138,18 @@ describe("pins move with the pieces", () => {
     try {
       const after = allDigests();
       const moved = [...before.keys()].filter((n) => before.get(n) !== after.get(n));
-      assert.deepEqual(moved, ["complete", "completenext", "fail", "reap", "requeue"]);
+      // Every script that takes a job out of active releases its group slot: those, and only those.
+      assert.deepEqual(moved, [
+        "cancel",
+        "complete",
+        "completen",
+        "completenext",
+        "fail",
+        "failnext",
+        "reap",
+        "requeue",
+        "reschedule",
+      ]);
     } finally {
       writeFileSync(file, original);
     }

@@ -3,16 +3,17 @@
  * validate against it, and the schema refuses the shapes it exists to catch.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { validate } from "./support/schema.js";
+import { readProtocolFiles } from "../src/verbs/index.js";
+import { validate } from "../src/verbs/schema.js";
 
-const folder = new URL("../protocol/", import.meta.url);
-const read = (name: string): Record<string, unknown> =>
-  JSON.parse(readFileSync(new URL(name, folder), "utf8"));
-const schema = read("schema.json");
+// The files as the one reader reads them (src/verbs/data.ts), each checked here by hand.
+const files = readProtocolFiles();
+const schema = JSON.parse(files.schema!) as Record<string, unknown>;
 const defs = schema.$defs as Record<string, Record<string, unknown>>;
-const verbFiles = readdirSync(new URL("verbs/", folder)).filter((f) => f.endsWith(".json"));
+const read = (name: string): Record<string, unknown> =>
+  JSON.parse(name === "protocol.json" ? files.protocol : files.verbs.get(name.replace(/^verbs\//, ""))!);
+const verbFiles = [...files.verbs.keys()];
 
 describe("protocol/schema.json", () => {
   test("protocol.json and every verb file validate", () => {
@@ -31,6 +32,22 @@ describe("protocol/schema.json", () => {
       "$.core: not a field the schema knows",
       "$.keys: is string, not array",
       "$: lacks family",
+    ]);
+  });
+
+  test("refuses a derived key not relative to the base, of an unknown type, or touched by no verb", () => {
+    const protocol = read("protocol.json") as { derived_keys: Record<string, unknown> };
+    const bad = {
+      ...protocol,
+      derived_keys: {
+        ...protocol.derived_keys,
+        x: { pattern: "emq:{q}:x", type: "list", holds: "h", verbs: [] },
+      },
+    };
+    assert.deepEqual(validate(schema, defs.protocol!, bad).sort(), [
+      '$.derived_keys.x.pattern: "emq:{q}:x" does not match ^<base>[a-z]+(:<[a-z]+>)?$',
+      '$.derived_keys.x.type: "list" is not one of string, hash, sorted set, stream, channel, none',
+      "$.derived_keys.x.verbs: too few items",
     ]);
   });
 });

@@ -10,6 +10,8 @@ import { describe, test } from "node:test";
 import { VERBS as HARNESS_VERBS } from "../harness/verbs.js";
 import { missing, render } from "../scripts/protocol-doc.js";
 import { engineFor } from "../src/engine/index.js";
+import { KEY_TYPES, keyOf } from "../src/keyspace.js";
+import { type DerivedKey, parseProtocol, readProtocolFiles } from "../src/verbs/index.js";
 import {
   anchorOf,
   formOf,
@@ -36,10 +38,8 @@ describe("the protocol data", () => {
     const cores = [...VERB_SPECS.values()].filter((s) => s.core).map((s) => s.verb);
     assert.deepEqual(cores.sort(), [...PROTOCOL.job_core].sort());
     // Membership is stated once, in protocol.json: no verb file restates it.
-    for (const file of readdirSync(new URL("../protocol/verbs/", import.meta.url))) {
-      const raw = JSON.parse(readFileSync(new URL(`../protocol/verbs/${file}`, import.meta.url), "utf8"));
-      assert.equal("core" in raw, false, file);
-    }
+    for (const [file, text] of readProtocolFiles().verbs)
+      assert.equal("core" in JSON.parse(text), false, file);
   });
 
   test("every key names a known slot and known flags; keyed commands have one anchor", () => {
@@ -73,6 +73,55 @@ describe("the protocol data", () => {
   });
 });
 
+describe("the keys of the data", () => {
+  test("each derived key's verbs are exactly the script twins whose assembled body derives it", () => {
+    for (const [name, key] of Object.entries(PROTOCOL.derived_keys)) {
+      const type = KEY_TYPES.get(name as DerivedKey)!;
+      const derives = new RegExp(`\\.\\. ?'${type}'`);
+      const twins = [...VERB_SPECS.values()].filter(
+        (s) => s.script && derives.test(scriptFor(s.verb).source),
+      );
+      const declared = key.verbs.filter((verb) => VERB_SPECS.get(verb)!.script !== null);
+      assert.deepEqual(declared, twins.map((s) => s.verb).sort(), name);
+      // BCLAIM runs the claim: it touches what CLAIM does.
+      assert.equal(key.verbs.includes("BCLAIM"), key.verbs.includes("CLAIM"), `${name}: BCLAIM as CLAIM`);
+    }
+  });
+
+  test("every queue key is built from its pattern in the data", () => {
+    for (const [name, key] of Object.entries({ ...PROTOCOL.key_slots, ...PROTOCOL.derived_keys })) {
+      if (name === "version") continue;
+      const whole = key.pattern.replace("<base>", PROTOCOL.key_slots.base.pattern);
+      const expected = whole.replace("{q}", "{o:1}").replace(/<[a-z]+>$/, "P");
+      assert.equal(keyOf("o:1", name as DerivedKey, whole.endsWith(">") ? "P" : ""), expected, name);
+    }
+  });
+
+  test("the one reader refuses data whose references name nothing, naming each", () => {
+    const files = readProtocolFiles();
+    const protocol = JSON.parse(files.protocol);
+    protocol.job_core.push("NOPE");
+    protocol.derived_keys.limits.verbs.push("ZAP");
+    const claim = JSON.parse(files.verbs.get("claim.json")!);
+    claim.keys[0].slot = "nowhere";
+    const verbs = new Map(files.verbs).set("claim.json", JSON.stringify(claim));
+    assert.throws(
+      () => parseProtocol({ ...files, protocol: JSON.stringify(protocol), verbs }),
+      (e: unknown) =>
+        e instanceof Error &&
+        e.message.includes("verbs CLAIM: slot: nowhere is not declared in protocol.json") &&
+        e.message.includes("job_core: NOPE is no verb file") &&
+        e.message.includes("derived_keys.limits: ZAP is no verb file"),
+    );
+    const bad = JSON.parse(files.protocol);
+    bad.derived_keys.rate.type = "list";
+    assert.throws(
+      () => parseProtocol({ ...files, protocol: JSON.stringify(bad) }),
+      /protocol.json.derived_keys.rate.type: "list" is not one of/,
+    );
+  });
+});
+
 describe("the script twins", () => {
   test("each job-core verb with a script has its .lua; every .lua belongs to one verb", () => {
     const files = readdirSync(scriptsDir)
@@ -85,7 +134,7 @@ describe("the script twins", () => {
       [...SCRIPTS.keys()],
       JOB_CORE.filter((s) => s.script).map((s) => s.verb),
     );
-    assert.deepEqual(NATIVE_ONLY_VERBS, ["RESCHEDULE"]);
+    assert.deepEqual(NATIVE_ONLY_VERBS, []); // RESCHEDULE has reschedule.lua since the job model
   });
 
   for (const spec of JOB_CORE.filter((s) => s.script)) {

@@ -6,8 +6,17 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { newId } from "../src/index.js";
-import { PROTOCOL, queueKey, type Script, scriptFor, fail, add, claim, pause } from "../src/protocol.js";
+import {
+  add,
+  claim,
+  fail,
+  newId,
+  pause,
+  PROTOCOL,
+  queueKey,
+  type Script,
+  scriptFor,
+} from "../src/protocol.js";
 import {
   COUNT_BAD,
   keysOf,
@@ -78,12 +87,26 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     {
       verb: "ADD",
       script: scriptFor("ADD"),
-      form: "EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace> <group> <key> <key_ttl> <timeout> <parent>",
+      form: "EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace> <group> <key> <key_ttl> <timeout> <parent> <name> <backoff>",
       setup: async (q) => {
         const id = newId();
         return {
           keys: keysOf.add(q, id),
-          values: [id, "payload", "0", "0", "0", TRACE, "g", "k", "60000", "500", `p\u0000${id}`],
+          values: [
+            id,
+            "payload",
+            "0",
+            "0",
+            "0",
+            TRACE,
+            "g",
+            "k",
+            "60000",
+            "500",
+            `p\u0000${id}`,
+            "n",
+            "fixed:5",
+          ],
         };
       },
       values: [
@@ -101,6 +124,8 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
           rule: "empty or a queue name, a NUL byte and an id with the JOB prefix",
           bad: ["x", "\u0000JOB1", "q\u0000job1", "{q}\u0000JOB1"],
         },
+        { index: 11, name: "name", rule: LABEL_RULE, bad: LABEL_BAD },
+        { index: 12, name: "backoff", rule: LABEL_RULE, bad: LABEL_BAD },
       ],
       id: 0,
       row: 0,
@@ -148,15 +173,15 @@ forEachWire("server-side refusals of the lifecycle verbs (same text on both wire
     {
       verb: "FAIL",
       script: scriptFor("FAIL"),
-      form: "EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep>",
+      form: "EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff> <max_attempts> <keep> <stack>",
       setup: async (q) => {
         const { id, token } = await job(q);
-        return { keys: keysOf.fail(q), values: [id, token, "boom", "0", "3", "5"] };
+        return { keys: keysOf.fail(q), values: [id, token, "boom", "0", "3", "5", ""] };
       },
       values: [
         positive(1, "lease token"),
         count(3, "backoff", "a non-negative integer of milliseconds"),
-        positive(4, "max attempts"),
+        count(4, "max attempts"),
         count(5, "keep"),
       ],
       id: 0,

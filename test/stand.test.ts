@@ -12,6 +12,7 @@ import { type KeyEntry, runStand, type StandResult, VERDICT_OK } from "../tools/
 import { runClusterStand } from "../tools/stand-cluster.js";
 import { compareKeyspaces, compareMonitor } from "../tools/stand-compare.js";
 import { queueKey, scriptFor } from "../src/protocol.js";
+import { WIRE4, WIRE6 } from "./support/module.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -46,8 +47,8 @@ describe("the stand (in-process)", () => {
   });
 
   test("node A carries the scripts' brand, node B the module's", () => {
-    assert.equal(result.nodes.a.brand, "echomq:4.0.0");
-    assert.equal(result.nodes.b.brand, "echomq:6.0.0");
+    assert.equal(result.nodes.a.brand, WIRE4);
+    assert.equal(result.nodes.b.brand, WIRE6);
     assert.match(result.nodes.b.runId, /^[0-9a-f]{40}$/);
   });
 

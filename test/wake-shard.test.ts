@@ -13,10 +13,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "iovalkey";
 import { modulePath } from "../tools/module-path.js";
 import { claim, fail, enqueue } from "../src/protocol.js";
-import { connect, installModuleBrand, type Wire } from "../src/index.js";
+import { connect, type Wire } from "../src/index.js";
+import { installModuleBrand } from "../src/admin.js";
 import { startValkey, type StartValkeyOptions, type ValkeyServer } from "./support/valkey.js";
 import { WIRES } from "./support/wires.js";
 import { until } from "./support/until.js";
+import { V } from "./support/module.js";
 
 /** What `subscribe` hears: shard messages (`smessage`) and plain or pattern ones (`message`). */
 interface Heard {
@@ -126,7 +128,7 @@ for (const wire of WIRES) {
     });
 
     test("a caller without the channel grant: the transition runs and answers as always", async () => {
-      const user = "user u on >pw ~emq:{g}:* %R~{emq}:version resetchannels +@all";
+      const user = `user u on >pw ~emq:{g}:* %R~${V} resetchannels +@all`;
       const server = await serverFor(wire, { acl: [user] });
       const admin = await connect({ port: server.port, wire }); // wire 4: brands the node
       const u = await connect({ port: server.port, wire, username: "u", password: "pw" });

@@ -10,8 +10,6 @@ import { test } from "node:test";
 import {
   connect,
   InvalidArgumentError,
-  InvalidBackoffError,
-  InvalidResultError,
   type Job,
   Queue,
   ServerError,
@@ -19,9 +17,11 @@ import {
   Worker,
   type WorkerOptions,
 } from "../src/index.js";
+import { InvalidBackoffError, InvalidResultError } from "../src/errors.js";
 import { startProxy } from "./support/proxy.js";
 import { forEachWire } from "./support/wires.js";
 import { until } from "./support/until.js";
+import { V, WIRE4, WIRE6 } from "./support/module.js";
 
 /** A handler that sleeps `ms` and records how many handlers ran at once. */
 function busyHandler(ms: number) {
@@ -218,9 +218,9 @@ forEachWire("worker under real traffic", (ctx) => {
     const worker = new Worker(q, () => {}, { ...SLOW_TICK, idleCheckMs: 50, concurrency: 4 });
     worker.on("error", (err) => errors.push(err));
     await worker.ready;
-    const brand = String(await server.cli("GET", "{emq}:version"));
+    const brand = String(await server.cli("GET", V));
     try {
-      await server.cli("SET", "{emq}:version", wire === 4 ? "echomq:6.0.0" : "echomq:4.0.0");
+      await server.cli("SET", V, wire === 4 ? WIRE6 : WIRE4);
       proxy.cut();
       await assert.rejects(worker.closed, (e: unknown) => e instanceof VersionFenceError);
       await assert.rejects(worker.close(), (e: unknown) => e instanceof VersionFenceError);
@@ -232,7 +232,7 @@ forEachWire("worker under real traffic", (ctx) => {
       const extra = proxy.commands.slice(before).map((c) => `${c.conn}: ${c.args.join(" ")}`);
       assert.deepEqual(extra, [], "a stopped worker sends nothing more");
     } finally {
-      await server.cli("SET", "{emq}:version", brand);
+      await server.cli("SET", V, brand);
       await conn.close();
       await proxy.close();
     }
@@ -240,7 +240,7 @@ forEachWire("worker under real traffic", (ctx) => {
 
   test("NOPERM on the queue is fatal: the worker stops and says why", async () => {
     const { server, wire } = ctx();
-    await server.cli("ACL", "SETUSER", "limited", "on", ">pw", "~emq:{other}:*", "%R~{emq}:version", "+@all");
+    await server.cli("ACL", "SETUSER", "limited", "on", ">pw", "~emq:{other}:*", `%R~${V}`, "+@all");
     const conn = await connect({ port: server.port, wire, username: "limited", password: "pw" });
     const errors: unknown[] = [];
     const worker = new Worker(new Queue("rt8", conn), () => {}, { ...SLOW_TICK, concurrency: 3 });

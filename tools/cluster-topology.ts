@@ -36,7 +36,7 @@ export function parseClusterNodes(text: string): Map<string, Place & { flags: st
 }
 
 /** One `CLUSTER SLOTS` range: its slots, the primary's port, the replicas' ports. */
-export interface SlotRange {
+interface SlotRange {
   lo: number;
   hi: number;
   primary: number;

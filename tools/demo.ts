@@ -4,7 +4,9 @@
  * starts an embedded valkey-server (stopped on exit or Ctrl-C).
  * Usage: demo [jobs] (default 20000). DEMO_WIRE=6 runs on the native module.
  */
-import { connect, type Connection, installModuleBrand, optionsFromUrl, Queue, Worker } from "../src/index.js";
+import { connect, type Connection, Queue, Worker } from "../src/index.js";
+import { optionsFromUrl } from "../src/protocol.js";
+import { installModuleBrand } from "../src/admin.js";
 import { type EmbeddedValkey, startEmbeddedValkey } from "./embedded-valkey.js";
 import { modulePath } from "./module-path.js";
 

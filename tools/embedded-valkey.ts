@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { RespClient, text } from "../harness/resp.js";
 
-export const HOST = "127.0.0.1";
+const HOST = "127.0.0.1";
 
 /**
  * The server binary every throwaway server runs: `ECHOMQ_VALKEY_SERVER` (a path, e.g. the pinned
@@ -44,7 +44,7 @@ const STOP_GRACE_MS = 10_000;
 const KILL_WAIT_MS = 5000;
 const POLL_MS = 25;
 
-export interface EmbeddedValkeyOptions {
+interface EmbeddedValkeyOptions {
   /** Path of a module to load (`--loadmodule`), and the arguments it takes. */
   module?: string;
   moduleArgs?: string[];

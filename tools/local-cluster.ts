@@ -35,7 +35,7 @@ export { parseClusterNodes } from "./cluster-topology.js";
 
 const run = promisify(execFile);
 
-export interface StartClusterOptions {
+interface StartClusterOptions {
   /** Primaries, each an equal share of the slots: at least 3 (`--cluster create` refuses fewer); default 3. */
   primaries?: number;
   /** Replicas per primary. Default 0. */

@@ -6,8 +6,9 @@
  * the queue's slot, and no other.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { connect, installModuleBrand, newId } from "../src/index.js";
-import { queueKey, SCRIPTS, slot, claim, enqueue } from "../src/protocol.js";
+import { connect } from "../src/index.js";
+import { claim, enqueue, newId, queueKey, SCRIPTS, slot } from "../src/protocol.js";
+import { installModuleBrand } from "../src/admin.js";
 import { monitor } from "../test/support/monitor.js";
 import { startCluster } from "./local-cluster.js";
 import { modulePath } from "./module-path.js";

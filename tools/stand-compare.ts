@@ -12,7 +12,7 @@ import type { MonitorEntry } from "../test/support/monitor.js";
 
 export type Side = "a" | "b";
 export const SIDES: readonly Side[] = ["a", "b"];
-export type Mark = "equal" | "declared" | "unexpected";
+type Mark = "equal" | "declared" | "unexpected";
 
 /** One compared item: a MONITOR line, a reply field, a key's field or member, or a finding. */
 export interface Row {
@@ -27,7 +27,7 @@ export interface Row {
 }
 
 /** The lines one node's MONITOR saw during one step. */
-export interface MonitorCapture {
+interface MonitorCapture {
   /** Every line the connector's socket sent, as arguments. */
   sent: string[][];
   /** The transition lines: `sent` without the connector's one-time NOSCRIPT reload. */

@@ -14,8 +14,8 @@ import { offsetsOf } from "../harness/executors.js";
 import { text, timeMs } from "../harness/resp.js";
 import { Scratch } from "../harness/scratch.js";
 import { shapeOf, VERSION_KEY, verbOf } from "../harness/verbs.js";
-import { claim, enqueue } from "../src/protocol.js";
-import { type Connection, connect, newId } from "../src/index.js";
+import { claim, enqueue, newId } from "../src/protocol.js";
+import { type Connection, connect } from "../src/index.js";
 import { type MonitorHandle, monitor } from "../test/support/monitor.js";
 import { isMain } from "./is-main.js";
 import { runClusterStand } from "./stand-cluster.js";
@@ -38,12 +38,12 @@ import {
 } from "./stand-compare.js";
 import { render } from "./stand-render.js";
 
-export const QUEUE = "quotes";
-export const LEASE_MS = 30_000;
-export const PAYLOAD = '{"symbol":"EURUSD","bid":"1.08412","ask":"1.08430","venue":"LDN","seq":1}';
+const QUEUE = "quotes";
+const LEASE_MS = 30_000;
+const PAYLOAD = '{"symbol":"EURUSD","bid":"1.08412","ask":"1.08430","venue":"LDN","seq":1}';
 export const VERDICT_OK = "stand: the same on both nodes but for the declared differences";
 
-export interface StandOptions {
+interface StandOptions {
   json?: boolean;
   out?: (line: string) => void;
 }

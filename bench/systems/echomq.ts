@@ -16,7 +16,8 @@
  * promotes due jobs, every `promoteEveryMs`, default 1 s). The hold: `queue.pause()`, released by
  * `queue.resume()`.
  */
-import { connect, installModuleBrand, Queue, Worker } from "echomq";
+import { connect, type Job, Queue, Worker } from "echomq";
+import { installModuleBrand } from "echomq/admin";
 import {
   type ConsumerOptions,
   delayUntil,
@@ -37,6 +38,14 @@ export interface EchoOptions {
   tracing?: "sdk" | "api";
   /** The worker's `blockMs` (the idle measure). */
   blockMs?: number;
+  /** The worker's batch size (the batch measure): the handler takes that many jobs per call. */
+  batch?: number;
+}
+
+/** A batch handler around the measure's body: each job's data to it, one result per job. */
+function batchHandler(body: ((data: JobData) => unknown) | undefined) {
+  if (!body) return () => undefined;
+  return (jobs: Job[]) => Promise.all(jobs.map((job) => body(job.json<JobData>())));
 }
 
 export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: EchoOptions = {}): SystemAdapter {
@@ -52,7 +61,8 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: EchoOptions = 
         ? "; tracing: true on the queue and the worker (an SDK that drops the spans)"
         : "") +
       (o.tracing === "api" ? "; tracing: true on the queue and the worker (the API alone, no SDK)" : "") +
-      (o.blockMs !== undefined ? `; Worker { blockMs: ${o.blockMs} }` : ""),
+      (o.blockMs !== undefined ? `; Worker { blockMs: ${o.blockMs} }` : "") +
+      (o.batch !== undefined ? `; Worker { batch: { size: ${o.batch} } } (a no-op batch handler)` : ""),
     async prepare() {
       if (wire === 6) await installModuleBrand(target);
       if (o.busOff) {
@@ -89,12 +99,16 @@ export function echomqAdapter(endpoint: Endpoint, wire: 4 | 6, o: EchoOptions = 
       const conn = await connect(target);
       const queue = new Queue(QUEUE_NAME, conn);
       const body = opts.handler;
-      const worker = new Worker(queue, body ? (job) => body(job.json<JobData>()) : () => {}, {
+      const settings = {
         concurrency: opts.concurrency,
         keepCompleted: 0,
         ...traced,
         ...(o.blockMs !== undefined ? { blockMs: o.blockMs } : {}),
-      });
+      };
+      const worker =
+        o.batch !== undefined
+          ? new Worker(queue, batchHandler(body), { ...settings, batch: { size: o.batch } })
+          : new Worker(queue, body ? (job) => body(job.json<JobData>()) : () => {}, settings);
       worker.on("completed", () => opts.onCompleted());
       worker.on("failed", (_job, err) => opts.onFailed(err));
       worker.on("error", (err) => opts.onFailed(err));

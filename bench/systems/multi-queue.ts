@@ -18,7 +18,8 @@
  * scripts' keys carry no hashtag), so it is not run here.
  */
 import { Queue as BullQueue, Worker as BullWorker } from "bullmq";
-import { connect, installModuleBrand, Queue, Worker } from "echomq";
+import { connect, Queue, Worker } from "echomq";
+import { installModuleBrand } from "echomq/admin";
 import { Cluster, Redis } from "iovalkey";
 import type { Consumer, Endpoint, JobData } from "./types.js";
 
@@ -32,13 +33,13 @@ export interface Topology {
   nodes: Endpoint[];
 }
 
-export interface MultiProducer {
+interface MultiProducer {
   /** One batch into one queue: the library's bulk call. */
   addBulk(queue: string, batch: JobData[]): Promise<void>;
   close(): Promise<void>;
 }
 
-export interface MultiConsumerOptions {
+interface MultiConsumerOptions {
   /** Each queue's worker's concurrency. */
   concurrency: number;
   onCompleted: () => void;

@@ -22,6 +22,8 @@ pub const DEFAULT_MAXAGE_MS: i64 = 86_400_000;
 /// The longest `reason` an entry carries (the error's first bytes) and the longest progress
 /// value an entry carries as `data`.
 pub const SHORT: usize = 200;
+/// The longest result a `completed` entry carries (a longer one: no `result` field).
+pub const RESULT_MAX: usize = 1024;
 
 /// A setting as stored: a *count*, else the default.
 pub fn setting(stored: Option<&[u8]>, default: i64) -> i64 {
@@ -115,6 +117,23 @@ impl<'d> Bus<'d> {
                 self.emit(&[a, b, c, d, e, f, field, value])
             }
         }
+    }
+
+    /// A job's entry with any number of fields after `attempt` (`completed`: `result`, then
+    /// `next` and `next_attempt` when the same call leased the queue's next job).
+    pub fn job_with(
+        &mut self,
+        kind: &[u8],
+        id: &[u8],
+        attempt: &[u8],
+        fields: &[(&[u8], &[u8])],
+    ) -> Result<(), Refusal> {
+        let mut all: Vec<&[u8]> = Vec::with_capacity(6 + 2 * fields.len());
+        all.extend([&b"event"[..], kind, b"id", id, b"attempt", attempt]);
+        for (field, value) in fields {
+            all.extend([*field, *value]);
+        }
+        self.emit(&all)
     }
 
     /// The queue's entry: `event <kind>` (`paused`, `resumed`).

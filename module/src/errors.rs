@@ -65,6 +65,12 @@ pub fn arity(command: &str) -> Refusal {
     ))
 }
 
+/// `ERR echomq module bug: <what>; report it` — an invariant a verb broke, answered as an error
+/// rather than a panic (a panic inside a command aborts the server).
+pub fn bug(what: &str) -> Refusal {
+    Refusal::text(format!("ERR echomq module bug: {what}; report it"))
+}
+
 /// `ERR EMQ.<VERB> wrong number of keys: <form>`
 pub fn wrong_keys(verb: &str, form: &str) -> Refusal {
     Refusal::text(format!("ERR EMQ.{verb} wrong number of keys: {form}"))
@@ -249,12 +255,10 @@ mod tests {
     #[test]
     fn texts_are_exact() {
         let form = "EMQ.ENQUEUE 2 <row> <pending> <id> <payload>";
-        let table: [(Refusal, &str); 24] = [
+        let table: [(Refusal, &str); 22] = [
             (wrong_keys("ENQUEUE", form), "ERR EMQ.ENQUEUE wrong number of keys: EMQ.ENQUEUE 2 <row> <pending> <id> <payload>"),
             (wrong_values("ENQUEUE", form), "ERR EMQ.ENQUEUE wrong number of values: EMQ.ENQUEUE 2 <row> <pending> <id> <payload>"),
             (layout("CLAIM"), "ERR EMQ.CLAIM keys do not match the wire-4 layout"),
-            (emqwire(None), "EMQWIRE expected echomq:6.0.0 found (nil)"),
-            (emqwire(Some(b"echomq:4.0.0")), "EMQWIRE expected echomq:6.0.0 found echomq:4.0.0"),
             (wrongtype(), "WRONGTYPE Operation against a key holding the wrong kind of value"),
             (readonly(), "READONLY You can't write against a read only replica."),
             (oom(), "OOM command not allowed when used memory > 'maxmemory'."),
@@ -280,36 +284,34 @@ mod tests {
         }
     }
 
+    /// `EMQWIRE expected <the module's brand, from the data> found <found>`.
+    fn emqwire_text(found: &[u8]) -> Vec<u8> {
+        [format!("EMQWIRE expected {BRAND} found ").as_bytes(), found].concat()
+    }
+
+    #[test]
+    fn emqwire_names_the_module_brand_and_what_was_found() {
+        assert_eq!(emqwire(None).as_bytes(), emqwire_text(b"(nil)"));
+        let scripts = crate::protocol::WIRE4.as_bytes();
+        assert_eq!(emqwire(Some(scripts)).as_bytes(), emqwire_text(scripts));
+    }
+
     #[test]
     fn found_value_keeps_its_bytes() {
         let r = emqwire(Some(b"x\xff\x00y"));
-        assert_eq!(
-            r.as_bytes(),
-            b"EMQWIRE expected echomq:6.0.0 found x\xff\x00y"
-        );
-        assert_eq!(
-            r.wire_line().as_bytes(),
-            b"EMQWIRE expected echomq:6.0.0 found x\xff y"
-        );
+        assert_eq!(r.as_bytes(), emqwire_text(b"x\xff\x00y"));
+        assert_eq!(r.wire_line().as_bytes(), emqwire_text(b"x\xff y"));
     }
 
     #[test]
     fn wire_line_has_no_line_breaks() {
         let r = emqwire(Some(b"a\r\nb"));
-        assert_eq!(
-            r.wire_line().as_bytes(),
-            b"EMQWIRE expected echomq:6.0.0 found a  b"
-        );
+        assert_eq!(r.wire_line().as_bytes(), emqwire_text(b"a  b"));
     }
 
     #[test]
     fn passthrough_is_unchanged() {
-        let r = Refusal::passthrough(
-            b"NOPERM User u has no permissions to access the '{emq}:version' key",
-        );
-        assert_eq!(
-            r.as_bytes(),
-            b"NOPERM User u has no permissions to access the '{emq}:version' key"
-        );
+        let text = b"NOPERM User u has no permissions to access the 'k' key";
+        assert_eq!(Refusal::passthrough(text).as_bytes(), text);
     }
 }

@@ -1,4 +1,4 @@
-//! The native fence, and `EMQ.INSTALL`'s logic. On a single node one key, `{emq}:version`, holds
+//! The native fence, and `EMQ.INSTALL`'s logic. On a single node one key, the brand key, holds
 //! the node's brand; on a cluster node the node's role is its configuration (`docs/cluster.md`).
 
 use valkey_module::{Context, ContextFlags};
@@ -13,10 +13,10 @@ use crate::store;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
     /// A cluster node: its configuration. The module is loaded, so the node serves wire 6; the
-    /// fence passes and reads nothing from the keyspace (`{emq}:version` lives on the shard
+    /// fence passes and reads nothing from the keyspace (the brand key lives on the shard
     /// that owns its slot, not necessarily this one).
     Configuration,
-    /// A single node: the brand key `{emq}:version`.
+    /// A single node: the brand key (`VERSION_KEY`).
     Brand,
 }
 
@@ -31,7 +31,7 @@ pub fn source(flags: ContextFlags) -> Source {
 }
 
 /// The fence every job-core verb runs after layout. On a cluster node it passes (the node's
-/// role is its configuration). On a single node: `{emq}:version` read as a `GET` by the calling
+/// role is its configuration). On a single node: the brand key read as a `GET` by the calling
 /// client would read it (its ACL applies); the wire-6 brand passes; absent or any other string
 /// is `EMQWIRE …`. An ACL denial is the server's `NOPERM …`, a non-string value its
 /// `WRONGTYPE …`.
@@ -100,16 +100,16 @@ mod tests {
 
     #[test]
     fn only_the_module_brand_passes() {
-        assert_eq!(passes(Some(b"echomq:6.0.0")), Ok(()));
+        // The brands as the data states them (`protocol.json` `brands`).
+        let (module, scripts) = (
+            crate::protocol::WIRE6.as_bytes(),
+            crate::protocol::WIRE4.as_bytes(),
+        );
+        assert_eq!(passes(Some(module)), Ok(()));
         assert_eq!(passes(None), Err(errors::emqwire(None)));
-        assert_eq!(
-            passes(Some(b"echomq:4.0.0")),
-            Err(errors::emqwire(Some(b"echomq:4.0.0")))
-        );
+        assert_eq!(passes(Some(scripts)), Err(errors::emqwire(Some(scripts))));
         assert_eq!(passes(Some(b"")), Err(errors::emqwire(Some(b""))));
-        assert_eq!(
-            passes(Some(b"echomq:6.0.0 ")),
-            Err(errors::emqwire(Some(b"echomq:6.0.0 ")))
-        );
+        let spaced = [module, b" "].concat();
+        assert_eq!(passes(Some(&spaced)), Err(errors::emqwire(Some(&spaced))));
     }
 }

@@ -1,45 +1,18 @@
-//! The wire-4 key grammar, mirrored on the server: `emq:{<q>}:<type>`.
+//! The wire-4 key grammar, mirrored on the server: `emq:{<q>}:<type>`, every key and its type
+//! from the protocol data (`build.rs` makes the constants).
 //!
 //! Pure byte functions. A verb recovers one queue name from its anchor key, then rebuilds every
 //! other key it was given and compares byte for byte.
 
-/// Every queue key starts with this.
-pub const PREFIX: &[u8] = b"emq:{";
-/// Closes the queue name (the cluster hashtag) and opens the type.
-pub const CLOSE: &[u8] = b"}:";
 /// The node's brand key.
 pub use crate::protocol::VERSION_KEY;
 /// The 3-byte namespace of a job id.
 pub const JOB: &[u8] = b"JOB";
 
-/// Key types (the part after `}:`). The base `emq:{q}:` has the empty type.
-pub const PENDING: &[u8] = b"pending";
-pub const ACTIVE: &[u8] = b"active";
-pub const SCHEDULE: &[u8] = b"schedule";
-pub const DONE: &[u8] = b"done";
-pub const DEAD: &[u8] = b"dead";
-pub const META: &[u8] = b"meta";
-pub const BASE: &[u8] = b"";
-/// The event bus's stream `emq:{q}:events` (derived from the queue, like `meta`).
-pub const EVENTS: &[u8] = b"events";
-/// A flow's parents waiting for their children, `emq:{q}:waiting`.
-pub const WAITING: &[u8] = b"waiting";
-/// The flow-outbox `emq:{q}:outbox`: the entries this queue's children left for their parents
-/// (derived from the queue, like `meta`).
-pub const OUTBOX: &[u8] = b"outbox";
-/// The wake channel `emq:{q}:wake` (a channel, not a key).
-pub const WAKE: &[u8] = b"wake";
-/// A row is `<base>job:<id>`.
-pub const ROW: &[u8] = b"job:";
-/// Flow control's keys (derived from the base): the limits, the rate windows, the groups'
-/// active counts, the groups with parked ids, and the prefix of a group's parked set.
-pub const LIMITS: &[u8] = b"limits";
-pub const RATE: &[u8] = b"rate";
-pub const GROUPS: &[u8] = b"groups";
-pub const PARKED: &[u8] = b"parked";
-pub const GROUP: &[u8] = b"group:";
-/// A schedule's record: `emq:{q}:repeat:<name>`.
-pub const REPEAT: &[u8] = b"repeat:";
+// The text around the queue name (`PREFIX`, `CLOSE`) and one constant per queue key of the data
+// (`PENDING`, …, `BASE` = the empty type, `ROW` = `job:`, the derived `EVENTS`, `WAKE`, `LIMITS`,
+// `RATE`, `GROUPS`, `PARKED`, `GROUP`, `RECORD`, `REPEAT`): what follows the base.
+include!(concat!(env!("OUT_DIR"), "/keys.rs"));
 
 /// Splits `emq:{<name>}:<type>` into `(name, type)`: the name runs to the first `}`, which must
 /// be followed by `:`. `None` without the `emq:{` prefix or without `}:` after the name.
@@ -168,6 +141,11 @@ impl<'a> Queue<'a> {
     /// `emq:{<q>}:repeat:<name>`: a schedule's record.
     pub fn repeat(&self, name: &[u8]) -> KeyBuf {
         KeyBuf::of(&[PREFIX, self.name, CLOSE, REPEAT, name])
+    }
+
+    /// `emq:{<q>}:key:<key>`: an idempotency key's record.
+    pub fn record(&self, key: &[u8]) -> KeyBuf {
+        KeyBuf::of(&[PREFIX, self.name, CLOSE, RECORD, key])
     }
 
     /// Whether `key` is this queue's `<kind>` key, byte for byte.

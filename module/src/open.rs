@@ -11,7 +11,7 @@ use crate::keyspace::Queue;
 use crate::shape::{self, Call, Form, Slot};
 
 /// The most arguments kept without a heap allocation (every form has fewer).
-const INLINE_ARGS: usize = 16;
+const INLINE_ARGS: usize = 20;
 
 /// The arguments after the command name, as bytes (inline on the stack: no allocation).
 #[allow(clippy::large_enum_variant)]
@@ -86,12 +86,15 @@ mod tests {
     fn keys_for(form: &Form, q: &str, id: &str) -> Vec<Vec<u8>> {
         form.keys
             .iter()
-            .map(|slot| match slot {
-                Slot::Row => format!("emq:{{{q}}}:job:{id}").into_bytes(),
-                Slot::Key(kind) => {
-                    format!("emq:{{{q}}}:{}", String::from_utf8_lossy(kind)).into_bytes()
+            .map(|slot| {
+                // Any name, valid or not: the keys as the data's base writes them.
+                use crate::keyspace::{CLOSE, PREFIX, ROW, VERSION_KEY};
+                let q = q.as_bytes();
+                match slot {
+                    Slot::Row => [PREFIX, q, CLOSE, ROW, id.as_bytes()].concat(),
+                    Slot::Key(kind) => [PREFIX, q, CLOSE, kind].concat(),
+                    Slot::Version => VERSION_KEY.to_vec(),
                 }
-                Slot::Version => crate::keyspace::VERSION_KEY.to_vec(),
             })
             .collect()
     }

@@ -13,7 +13,7 @@ pub enum Slot {
     Key(&'static [u8]),
     /// The job row `emq:{q}:job:<id>`, `<id>` being the first value.
     Row,
-    /// The node's brand key `{emq}:version` (no queue).
+    /// The node's brand key (`VERSION_KEY`, no queue).
     Version,
 }
 
@@ -33,6 +33,30 @@ pub struct Form {
     /// Admission (refused over `maxmemory`) or drain (runs over it): the command's flags and
     /// its write guard.
     pub class: Class,
+    /// The last values repeat (`EMQ.COMPLETEN`'s triples): `values` counts them once.
+    pub repeat: Option<Repeat>,
+}
+
+/// A form's repeating values: its last `last` values, given 1 to `max` times in a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Repeat {
+    pub last: usize,
+    pub max: usize,
+}
+
+impl Form {
+    /// How many times a call of `n` values gives the repeating values (1 for a fixed form), or
+    /// `None` when `n` does not fit the form.
+    pub fn groups(&self, n: usize) -> Option<usize> {
+        match self.repeat {
+            None => (n == self.values).then_some(1),
+            Some(Repeat { last, max }) => {
+                let more = n.checked_sub(self.values)?;
+                let groups = 1 + more / last;
+                (more % last == 0 && groups <= max).then_some(groups)
+            }
+        }
+    }
 }
 
 /// A call split by its form.
@@ -84,7 +108,7 @@ pub fn split<'a>(form: &Form, args: &'a [&'a [u8]]) -> Result<Call<'a>, Refusal>
         return Err(wrong_keys());
     }
     let (keys, values) = rest.split_at(n);
-    if values.len() != form.values {
+    if form.groups(values.len()).is_none() {
         return Err(errors::wrong_values(form.verb, form.syntax));
     }
     Ok(Call { keys, values })
@@ -108,6 +132,7 @@ mod tests {
         anchor: 1,
         values: 2,
         class: Class::Admission,
+        repeat: None,
     };
     const KEYS: &str =
         "ERR EMQ.ENQUEUE wrong number of keys: EMQ.ENQUEUE 2 <row> <pending> <id> <payload>";
@@ -161,6 +186,31 @@ mod tests {
         for args in cases {
             assert_eq!(refusal(args), VALUES, "{args:?}");
         }
+    }
+
+    #[test]
+    fn repeating_values() {
+        let form = Form {
+            repeat: Some(Repeat { last: 2, max: 3 }),
+            values: 3,
+            ..FORM
+        };
+        let groups: Vec<Option<usize>> = (0..10).map(|n| form.groups(n)).collect();
+        let want = [
+            None,
+            None,
+            None,
+            Some(1),
+            None,
+            Some(2),
+            None,
+            Some(3),
+            None,
+            None,
+        ];
+        assert_eq!(groups, want);
+        assert_eq!(FORM.groups(2), Some(1));
+        assert_eq!(FORM.groups(3), None);
     }
 
     #[test]

@@ -51,6 +51,8 @@ pub enum TextGrammar {
     Line,
     /// Any bytes, at most its `max_bytes` (a failed attempt's error text).
     Error,
+    /// Any bytes, at most its `max_bytes` (a failed attempt's stack trace; empty: none).
+    Stack,
 }
 
 // `Grammar::rule` and `TextGrammar::rule`, each grammar's rule text, and
@@ -138,7 +140,8 @@ impl TextGrammar {
             | TextGrammar::Result
             | TextGrammar::Progress
             | TextGrammar::Line
-            | TextGrammar::Error => true,
+            | TextGrammar::Error
+            | TextGrammar::Stack => true,
         }
     }
 }
@@ -413,6 +416,7 @@ mod tests {
             (TextGrammar::Progress, 64 << 10),
             (TextGrammar::Line, 16 << 10),
             (TextGrammar::Error, 16 << 10),
+            (TextGrammar::Stack, 8 << 10),
         ];
         for (g, max) in table {
             assert_eq!(g.max_bytes(), Some(max), "{g:?}");

@@ -37,7 +37,7 @@ import { checkTargets, measure, type Outcome, quietly, startFor, Tally, waitFor 
 import { type Arg, FORMS, type Form, type KeyType, keyOf, Rng } from "./fuzz-calls.js";
 import { diff, digests, type SeedJob, seedQueue } from "./seed.js";
 
-export interface AclParams {
+interface AclParams {
   /** Jobs the limited user adds and processes on `a`. */
   jobs: number;
   /** Times the whole set of calls on `b` is sent. */

@@ -5,21 +5,13 @@
  * where each queue's wake subscriber is.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  type Connection,
-  type Durability,
-  installModuleBrand,
-  newId,
-  Queue,
-  type Wire,
-  Worker,
-} from "../../src/index.js";
-import { queueKey, slot } from "../../src/protocol.js";
+import { type Connection, type Durability, Queue, ServerError, type Wire, Worker } from "../../src/index.js";
+import { newId, queueKey, slot } from "../../src/protocol.js";
+import { installModuleBrand } from "../../src/admin.js";
 import { parseErrorstats } from "../../tools/cluster-topology.js";
 import { type ClusterNode, type LocalCluster, startCluster } from "../../tools/local-cluster.js";
 import { modulePath } from "../../tools/module-path.js";
 import { queueInSlot } from "../../test/support/cluster-helpers.js";
-import { ServerError } from "../../src/index.js";
 import { Tally } from "./common.js";
 import type { JobsLedger } from "./jobs-ledger.js";
 
@@ -50,7 +42,7 @@ export function queuesOn(node: ClusterNode, count: number, prefix: string): stri
   );
 }
 
-export interface ProducerOptions {
+interface ProducerOptions {
   /** Adds in all (the producers stop earlier when `stop()` is called). */
   adds: number;
   /** Adds in flight at once. */
@@ -138,7 +130,7 @@ export class Producers {
 }
 
 /** An error's kind for a tally: its class, and a server refusal's code (`ServerError TRYAGAIN`). */
-export function kind(err: unknown): string {
+function kind(err: unknown): string {
   if (err instanceof ServerError) return `ServerError ${err.reply.split(" ").slice(0, 5).join(" ")}`;
   return err instanceof Error ? err.name : String(err);
 }

@@ -7,7 +7,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { modulePath } from "../../tools/module-path.js";
-import { type Connection, connect, installModuleBrand, type Wire } from "../../src/index.js";
+import { type Connection, connect, type Wire } from "../../src/index.js";
+import { installModuleBrand } from "../../src/admin.js";
 import { queueKey } from "../../src/protocol.js";
 import { type StartValkeyOptions, startValkey, type ValkeyServer } from "../../test/support/valkey.js";
 
@@ -36,7 +37,7 @@ export interface Outcome {
   failures: string[];
 }
 
-export function newOutcome(experiment: string, wire: Wire, params: Params): Outcome {
+function newOutcome(experiment: string, wire: Wire, params: Params): Outcome {
   return {
     experiment,
     wire,

@@ -29,7 +29,7 @@ import {
 } from "./common.js";
 import { JobsLedger } from "./jobs-ledger.js";
 
-export interface ConnectionCutsParams {
+interface ConnectionCutsParams {
   jobs: number;
   concurrency: number;
   /** Time each handler takes (ms). */

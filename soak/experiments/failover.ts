@@ -37,7 +37,7 @@ import {
 import { measure, type Outcome, waitFor } from "./common.js";
 import { JobsLedger } from "./jobs-ledger.js";
 
-export interface FailoverParams {
+interface FailoverParams {
   /** Queues, spread evenly over the three shards. */
   queues: number;
   /** Primaries SIGKILLed, one at a time (the 1st, 3rd … after a link cut). */

@@ -26,7 +26,7 @@ import type { LocalCluster } from "../../test/support/cluster.js";
 import { clusterFor } from "./cluster-load.js";
 import { brief, checkTargets, measure, type Outcome, quietly, Tally, waitFor, within } from "./common.js";
 
-export interface FlowsParams {
+interface FlowsParams {
   parents: number;
   children: number;
   kills: number;

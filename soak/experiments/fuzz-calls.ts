@@ -3,8 +3,7 @@
  * well-formed calls built from a form, and malformations that each make a call one the protocol
  * must refuse (so its reply must be an error and it must write nothing).
  */
-import { anchorOf, JOB_CORE, PROTOCOL, type ValueSpec, verbSpec } from "../../src/protocol.js";
-import { newId } from "../../src/index.js";
+import { anchorOf, JOB_CORE, newId, PROTOCOL, type ValueSpec, verbSpec } from "../../src/protocol.js";
 import type { SeedJob } from "./seed.js";
 
 /** sfc32: small, fast, seeded; the same seed gives the same calls. */
@@ -56,7 +55,7 @@ export type KeyType =
   | "base"
   | "repeats"
   | "version";
-export type ValueKind =
+type ValueKind =
   | "id"
   | "bytes"
   | "ms"
@@ -73,8 +72,8 @@ export type ValueKind =
   | SizeKind;
 
 /** The size-bounded grammars: any bytes, at most their `max_bytes` (docs/protocol.md). */
-type SizeKind = "payload" | "result" | "progress" | "line" | "error";
-const SIZE_KINDS: readonly SizeKind[] = ["payload", "result", "progress", "line", "error"];
+type SizeKind = "payload" | "result" | "progress" | "line" | "error" | "stack";
+const SIZE_KINDS: readonly SizeKind[] = ["payload", "result", "progress", "line", "error", "stack"];
 const isSized = (kind: ValueKind): kind is SizeKind => (SIZE_KINDS as readonly string[]).includes(kind);
 
 export interface Form {
@@ -133,6 +132,7 @@ function validValue(rng: Rng, kind: ValueKind, job: SeedJob | undefined, payload
     case "progress":
     case "line":
     case "error":
+    case "stack":
       return rng.chance(0.2) ? "" : rng.chance(0.5) ? rng.bytes(rng.int(payloadMax)) : `v${rng.int(1e6)}`;
     case "ms":
       return String(rng.pick([1, 1000, 60_000, 999_999_999_999_999]));

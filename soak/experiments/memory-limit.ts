@@ -26,7 +26,7 @@ import {
 } from "./common.js";
 import { JobsLedger } from "./jobs-ledger.js";
 
-export interface MemoryLimitParams {
+interface MemoryLimitParams {
   jobs: number;
   /** Payload bytes per job. */
   payloadBytes: number;

@@ -28,7 +28,7 @@ import { checkTargets, crashedOnItsOwn, measure, type Outcome, quietly, startFor
 import { type Call, FORMS, malformed, Rng, type Target, wellFormed, wrongTyped } from "./fuzz-calls.js";
 import { diff, digests, seedQueue } from "./seed.js";
 
-export interface ModuleFuzzParams {
+interface ModuleFuzzParams {
   calls: number;
   batch: number;
   /** 0 = pick one (the outcome's params show the seed used). */
@@ -58,6 +58,24 @@ function client(port: number, db: number, user?: string): Redis {
   const r = new Redis({ host: "127.0.0.1", port, db, maxRetriesPerRequest: 0, ...opts });
   r.on("error", () => {});
   return r;
+}
+
+/** The first line of the log that says why the server died (a Rust panic's message, a signal). */
+function crashLine(log: string): string {
+  const lines = log.split("\n");
+  const at = lines.findIndex((l) => /panicked at|crashed by signal|ASSERTION FAILED/.test(l));
+  return at < 0
+    ? "no crash report in the log"
+    : lines
+        .slice(at, at + 2)
+        .join(" ")
+        .trim();
+}
+
+/** A COMPLETEN reply whose every per-job outcome is a refusal's text (none is 1). */
+function refusedEach(reply: unknown): boolean {
+  const outcomes = Array.isArray(reply) ? reply[0] : undefined;
+  return Array.isArray(outcomes) && outcomes.length > 0 && outcomes.every((o) => o !== 1);
 }
 
 /** Server pid as the server reports it. */
@@ -121,110 +139,121 @@ export function moduleFuzz(wire: Wire, p: ModuleFuzzParams): Promise<Outcome> {
       let lifecycleBad = 0;
       let sent = 0;
 
-      for (let b = 0; sent < p.calls; b++) {
-        const n = Math.min(p.batch, p.calls - sent);
-        const calls: Call[] = [];
-        const lifeIds = Array.from({ length: LIFECYCLE }, () =>
-          wellFormed(rng, FORMS[0]!, { q: "live", jobs: [] }, 8),
-        );
-        for (let i = 0; i < n - 3 * LIFECYCLE; i++) {
-          if (rng.chance(p.validShare))
-            calls.push(wellFormed(rng, rng.pick(FORMS), liveTarget, p.payloadMax));
-          else if (rng.chance(0.05)) calls.push(wrongTyped(rng, "wt", p.payloadMax));
-          else calls.push(malformed(rng, rng.pick(targets), FUZZ_QUEUES, p.payloadMax));
-        }
-        if (b === 0 && p.canary === 1)
-          calls.push({ verb: "EMQ.PAUSE", args: ["1", "emq:{f1}:meta"], malformed: true, kind: "canary" });
-        // The checked life cycle, in order, at random places among the others.
-        const life: Call[] = [
-          ...lifeIds.map((c) => ({ ...c, kind: "life:enqueue" })),
-          ...lifeIds.map(() => ({
-            verb: "EMQ.CLAIM",
-            args: ["3", "emq:{live}:pending", "emq:{live}:active", "emq:{live}:", "60000"],
-            malformed: false,
-            kind: "life:claim",
-          })),
-          ...lifeIds.map((c) => ({
-            verb: "EMQ.COMPLETE",
-            args: ["3", "emq:{live}:active", "emq:{live}:done", "emq:{live}:", c.args[3]!, "1", "ok", "0"],
-            malformed: false,
-            kind: "life:complete",
-          })),
-        ];
-        const positions = Array.from({ length: life.length }, () => rng.int(calls.length + 1)).sort(
-          (x, y) => x - y,
-        );
-        positions.forEach((at, i) => {
-          calls.splice(at + i, 0, life[i]!);
-        });
-
-        const main = conns[b % 2]!;
-        const pipe0 = main.pipeline();
-        const pipe2 = fuzz2.pipeline();
-        const order0: Call[] = [];
-        const order2: Call[] = [];
-        for (const c of calls) {
-          (c.db2 ? pipe2 : pipe0).call(c.verb, ...c.args);
-          (c.db2 ? order2 : order0).push(c);
-        }
-        let results: [Error | null, unknown][][];
-        try {
-          results = (await Promise.all([pipe0.exec(), pipe2.exec()])) as [Error | null, unknown][][];
-        } catch (err) {
-          out.notes.push(`batch ${b}: the pipeline failed: ${String(err)}`);
-          out.crashes += 1;
-          break;
-        }
-        sent += calls.length;
-        const lifeIdList = lifeIds.map((c) => String(c.args[3]));
-        let claimed = 0;
-        [order0, order2].forEach((order, side) => {
-          order.forEach((c, i) => {
-            const [err, reply] = results[side]![i]!;
-            if (c.malformed) {
-              malformedCount += 1;
-              kinds.add(c.kind);
-              if (err) refusals.add(errorClass(err));
-              else {
-                notRefused += 1;
-                if (examples.length < 5)
-                  examples.push(
-                    `${c.kind}: ${c.verb} ${c.args.map((a) => String(a).slice(0, 30)).join(" ")} → ${String(reply)}`,
-                  );
-              }
-            } else if (c.kind.startsWith("life:")) {
-              const ok =
-                c.kind === "life:claim"
-                  ? !err &&
-                    Array.isArray(reply) &&
-                    String(reply[0]) === lifeIdList[claimed++] &&
-                    Number(reply[2]) === 1
-                  : !err && Number(reply) === 1;
-              if (!ok) {
-                lifecycleBad += 1;
-                if (examples.length < 5)
-                  examples.push(`${c.kind} → ${err ? err.message : JSON.stringify(reply)}`);
-              }
-            }
-          });
-        });
-        if (lifecycleBad > 0) for (const k of await admin0.keys("emq:{live}:*")) await admin0.del(k);
-
-        const changed0 = diff(start0, await digests(admin0, fuzzKey));
-        const changed2 = diff(start2, await digests(admin2, () => true));
-        if (changed0.length + changed2.length > 0) {
-          keysWritten += changed0.length + changed2.length;
-          out.notes.push(
-            `batch ${b}: keys written by refused calls: ${[...changed0, ...changed2].slice(0, 5).join(", ")}`,
+      try {
+        for (let b = 0; sent < p.calls; b++) {
+          const n = Math.min(p.batch, p.calls - sent);
+          const calls: Call[] = [];
+          const lifeIds = Array.from({ length: LIFECYCLE }, () =>
+            wellFormed(rng, FORMS[0]!, { q: "live", jobs: [] }, 8),
           );
-          break; // the keyspace is no longer the seeded one: later batches would not tell
+          for (let i = 0; i < n - 3 * LIFECYCLE; i++) {
+            if (rng.chance(p.validShare))
+              calls.push(wellFormed(rng, rng.pick(FORMS), liveTarget, p.payloadMax));
+            else if (rng.chance(0.05)) calls.push(wrongTyped(rng, "wt", p.payloadMax));
+            else calls.push(malformed(rng, rng.pick(targets), FUZZ_QUEUES, p.payloadMax));
+          }
+          if (b === 0 && p.canary === 1)
+            calls.push({ verb: "EMQ.PAUSE", args: ["1", "emq:{f1}:meta"], malformed: true, kind: "canary" });
+          // The checked life cycle, in order, at random places among the others.
+          const life: Call[] = [
+            ...lifeIds.map((c) => ({ ...c, kind: "life:enqueue" })),
+            ...lifeIds.map(() => ({
+              verb: "EMQ.CLAIM",
+              args: ["3", "emq:{live}:pending", "emq:{live}:active", "emq:{live}:", "60000"],
+              malformed: false,
+              kind: "life:claim",
+            })),
+            ...lifeIds.map((c) => ({
+              verb: "EMQ.COMPLETE",
+              args: ["3", "emq:{live}:active", "emq:{live}:done", "emq:{live}:", c.args[3]!, "1", "ok", "0"],
+              malformed: false,
+              kind: "life:complete",
+            })),
+          ];
+          const positions = Array.from({ length: life.length }, () => rng.int(calls.length + 1)).sort(
+            (x, y) => x - y,
+          );
+          positions.forEach((at, i) => {
+            calls.splice(at + i, 0, life[i]!);
+          });
+
+          const main = conns[b % 2]!;
+          const pipe0 = main.pipeline();
+          const pipe2 = fuzz2.pipeline();
+          const order0: Call[] = [];
+          const order2: Call[] = [];
+          for (const c of calls) {
+            (c.db2 ? pipe2 : pipe0).call(c.verb, ...c.args);
+            (c.db2 ? order2 : order0).push(c);
+          }
+          let results: [Error | null, unknown][][];
+          try {
+            results = (await Promise.all([pipe0.exec(), pipe2.exec()])) as [Error | null, unknown][][];
+          } catch (err) {
+            out.notes.push(`batch ${b}: the pipeline failed: ${String(err)}`);
+            out.crashes += 1;
+            break;
+          }
+          sent += calls.length;
+          const lifeIdList = lifeIds.map((c) => String(c.args[3]));
+          let claimed = 0;
+          [order0, order2].forEach((order, side) => {
+            order.forEach((c, i) => {
+              const [err, reply] = results[side]![i]!;
+              if (c.malformed) {
+                malformedCount += 1;
+                kinds.add(c.kind);
+                // COMPLETEN answers each job's refusal inside its reply: refused when every job was.
+                const perJob = c.verb === "EMQ.COMPLETEN" && !err && refusedEach(reply);
+                if (err) refusals.add(errorClass(err));
+                else if (perJob) refusals.add("COMPLETEN: every job refused in its reply");
+                else {
+                  notRefused += 1;
+                  if (examples.length < 5)
+                    examples.push(
+                      `${c.kind}: ${c.verb} ${c.args.map((a) => String(a).slice(0, 30)).join(" ")} → ${String(reply)}`,
+                    );
+                }
+              } else if (c.kind.startsWith("life:")) {
+                const ok =
+                  c.kind === "life:claim"
+                    ? !err &&
+                      Array.isArray(reply) &&
+                      String(reply[0]) === lifeIdList[claimed++] &&
+                      Number(reply[2]) === 1
+                    : !err && Number(reply) === 1;
+                if (!ok) {
+                  lifecycleBad += 1;
+                  if (examples.length < 5)
+                    examples.push(`${c.kind} → ${err ? err.message : JSON.stringify(reply)}`);
+                }
+              }
+            });
+          });
+          if (lifecycleBad > 0) for (const k of await admin0.keys("emq:{live}:*")) await admin0.del(k);
+
+          const changed0 = diff(start0, await digests(admin0, fuzzKey));
+          const changed2 = diff(start2, await digests(admin2, () => true));
+          if (changed0.length + changed2.length > 0) {
+            keysWritten += changed0.length + changed2.length;
+            out.notes.push(
+              `batch ${b}: keys written by refused calls: ${[...changed0, ...changed2].slice(0, 5).join(", ")}`,
+            );
+            break; // the keyspace is no longer the seeded one: later batches would not tell
+          }
+          if ((await admin0.ping()) !== "PONG" || (await serverPid(admin0)) !== pid) {
+            out.crashes += 1;
+            break;
+          }
         }
-        if ((await admin0.ping()) !== "PONG" || (await serverPid(admin0)) !== pid) {
-          out.crashes += 1;
-          break;
-        }
+      } catch (err) {
+        // A check after a batch lost its connection: the server went away (a crash is counted
+        // below, with the module's panic line); anything else is the experiment's own failure.
+        if ((await crashedOnItsOwn(server)) === 0) throw err;
       }
-      out.crashes += await crashedOnItsOwn(server);
+      const crashed = await crashedOnItsOwn(server);
+      if (crashed > 0) out.notes.push(`the server crashed: ${crashLine(server.logTail(100_000))}`);
+      out.crashes += crashed;
       out.acknowledged = sent;
       out.breaches = notRefused + keysWritten + lifecycleBad;
       out.notes.push(

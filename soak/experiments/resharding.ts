@@ -40,7 +40,7 @@ import { checkTargets, measure, type Outcome, waitFor } from "./common.js";
 import { JobsLedger } from "./jobs-ledger.js";
 import { queueInSlot } from "../../test/support/cluster-helpers.js";
 
-export interface ReshardingParams {
+interface ReshardingParams {
   /** Queues in all, each with producers and a worker. */
   queues: number;
   /** Slots moved per round — and queues that travel with them, one per slot. */

@@ -15,11 +15,11 @@ import {
   type Connection,
   ConnectionError,
   ConnectionLostError,
-  newId,
   Queue,
   type Wire,
   Worker,
 } from "../../src/index.js";
+import { newId } from "../../src/protocol.js";
 import {
   brief,
   checkTargets,
@@ -34,7 +34,7 @@ import {
 } from "./common.js";
 import { JobsLedger } from "./jobs-ledger.js";
 
-export interface ServerCrashParams {
+interface ServerCrashParams {
   /** Jobs the producer adds. */
   adds: number;
   /** SIGKILLs, spread evenly over the load. */

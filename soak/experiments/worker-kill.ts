@@ -30,7 +30,7 @@ import {
   within,
 } from "./common.js";
 
-export interface WorkerKillParams {
+interface WorkerKillParams {
   jobs: number;
   kills: number;
   /** Bound for the last worker to finish the queue (ms). */

@@ -1,12 +1,14 @@
 /**
- * The commands that change a queue: `pause`, `resume`, `retry`, `remove`, `promote`, `clean`,
- * `drain`, `obliterate`, `enqueue`. Each acts on every lane of a laned queue.
+ * The commands that change a queue: `pause`, `resume`, `schedule pause|resume`, `retry`,
+ * `remove`, `promote`, `clean`, `drain`, `obliterate`, `enqueue`. Each acts on every lane of a
+ * laned queue (a laned queue has no schedules).
  */
 import { listQueues, queueExists } from "../operate/discover.js";
 import { Queue } from "../queue.js";
 import { intOption, type Values } from "./args.js";
 import { type Command, QUEUE } from "./command.js";
 import { NotFoundError, UsageError } from "./errors.js";
+import { isoTime } from "./format.js";
 
 const IDS = { name: "id", required: true, many: true } as const;
 const queueOf = async (ctx: Parameters<Command["run"]>[0], name: unknown) =>
@@ -70,6 +72,39 @@ const flag = (name: string, verb: "pause" | "resume"): Command => ({
 
 export const pause = flag("pause", "pause");
 export const resume = flag("resume", "resume");
+
+/** `schedule pause|resume <queue> <name>`: holds one schedule, or re-arms it from now. */
+export const schedule: Command = {
+  name: "schedule",
+  summary: "pause a schedule (it adds no job) or resume it (from its next instant after now)",
+  usage: "pause|resume <queue> <name>",
+  options: {},
+  positionals: [{ name: "action", required: true }, QUEUE, { name: "name", required: true }],
+  async run(ctx, { positionals }) {
+    const action = positionals.action as string;
+    if (action !== "pause" && action !== "resume") {
+      throw new UsageError(`schedule takes pause or resume, got ${JSON.stringify(action)}`, "schedule");
+    }
+    const queue = await queueOf(ctx, positionals.queue);
+    const name = positionals.name as string;
+    const of = `${queue.name} schedule ${name}`;
+    if (action === "pause") {
+      const changed = await queue.pauseSchedule(name);
+      return {
+        json: { queue: queue.name, schedule: name, paused: true, changed },
+        text: changed ? `${of}: paused` : `${of}: already paused`,
+      };
+    }
+    const { next } = await queue.resumeSchedule(name);
+    return {
+      json: { queue: queue.name, schedule: name, paused: false, next },
+      text:
+        next === null
+          ? `${of}: resumed, and ended (no instant left)`
+          : `${of}: resumed, next ${isoTime(next)}`,
+    };
+  },
+};
 
 /** A command on one or more jobs by id: `action` runs for each, in order. */
 function byIds(

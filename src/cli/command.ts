@@ -3,7 +3,7 @@ import type { Invocation, Shape } from "./args.js";
 import type { Context } from "./context.js";
 
 /** A command's output: the JSON document (`--json`) and the text for people. */
-export interface Result {
+interface Result {
   json: unknown;
   text: string;
 }

@@ -6,11 +6,12 @@
 import { type ConnectOptions, type Connection, connect, optionsFromUrl } from "../connector/connection.js";
 import { FencingConnector } from "../connector/fencing-connector.js";
 import { checkConnectOptions } from "../connector/options.js";
+import { VERSION_LINE } from "../engine/version.js";
 import { RespError } from "../resp.js";
 import type { Globals } from "./args.js";
 
 /** The name the CLI's connections carry in `CLIENT LIST`. */
-export const CLIENT_NAME = "emq-cli";
+const CLIENT_NAME = "emq-cli";
 
 export interface Output {
   out: (text: string) => void;
@@ -58,7 +59,7 @@ export class Context {
  * The wire a node serves: 6 when it answers `EMQ.VERSION` (the module is loaded), else 4. Asked
  * on a raw socket of the first node (boot commands, no fence, nothing written).
  */
-export async function detectWire(options: ConnectOptions): Promise<4 | 6> {
+async function detectWire(options: ConnectOptions): Promise<4 | 6> {
   const { host, port, nodes, timeoutMs } = checkConnectOptions({ ...options, wire: 4 });
   const target = nodes?.[0] ?? { host, port };
   const connector = new FencingConnector(
@@ -67,6 +68,6 @@ export async function detectWire(options: ConnectOptions): Promise<4 | 6> {
     async () => {},
     timeoutMs,
   );
-  const reply = await connector.once((send) => send(["EMQ.VERSION"]));
+  const reply = await connector.once((send) => send(VERSION_LINE));
   return reply instanceof RespError ? 4 : 6;
 }

@@ -51,9 +51,12 @@ export function jobJson(job: JobInfo & { score?: number }): Record<string, unkno
     priority: job.priority,
     payload: bytesJson(job.payload),
   };
+  if (job.name !== undefined) out.name = job.name;
+  if (job.backoff !== undefined) out.backoff = job.backoff;
   if (job.maxAttempts !== undefined) out.maxAttempts = job.maxAttempts;
   if (job.result !== undefined) out.result = bytesJson(job.result);
   if (job.error !== undefined) out.error = job.error;
+  if (job.stack !== undefined) out.stack = job.stack;
   if (job.progress !== undefined) out.progress = bytesJson(job.progress);
   out.logs = job.logs;
   if (job.score !== undefined) out.score = job.score;
@@ -61,7 +64,7 @@ export function jobJson(job: JobInfo & { score?: number }): Record<string, unkno
 }
 
 /** What a listed job's score means in its state (the column title). */
-export const SCORE_TITLE: Record<string, string> = {
+const SCORE_TITLE: Record<string, string> = {
   pending: "priority",
   scheduled: "due",
   active: "lease until",
@@ -84,12 +87,14 @@ export function jobText(job: JobInfo): string {
     ["id", job.id],
     ["queue", job.lane],
     ["state", job.state],
+    ...(job.name !== undefined ? [["name", job.name] as [string, string]] : []),
     ["attempts", String(job.attempts) + (job.maxAttempts !== undefined ? ` of ${job.maxAttempts}` : "")],
     ["priority", String(job.priority)],
     ["payload", preview(job.payload, 200)],
   ];
   if (job.result !== undefined) lines.push(["result", preview(job.result, 200)]);
   if (job.error !== undefined) lines.push(["error", job.error]);
+  if (job.stack !== undefined) lines.push(["stack", job.stack]);
   if (job.progress !== undefined) lines.push(["progress", preview(job.progress, 200)]);
   const width = Math.max(...lines.map(([k]) => k.length));
   const text = lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`);

@@ -1,13 +1,14 @@
 /**
  * The commands that read: `status`, `queues`, `jobs`, `job`, `metrics`.
  */
-import { fromClientNamePart } from "../worker/client-name.js";
 import type { Cluster, Redis } from "iovalkey";
 import type { Connection } from "../connector/connection.js";
+import { VERSION_VERB } from "../engine/version.js";
 import { isValidQueue, VERSION_KEY } from "../keyspace.js";
 import { Metrics } from "../metrics.js";
 import { recordedLanes } from "../lanes/registry.js";
 import { listQueues } from "../operate/discover.js";
+import { listWorkers, workersPerQueue } from "../observe/workers.js";
 import { assertJobState } from "../operate/paging.js";
 import { type JobCounts, Queue } from "../queue.js";
 import { intOption } from "./args.js";
@@ -38,17 +39,10 @@ function nodes(conn: Connection, role: "master" | "all"): Redis[] {
   return conn.cluster ? (conn.client as Cluster).nodes(role) : [conn.client as Redis];
 }
 
-/** Workers per queue: connections named `emq-wake-<queue>` (a worker's wake subscriber) on every node. */
+/** Workers per queue: their wake subscribers in `CLIENT LIST` on every primary (src/observe/workers.ts). */
 async function workersByQueue(conn: Connection): Promise<Map<string, number>> {
-  const lists = await Promise.all(nodes(conn, "all").map((n) => n.call("CLIENT", "LIST").catch(() => "")));
-  const counts = new Map<string, number>();
-  for (const line of lists.join("\n").split("\n")) {
-    const part = / name=emq-wake-(\S+) /.exec(line)?.[1];
-    if (part === undefined) continue;
-    const name = fromClientNamePart(part);
-    counts.set(name, (counts.get(name) ?? 0) + 1);
-  }
-  return counts;
+  const perQueue = workersPerQueue(await listWorkers(conn));
+  return new Map([...perQueue].map(([queue, q]) => [queue, q.workers]));
 }
 
 async function serverInfo(node: Redis) {
@@ -63,7 +57,7 @@ async function serverInfo(node: Redis) {
 
 async function moduleVersion(conn: Connection): Promise<string | null> {
   try {
-    const reply = (await conn.send("EMQ.VERSION", [])) as unknown[];
+    const reply = (await conn.send(VERSION_VERB, [])) as unknown[];
     const at = reply.findIndex((v) => String(v) === "module");
     return at === -1 ? null : String(reply[at + 1]);
   } catch {

@@ -6,6 +6,7 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import * as act from "./act.js";
+import { cancel } from "./cancel.js";
 import { commandOf, parseInvocation } from "./args.js";
 import type { Command } from "./command.js";
 import { Context, type Output } from "./context.js";
@@ -14,6 +15,7 @@ import { EXIT, failure, UsageError } from "./errors.js";
 import { commandHelp, mainHelp } from "./help.js";
 import * as inspect from "./inspect.js";
 import * as mod from "./module.js";
+import * as observe from "./observe.js";
 import * as server from "./server.js";
 
 export const COMMANDS: readonly Command[] = [
@@ -21,10 +23,16 @@ export const COMMANDS: readonly Command[] = [
   inspect.queues,
   inspect.jobs,
   inspect.job,
+  observe.workers,
+  observe.schedules,
+  observe.flows,
+  observe.groups,
   act.pause,
   act.resume,
+  act.schedule,
   act.retry,
   act.remove,
+  cancel,
   act.promote,
   act.clean,
   act.drain,
@@ -39,7 +47,7 @@ export const COMMANDS: readonly Command[] = [
 ];
 
 /** Runs one command line; returns the exit code. */
-export async function main(
+async function main(
   argv: readonly string[],
   env: Record<string, string | undefined>,
   io: Output,

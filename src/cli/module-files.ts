@@ -11,10 +11,10 @@ import { fileURLToPath } from "node:url";
 import { EchoMQError } from "../errors.js";
 import { SRC } from "../here.js";
 
-export const MODULE_FILE = "libechomq.so";
+const MODULE_FILE = "libechomq.so";
 
 /** The package's root: the nearest folder above this build with a package.json. */
-export function packageRoot(): string {
+function packageRoot(): string {
   let dir = fileURLToPath(SRC);
   while (!existsSync(join(dir, "package.json"))) {
     const up = dirname(dir);
@@ -25,7 +25,7 @@ export function packageRoot(): string {
 }
 
 /** The prebuilt package for this platform (`echomq-linux-x64-gnu`), or null on another OS. */
-export function platformPackage(): string | null {
+function platformPackage(): string | null {
   return process.platform === "linux" && (process.arch === "x64" || process.arch === "arm64")
     ? `echomq-linux-${process.arch}-gnu`
     : null;
@@ -37,7 +37,7 @@ export function targetDir(out?: string, env: Record<string, string | undefined> 
 }
 
 /** The `.so` a build in `target` makes. */
-export function builtModule(target: string): string {
+function builtModule(target: string): string {
   return join(target, "release", MODULE_FILE);
 }
 
@@ -73,11 +73,14 @@ const NO_CARGO =
   "cargo is not installed (or not on PATH): the module is Rust; install it with rustup (https://rustup.rs: curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh), then run this again";
 const NO_CLANG =
   "the build needs libclang (the module's bindings are made by bindgen): install it (Debian/Ubuntu: apt-get install libclang-dev clang; Fedora: dnf install clang-devel; Alpine: apk add clang-dev), or set LIBCLANG_PATH to the folder holding libclang.so, then run this again";
+const NO_CC =
+  "the build needs a C compiler (the Valkey crate compiles its module API glue, a C file, with the cc crate): install one (Debian/Ubuntu: apt-get install build-essential; Fedora: dnf install gcc; Alpine: apk add build-base), or set CC to one, then run this again";
 
 /**
  * `cargo build --release` of the shipped crate into `target`; the build's output goes to
- * `log` as it comes. Resolves the `.so` path; rejects with what to install when cargo or
- * libclang is missing.
+ * `log` as it comes. Resolves the `.so` path; rejects with what to install when cargo, libclang
+ * (bindgen loads it: `LIBCLANG_PATH`, else the usual places) or a C compiler (`CC`, else `cc`)
+ * is missing.
  */
 export async function buildModule(
   target: string,
@@ -110,6 +113,7 @@ export async function buildModule(
     child.on("close", done);
   });
   if (code !== 0) {
+    if (/error occurred in cc-rs: failed to find tool/.test(tail)) throw new EchoMQError("EMQ_NO_CC", NO_CC);
     if (/libclang|clang-sys/i.test(tail)) throw new EchoMQError("EMQ_NO_CLANG", NO_CLANG);
     throw new EchoMQError("EMQ_BUILD_FAILED", `cargo build failed (exit ${code}); its output is above`);
   }

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { installModuleBrand } from "../connector/install.js";
+import { WIRE6_BRAND } from "../engine/fence.js";
 import { EchoMQError } from "../errors.js";
 import { intOption } from "./args.js";
 import type { Command } from "./command.js";
@@ -99,7 +100,7 @@ export const server: Command = {
     try {
       await brandWhenUp(child, port);
       ctx.io.out(
-        `redis://127.0.0.1:${port}  (module ${so}, branded echomq:6.0.0 for wire 6; Ctrl-C stops it)`,
+        `redis://127.0.0.1:${port}  (module ${so}, branded ${WIRE6_BRAND} for wire 6; Ctrl-C stops it)`,
       );
       await exited;
     } finally {

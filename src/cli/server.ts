@@ -5,7 +5,7 @@
 import { WIRE6_BRAND } from "../engine/fence.js";
 import { installModuleBrand } from "../connector/install.js";
 import { EchoMQError, ServerError } from "../errors.js";
-import { type BusEvent, parseEntry } from "../events/entry.js";
+import { type BusEvent, parseEntries } from "../events/entry.js";
 import { QueueEvents } from "../events/queue-events.js";
 import { assertValidQueue, queueKey } from "../keyspace.js";
 import { intOption } from "./args.js";
@@ -46,9 +46,9 @@ async function lastEntries(ctx: Context, queue: string, n: number): Promise<BusE
     Buffer[],
   ][];
   return reply
-    .map(([id, fields]) => parseEntry(String(id), fields))
-    .filter((e): e is BusEvent => e !== null)
-    .reverse();
+    .reverse()
+    .flatMap(([id, fields]) => parseEntries(String(id), fields))
+    .slice(-n);
 }
 
 /** Follows the stream until SIGINT or SIGTERM; each event printed as it comes. */

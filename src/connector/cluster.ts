@@ -4,7 +4,7 @@
  * the short-lived connections that read `CLUSTER SLOTS`, every reconnect — gets a
  * `FencingConnector` of its own, so each socket passes the engine's node fence (what the node
  * runs) after its boot commands and before it carries anything. The cluster's intent record
- * `{emq}:version` is checked once, through the cluster client, at connect.
+ * The brand key (`VERSION_KEY`) is checked once, through the cluster client, at connect.
  *
  * Routing: keyed commands (`EVALSHA`, reads) are routed by the client from their first key; an
  * `EMQ.*` verb, unknown to the client's command table, gets the slot of its first declared key;
@@ -33,7 +33,7 @@ import type { ShardHandlers, Subscription, Transport } from "./transport.js";
 /** After a node connection ends, the slot map is read again this soon (once for a burst). */
 const REFRESH_AFTER_LOSS_MS = 100;
 
-export class ClusterTransport implements Transport {
+class ClusterTransport implements Transport {
   readonly client: Cluster;
   fatal: EchoMQError | undefined;
   /** Sockets that passed the node fence, per node (`host:port` as dialled). */
@@ -94,7 +94,7 @@ export class ClusterTransport implements Transport {
     }
     const table = this.client as unknown as Record<string, (...args: Arg[]) => Promise<unknown>>;
     const fn = table[`${command.toLowerCase()}Buffer`];
-    if (typeof fn === "function") return fn.bind(this.client);
+    if (typeof fn === "function") return (...args: Arg[]) => this.unlessStopped(fn.apply(this.client, args));
     return (...args: Arg[]) => this.routed(undefined, command, args);
   }
 
@@ -125,10 +125,11 @@ export class ClusterTransport implements Transport {
         const owner = this.client.slots[channelSlot]?.[0];
         return owner === undefined ? this.seeds[0]! : this.dialOf(owner);
       },
-      open: (at, signal) => {
+      name: name ?? o.name,
+      open: (at, signal, current) => {
         const connector = new FencingConnector(
           { ...at, tls: o.tls },
-          { username: o.username, password: o.password, name: name ?? o.name },
+          { username: o.username, password: o.password, name: current },
           this.nodeFence(`${at.host}:${at.port}`),
           this.checked.timeoutMs,
         );
@@ -225,7 +226,15 @@ export class ClusterTransport implements Transport {
   private routed(routeKey: string | undefined, command: string, args: readonly Arg[]): Promise<unknown> {
     const cmd = new Command(command, [...args], { replyEncoding: null });
     if (routeKey !== undefined) (cmd as unknown as { slot: number }).slot = slot(routeKey);
-    return this.client.sendCommand(cmd) as Promise<unknown>;
+    return this.unlessStopped(this.client.sendCommand(cmd) as Promise<unknown>);
+  }
+
+  /**
+   * A command's reply, or the refusal that stopped the client: a command the cluster client still
+   * holds when it stops (queued for a node being dialled, redirected mid-stop) is not left waiting.
+   */
+  private unlessStopped(reply: Promise<unknown>): Promise<unknown> {
+    return Promise.race([reply, this.stopped]);
   }
 
   private dialOf(announced: string): ClusterNode {

@@ -18,12 +18,16 @@ import {
 import type { Script } from "../scripts/index.js";
 import { openCluster } from "./cluster.js";
 import { openNode } from "./node.js";
-import { type ConnectOptions, checkConnectOptions } from "./options.js";
+import { checkConnectForms } from "./forms.js";
+import type { ConnectOptions } from "./options.js";
 import type { Subscription, Transport } from "./transport.js";
 
 export type { Arg, ScriptCall, Wire } from "../engine/index.js";
 export {
+  type ClientLike,
   type ClusterNode,
+  type ConnectionForm,
+  type ConnectionObject,
   type ConnectOptions,
   checkConnectOptions,
   MAX_TIMER_MS,
@@ -256,15 +260,15 @@ export class Connection implements Sender {
 
 /**
  * Opens a connection and waits until its first socket has passed the fence (on a cluster: a
- * socket to every node has passed the node fence, and the intent record `{emq}:version` admits
+ * socket to every node has passed the node fence, and the intent record (the brand key) admits
  * this wire). Rejects with `InvalidArgumentError` for a bad option (before any socket opens),
  * `AuthError` when the server refuses the credentials, `VersionFenceError` when the node's brand
  * (on a cluster: a node's role, naming the node, or the intent record) does not admit this wire,
  * or `ConnectionError` naming host and port (the seeds) when the server cannot be reached within
  * `connectTimeoutMs` (or refuses `db` / `name`).
  */
-export async function connect(options: ConnectOptions = {}): Promise<Connection> {
-  const checked = checkConnectOptions(options);
+export async function connect(input: string | ConnectOptions = {}): Promise<Connection> {
+  const { options, checked } = checkConnectForms(input);
   const transport = await untilReachable(checked.waitForServerMs, () =>
     checked.nodes ? openCluster(checked, options) : openNode(checked, options),
   );

@@ -23,13 +23,13 @@ import {
 import { RawSession, RespError, RespProtocolError, type RespReply } from "../resp.js";
 import { isTransientReply } from "../engine/fence.js";
 
-export interface SocketTarget {
+interface SocketTarget {
   host: string;
   port: number;
   tls?: tls.ConnectionOptions | boolean | undefined;
 }
 
-export interface BootOptions {
+interface BootOptions {
   username?: string | undefined;
   password?: string | undefined;
   db?: number | undefined;
@@ -39,7 +39,7 @@ export interface BootOptions {
 export type FenceRunner = (send: RawSession["send"]) => Promise<void>;
 
 /** What a connector tells its owner (a cluster counts fenced sockets per node and stops on a fatal refusal). */
-export interface ConnectorHooks {
+interface ConnectorHooks {
   /** A socket passed the fence and is handed to the client. */
   fenced?(): void;
   /** A refusal no reconnect can fix stopped this connector. */

@@ -1,5 +1,5 @@
 /**
- * Brands a module node: `EMQ.INSTALL 1 {emq}:version` on a one-off socket (the connection's
+ * Brands a module node: `EMQ.INSTALL 1 <version>` (the brand key) on a one-off socket (the connection's
  * boot commands — TLS, AUTH, SELECT — and its timeout, but no fence, since the install is what
  * sets the brand). On a cluster (`nodes`) it goes to the first seed and follows `MOVED` to the
  * node that owns the record's slot (the module declares the key, so the server redirects it).
@@ -10,13 +10,15 @@ import { ServerError, VersionFenceError } from "../errors.js";
 import { VERSION_KEY } from "../keyspace.js";
 import { WIRE6_BRAND } from "../engine/fence.js";
 import { FencingConnector } from "./fencing-connector.js";
+import { resolveConnectForms } from "./forms.js";
 import { type ConnectOptions, checkConnectOptions, dialOf } from "./options.js";
 import { RespError } from "../resp.js";
 
 const MAX_REDIRECTS = 16;
 
-export async function installModuleBrand(options: ConnectOptions = {}): Promise<0 | 1> {
-  const { host, port, nodes, timeoutMs } = checkConnectOptions({ ...options, wire: 6 });
+export async function installModuleBrand(input: string | ConnectOptions = {}): Promise<0 | 1> {
+  const options: ConnectOptions = { ...resolveConnectForms(input), wire: 6 };
+  const { host, port, nodes, timeoutMs } = checkConnectOptions(options);
   const noFence = async () => {};
   let target = nodes?.[0] ?? { host, port };
   for (let redirects = 0; ; redirects++) {

@@ -12,7 +12,7 @@ import { type CheckedOptions, type ConnectOptions, unreachable, withTimeout } fr
 import { openAbortable, ShardSubscriber } from "./shard-subscriber.js";
 import type { ShardHandlers, Subscription, Transport } from "./transport.js";
 
-export class NodeTransport implements Transport {
+class NodeTransport implements Transport {
   constructor(
     readonly client: Redis,
     private readonly connector: FencingConnector,
@@ -101,10 +101,11 @@ export class NodeTransport implements Transport {
     return new ShardSubscriber({
       channel,
       locate: () => target,
-      open: (at, signal) => {
+      name: name ?? o.name,
+      open: (at, signal, current) => {
         const connector = new FencingConnector(
           { ...at, tls: o.tls },
-          { username: o.username, password: o.password, db: o.db, name: name ?? o.name },
+          { username: o.username, password: o.password, db: o.db, name: current },
           engine.fence,
           timeoutMs,
         );

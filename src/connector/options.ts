@@ -24,16 +24,59 @@ export interface ClusterNode {
   port: number;
 }
 
+/** ioredis' connection options, as BullMQ's `connection` takes them (the ones EchoMQ honours). */
+export interface ConnectionObject {
+  host?: string;
+  port?: number;
+  username?: string;
+  password?: string;
+  db?: number;
+  tls?: tls.ConnectionOptions | boolean;
+  /** `CLIENT SETNAME` (EchoMQ's `name`). */
+  connectionName?: string;
+  /** ms (EchoMQ's `connectTimeoutMs`). */
+  connectTimeout?: number;
+}
+
+/**
+ * An ioredis / iovalkey client, as far as EchoMQ reads it: a `Redis` (its `options`) or a
+ * `Cluster` (`isCluster`, its startup nodes and `options.redisOptions`). Its sockets are never
+ * used (src/connector/forms.ts).
+ */
+export interface ClientLike {
+  options: object;
+  status: string;
+  isCluster?: boolean;
+}
+
+/** Where a connection goes, as BullMQ's `connection` takes it. */
+export type ConnectionForm = string | ConnectionObject | ClientLike;
+
 export interface ConnectOptions {
+  /**
+   * `redis://[user:pass@]host:port[/db]` (or `rediss://`, `valkey://`, `valkeys://`: TLS on),
+   * instead of `host`/`port`/`username`/`password`/`db`/`tls`. `connect(url)` is the same.
+   */
+  url?: string;
+  /**
+   * Where to connect as BullMQ takes it, instead of `host`/`port`/`nodes`/credentials: a URL,
+   * ioredis' option names (`{ host, port, username, password, db, tls, connectionName,
+   * connectTimeout }`), or an existing ioredis / iovalkey client (`Redis` or `Cluster`) whose
+   * options are carried over — its sockets are never used: EchoMQ's own are fenced. A client
+   * whose options cannot be carried over (a Unix socket, Sentinel, a key prefix, a connector of
+   * its own) is refused, saying what to pass.
+   */
+  connection?: ConnectionForm;
   host?: string;
   port?: number;
   /**
    * A Valkey Cluster: the nodes to start from (one reachable node is enough; the client reads the
    * rest from `CLUSTER SLOTS`). Instead of `host`/`port`. Every node socket is fenced by its role
-   * (docs/cluster.md), the cluster's intent record `{emq}:version` is checked once, and every
-   * command goes to the primary that owns its slot.
+   * (docs/cluster.md), the cluster's intent record (the brand key) is checked once, and every
+   * command goes to the primary that owns its slot. A node may be given as `"host:port"` or a
+   * URL (its credentials then stand for every node: give them alike, or once beside `nodes`).
    */
-  nodes?: readonly ClusterNode[];
+  nodes?: readonly (ClusterNode | string)[];
   /**
    * On a cluster: the address to dial for a node address the cluster announces (`"host:port"`),
    * when the two differ (NAT, containers, a proxy). Nodes not listed are dialled as announced.
@@ -106,13 +149,7 @@ export function optionsFromUrl(url: string): ConnectOptions {
 /** The longest timer Node.js runs (ms); a longer one fires at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export function integerOption(
-  name: string,
-  value: unknown,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
+function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
   const v = value ?? fallback;
   if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) {
     throw new InvalidArgumentError(name, `must be an integer from ${min} to ${max}, got ${String(value)}`);
@@ -123,6 +160,8 @@ export function integerOption(
 const CONNECT_OPTIONS: OptionTable = {
   of: "connect",
   keys: {
+    url: "string",
+    connection: ["string", "object"],
     host: "string",
     port: "number",
     nodes: "array",
@@ -144,7 +183,6 @@ const CONNECT_OPTIONS: OptionTable = {
     connectTimeout: "connectTimeoutMs",
     connectionName: "name",
     enableAutoPipelining: "autoPipelining",
-    url: "use connect(optionsFromUrl(url))",
     keyPrefix: FIXED_KEYSPACE,
   },
 };
@@ -208,7 +246,7 @@ function checkNodes(options: ConnectOptions): ClusterNode[] | null {
   return options.nodes.map((node, i) => checkNode(`nodes[${i}]`, node));
 }
 
-export function describeCause(err: unknown): string {
+function describeCause(err: unknown): string {
   return err instanceof Error ? err.message || err.name : String(err);
 }
 

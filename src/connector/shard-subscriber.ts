@@ -9,7 +9,7 @@
  */
 import type * as net from "node:net";
 import { AuthError, ConnectionError, EchoMQError, ServerError, VersionFenceError } from "../errors.js";
-import type { RawSession, Reply } from "../resp.js";
+import { encodeCommand, type RawSession, type Reply } from "../resp.js";
 import type { ShardHandlers, Subscription } from "./transport.js";
 
 /**
@@ -20,29 +20,33 @@ import type { ShardHandlers, Subscription } from "./transport.js";
  */
 export const SHARD_CHANNELS: boolean = true;
 const SUBSCRIBE = SHARD_CHANNELS ? "SSUBSCRIBE" : "SUBSCRIBE";
+const UNSUBSCRIBE = SHARD_CHANNELS ? "SUNSUBSCRIBE" : "UNSUBSCRIBE";
+const SUBSCRIBED = SHARD_CHANNELS ? "ssubscribe" : "subscribe";
 const MESSAGE = SHARD_CHANNELS ? "smessage" : "message";
 /** A subscription the server ended itself (on a shard channel: its slot left the node). */
 const ENDED = SHARD_CHANNELS ? "sunsubscribe" : "unsubscribe";
 
-export interface ShardTarget {
+interface ShardTarget {
   host: string;
   port: number;
 }
 
-export interface ShardSocket {
+interface ShardSocket {
   session: RawSession;
   socket: net.Socket;
 }
 
-export interface ShardSubscriberSetup {
+interface ShardSubscriberSetup {
   channel: string;
   /** The node that owns the channel's slot, as far as the caller knows (a `MOVED` is followed). */
   locate(): ShardTarget;
+  /** The sockets' client name (`CLIENT SETNAME` at boot), until `rename` gives another. */
+  name: string | undefined;
   /**
-   * Dials, boots and fences a socket to `target` (typed refusals; transient errors as they are).
-   * `signal` aborts when the subscriber closes: a socket still booting is destroyed.
+   * Dials, boots and fences a socket to `target` (typed refusals; transient errors as they are),
+   * named `name`. `signal` aborts when the subscriber closes: a socket still booting is destroyed.
    */
-  open(target: ShardTarget, signal: AbortSignal): Promise<ShardSocket>;
+  open(target: ShardTarget, signal: AbortSignal, name: string | undefined): Promise<ShardSocket>;
   /** The address to dial for a node address a `MOVED` names (`host:port`). */
   dialOf(announced: string): ShardTarget;
   /** The slot map may have changed: read it again (nothing to do on one node). */
@@ -79,8 +83,33 @@ export class ShardSubscriber implements Subscription {
   private closed = false;
   private retry: NodeJS.Timeout | undefined;
   private readonly closing = new AbortController();
+  private name: string | undefined;
+  /** Renames in flight on the current socket: each ends its subscription once and opens it again. */
+  private renaming = 0;
 
-  constructor(private readonly setup: ShardSubscriberSetup) {}
+  constructor(private readonly setup: ShardSubscriberSetup) {
+    this.name = setup.name;
+  }
+
+  rename(name: string): void {
+    if (name === this.name) return;
+    this.name = name;
+    const conn = this.current;
+    if (!conn) return; // the next socket boots with it
+    this.renaming += 1;
+    const { channel } = this.setup;
+    conn.session.write(
+      Buffer.concat([
+        encodeCommand([UNSUBSCRIBE, channel]),
+        encodeCommand(["CLIENT", "SETNAME", name]),
+        encodeCommand([SUBSCRIBE, channel]),
+      ]),
+    );
+  }
+
+  ping(): void {
+    this.current?.session.write(encodeCommand(["PING"]));
+  }
 
   /**
    * The first subscription. Rejects when it fails (the caller decides whether to try again): a
@@ -113,7 +142,7 @@ export class ShardSubscriber implements Subscription {
   private async subscribe(): Promise<void> {
     let target = this.setup.locate();
     for (let redirects = 0; ; redirects++) {
-      const conn = await this.setup.open(target, this.closing.signal);
+      const conn = await this.setup.open(target, this.closing.signal, this.name);
       if (this.closed) {
         conn.socket.destroy();
         return;
@@ -152,13 +181,24 @@ export class ShardSubscriber implements Subscription {
     }
   }
 
+  /**
+   * Takes the socket's pushes. A rename's own end of the subscription is expected (and its
+   * `SSUBSCRIBE` closes the rename); any error reply — a refused name, a `MOVED` for the
+   * subscription asked again — drops the socket, and it subscribes again where the slot lives.
+   */
   private attach(conn: ShardSocket): void {
     this.current = conn;
+    this.renaming = 0;
     conn.session.onPush = (reply) => {
+      if (reply.t === "error") {
+        conn.socket.destroy();
+        return;
+      }
       if (reply.t !== "array") return;
       const kind = bulkText(reply.v[0]);
       if (kind === MESSAGE) this.setup.handlers.onMessage(bulkText(reply.v[2]) ?? "");
-      else if (kind === ENDED) conn.socket.destroy(); // the slot moved away: subscribe where it is now
+      else if (kind === SUBSCRIBED && this.renaming > 0) this.renaming -= 1;
+      else if (kind === ENDED && this.renaming === 0) conn.socket.destroy(); // the slot moved away: subscribe where it is now
     };
     conn.socket.once("close", () => this.lost(conn));
   }

@@ -22,6 +22,15 @@ export interface ShardHandlers {
 
 /** A running shard subscription. */
 export interface Subscription {
+  /**
+   * Gives the socket a new client name (`CLIENT SETNAME`), kept for every later socket. The
+   * socket stays subscribed: `SUNSUBSCRIBE`, `CLIENT SETNAME`, `SSUBSCRIBE` leave in one write
+   * (a RESP2 subscriber may send nothing else) and the server runs them in a row. While no socket
+   * is up, the next one takes the name.
+   */
+  rename(name: string): void;
+  /** A `PING` on the socket, so `CLIENT LIST` shows it active (its `idle` back to 0). */
+  ping(): void;
   /** Ends it: the socket closes and nothing reconnects. */
   close(): Promise<void>;
 }

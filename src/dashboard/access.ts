@@ -8,7 +8,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 
 /** The cookie that carries the token for the page's own requests. */
-export const TOKEN_COOKIE = "echomq_token";
+const TOKEN_COOKIE = "echomq_token";
 
 /** The token a request carries (header, query, then cookie), or undefined. */
 export function tokenOf(req: IncomingMessage, url: URL): string | undefined {

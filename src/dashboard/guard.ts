@@ -82,7 +82,7 @@ export function guardHeaders(res: ServerResponse): void {
 }
 
 /** Throws `InvalidArgumentError` naming the first key of `options` not in `known`. */
-export function assertKnownOptions(options: object, known: readonly string[], what: string): void {
+function assertKnownOptions(options: object, known: readonly string[], what: string): void {
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) {
       throw new InvalidArgumentError(key, `not an option of ${what} (its options: ${known.join(", ")})`);
@@ -100,12 +100,7 @@ export function isLoopback(host: string): boolean {
  * Refuses to listen beyond loopback without a token, unless `insecureNoToken`. `what` names the
  * listener in the message.
  */
-export function checkBind(
-  host: string,
-  token: string | undefined,
-  insecureNoToken: boolean,
-  what: string,
-): void {
+function checkBind(host: string, token: string | undefined, insecureNoToken: boolean, what: string): void {
   if (isLoopback(host) || token !== undefined || insecureNoToken) return;
   throw new InvalidArgumentError(
     "host",
@@ -115,7 +110,7 @@ export function checkBind(
 }
 
 /** The names the listener is reached under (checked, lowercased, IPv6 without brackets). */
-export function checkAllowedHosts(raw: unknown): string[] {
+function checkAllowedHosts(raw: unknown): string[] {
   if (raw === undefined) return [];
   if (!Array.isArray(raw)) {
     throw new InvalidArgumentError("allowedHosts", "must be an array of host names or addresses");

@@ -4,7 +4,9 @@
  * (the sparklines). Throughput comes from the queue's event bus (`emq:{q}:events`): the entries
  * after the last one counted, read with `XRANGE … COUNT`, bounded per sample; a queue whose bus
  * is off shows no throughput (`null`), never a guess. The queues are found with `listQueues`
- * (a bounded `SCAN`) every `discoverMs`, or fixed by the caller.
+ * (a bounded `SCAN`) every `discoverMs`, or fixed by the caller. Beyond `sampleAll` queues only
+ * those a page shows (`watch`) are sampled each time; the others' counts are read at each
+ * discovery. A sample sends every read in one tick (one pipelined round per shard).
  */
 import { EventEmitter } from "node:events";
 import type { Connection } from "../connector/connection.js";
@@ -13,8 +15,10 @@ import { text } from "../jobs/common.js";
 import { HeadReadiness } from "../observe/ready.js";
 import { listQueues, type QueueListing } from "../operate/discover.js";
 import { type JobCounts, Queue } from "../queue.js";
+import { readCounts } from "./counts.js";
+import { type Bucket, type MinuteFigures, QueueSeries } from "./series.js";
 
-export interface QueueSample {
+interface QueueSample {
   name: string;
   /** The physical queues (the queue itself, or its lanes). */
   physical: string[];
@@ -23,10 +27,22 @@ export interface QueueSample {
   completedPerSec: (number | null)[];
   /** Failed attempts per second, the same way. */
   failedPerSec: (number | null)[];
+  /**
+   * The last minute: completions and failed attempts counted, and the seconds they span (their
+   * average rate is the page's "completed/s (last minute)"); `null`: no bus.
+   */
+  minute: MinuteFigures | null;
   /** Completed and failed entries counted on the bus since the sampler's first sample. */
   counted: { completed: number; failed: number };
   /** How long the next job to run has been ready, ms (0 when none is pending; src/observe/ready.ts). */
   oldestPendingMs: number;
+  /**
+   * False for a queue not on any page's screen among many (`sampleAll`): its counts are those
+   * read at the last discovery (`countedAt`), its throughput not followed.
+   */
+  sampled: boolean;
+  /** When its counts were read (ms). */
+  countedAt: number;
 }
 
 export interface Snapshot {
@@ -36,13 +52,23 @@ export interface Snapshot {
   complete: boolean;
 }
 
-export interface SamplerOptions {
+interface SamplerOptions {
   sampleMs: number;
   discoverMs: number;
   keep: number;
   /** Fixed queue names; undefined: discover them. */
   queues?: readonly string[];
+  /**
+   * Every queue is sampled each time while there are at most this many; beyond, only the
+   * queues a page has on screen (`watch`), and the others' counts at each discovery. Default 100.
+   */
+  sampleAll?: number;
 }
+
+/** How long a page's `watch` holds, ms: it repeats it while it shows the queues. */
+const WATCH_MS = 30_000;
+/** Queues one `watch` call names at most. */
+export const MAX_WATCH = 200;
 
 /** Entries counted per physical queue per sample, at most. */
 const MAX_ENTRIES = 10_000;
@@ -52,10 +78,13 @@ interface Track {
   counted: { completed: number; failed: number };
   completed: (number | null)[];
   failed: (number | null)[];
+  series: QueueSeries;
+  /** When this queue was last sampled (ms; 0: never). */
+  at: number;
 }
 
 /** Counts the kinds of an `XRANGE` reply's entries; returns the last id read. */
-export function tally(entries: readonly [Buffer | string, readonly (Buffer | string)[]][]): {
+function tally(entries: readonly [Buffer | string, readonly (Buffer | string)[]][]): {
   completed: number;
   failed: number;
   lastId: string | null;
@@ -76,7 +105,7 @@ export function tally(entries: readonly [Buffer | string, readonly (Buffer | str
 }
 
 /** Appends `value` keeping at most `keep` values. */
-export function pushBounded<T>(list: T[], value: T, keep: number): void {
+function pushBounded<T>(list: T[], value: T, keep: number): void {
   list.push(value);
   if (list.length > keep) list.splice(0, list.length - keep);
 }
@@ -86,8 +115,9 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
   private listing: QueueListing[] = [];
   private complete = true;
   private discoveredAt = 0;
-  private lastAt = 0;
   private readonly tracks = new Map<string, Track>();
+  private readonly watched = new Map<string, number>();
+  private readonly lastCounts = new Map<string, { counts: JobCounts; at: number }>();
   private readonly readiness = new HeadReadiness();
   private latest: Snapshot | undefined;
   private running: Promise<void> | undefined;
@@ -127,6 +157,17 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
     return this.latest!;
   }
 
+  /** The hour kept of queue `name` (one-minute buckets, oldest first); null for a queue not sampled. */
+  hour(name: string): Bucket[] | null {
+    return this.tracks.get(name)?.series.hour() ?? null;
+  }
+
+  /** A page shows these queues: sample them each time for the next `WATCH_MS`. */
+  watch(names: readonly string[]): void {
+    const until = Date.now() + WATCH_MS;
+    for (const name of names.slice(0, MAX_WATCH)) this.watched.set(name, until);
+  }
+
   /** Forgets the discovery, so the next sample lists the queues again (after an operator action). */
   rediscover(): void {
     this.discoveredAt = 0;
@@ -149,27 +190,73 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
           physical: await new Queue(name, this.conn).lanesInUse(),
         })),
       );
-    } else if (now - this.discoveredAt >= this.opts.discoverMs) {
+    }
+    let discovered = this.opts.queues !== undefined;
+    if (!this.opts.queues && now - this.discoveredAt >= this.opts.discoverMs) {
       const found = await listQueues(this.conn);
       this.listing = found.queues;
       this.complete = found.complete;
       this.discoveredAt = now;
+      discovered = true;
     }
-    const elapsed = this.lastAt === 0 ? 0 : (now - this.lastAt) / 1000;
-    this.lastAt = now;
-    const queues = await Promise.all(this.listing.map((q) => this.sampleQueue(q, elapsed)));
+    for (const [name, until] of this.watched) if (until <= now) this.watched.delete(name);
+    const all = this.listing.length <= (this.opts.sampleAll ?? 100);
+    const full = (q: QueueListing) => all || this.watched.has(q.name);
+    // One tick: every read of this sample leaves together (one pipelined round per shard).
+    const [sampled] = await Promise.all([
+      Promise.all(this.listing.filter(full).map((q) => this.sampleQueue(q, now))),
+      Promise.all(
+        this.listing
+          .filter((q) => discovered && !full(q))
+          .map(async (q) =>
+            this.lastCounts.set(q.name, { counts: await readCounts(this.conn, q.physical), at: now }),
+          ),
+      ),
+    ]);
+    const byName = new Map(sampled.map((q) => [q.name, q]));
+    const queues = this.listing.map((q) => byName.get(q.name) ?? this.unsampled(q));
     const live = new Set(this.listing.flatMap((q) => [q.name, ...q.physical.map((p) => `bus:${p}`)]));
     for (const name of this.tracks.keys()) if (!live.has(name)) this.tracks.delete(name);
+    for (const name of this.lastCounts.keys()) if (!live.has(name)) this.lastCounts.delete(name);
     this.readiness.keep(new Set(this.listing.flatMap((q) => q.physical)));
     this.latest = { at: now, queues, complete: this.complete };
     this.emit("snapshot", this.latest);
   }
 
-  private async sampleQueue(q: QueueListing, elapsed: number): Promise<QueueSample> {
-    const counts = (await new Queue(q.name, this.conn).counts()) as JobCounts;
+  /** A queue off screen: the counts of the last discovery, nothing followed. */
+  private unsampled(q: QueueListing): QueueSample {
+    const last = this.lastCounts.get(q.name);
+    return {
+      name: q.name,
+      physical: q.physical,
+      counts: last?.counts ?? {
+        pending: 0,
+        scheduled: 0,
+        active: 0,
+        completed: 0,
+        dead: 0,
+        waiting: 0,
+        paused: false,
+      },
+      completedPerSec: [],
+      failedPerSec: [],
+      minute: null,
+      counted: { ...(this.tracks.get(q.name)?.counted ?? { completed: 0, failed: 0 }) },
+      oldestPendingMs: 0,
+      sampled: false,
+      countedAt: last?.at ?? 0,
+    };
+  }
+
+  private async sampleQueue(q: QueueListing, now: number): Promise<QueueSample> {
+    const track = this.trackOf(q.name);
+    // Since this queue's own last sample (it may have been off screen meanwhile).
+    const elapsed = track.at === 0 ? 0 : (now - track.at) / 1000;
+    track.at = now;
+    const counts = await readCounts(this.conn, q.physical);
+    this.lastCounts.set(q.name, { counts, at: now });
     const rates = await Promise.all(q.physical.map((p) => this.rate(p, elapsed)));
     const ages = await Promise.all(q.physical.map((p) => this.oldestPending(p)));
-    const track = this.trackOf(q.name);
     const known = rates.filter((r) => r !== null);
     const sum = (pick: (r: { completed: number; failed: number }) => number) =>
       elapsed === 0 || known.length === 0 ? null : known.reduce((s, r) => s + pick(r), 0) / elapsed;
@@ -177,6 +264,16 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
       track.counted.completed += r.completed;
       track.counted.failed += r.failed;
     }
+    const latencyMs = Math.max(0, ...ages);
+    const total = (pick: (r: { completed: number; failed: number }) => number) =>
+      known.length === 0 ? null : known.reduce((s, r) => s + pick(r), 0);
+    track.series.add({
+      at: now,
+      seconds: elapsed,
+      completed: total((r) => r.completed),
+      failed: total((r) => r.failed),
+      latencyMs,
+    });
     pushBounded(
       track.completed,
       sum((r) => r.completed),
@@ -202,15 +299,25 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
       },
       completedPerSec: [...track.completed],
       failedPerSec: [...track.failed],
+      minute: track.series.minute(),
       counted: { ...track.counted },
-      oldestPendingMs: Math.max(0, ...ages),
+      oldestPendingMs: latencyMs,
+      sampled: true,
+      countedAt: now,
     };
   }
 
   private trackOf(name: string): Track {
     let track = this.tracks.get(name);
     if (!track) {
-      track = { lastId: null, counted: { completed: 0, failed: 0 }, completed: [], failed: [] };
+      track = {
+        lastId: null,
+        counted: { completed: 0, failed: 0 },
+        completed: [],
+        failed: [],
+        series: new QueueSeries(),
+        at: 0,
+      };
       this.tracks.set(name, track);
     }
     return track;

@@ -38,9 +38,15 @@ export interface Dashboard {
 
 const ASSETS: Record<string, { file: string; type: string }> = {
   "/": { file: "index.html", type: "text/html; charset=utf-8" },
-  "/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
   "/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
 };
+/** The page's scripts: `public/<name>.js`, a name of lowercase letters and dashes only. */
+const SCRIPT = /^\/([a-z-]+)\.js$/;
+
+function assetOf(path: string): { file: string; type: string } | undefined {
+  const script = SCRIPT.exec(path)?.[1];
+  return script ? { file: `${script}.js`, type: "text/javascript; charset=utf-8" } : ASSETS[path];
+}
 
 const KNOWN = [...LISTEN_OPTIONS, "readOnly", "queues", "sampleMs"];
 
@@ -90,9 +96,11 @@ export async function startDashboard(conn: Connection, options: DashboardOptions
         throw new HttpError(401, "a token is required: open the page with ?token=<token>");
       }
       if (await route(ctx, req, res, url)) return;
-      const asset = req.method === "GET" ? ASSETS[url.pathname] : undefined;
+      const asset = req.method === "GET" ? assetOf(url.pathname) : undefined;
       if (!asset) throw new HttpError(404, `no such path: ${url.pathname}`);
-      const body = await readFile(new URL(asset.file, assets));
+      const body = await readFile(new URL(asset.file, assets)).catch(() => {
+        throw new HttpError(404, `no such path: ${url.pathname}`);
+      });
       const headers: Record<string, string> = { "content-type": asset.type, "cache-control": "no-store" };
       if (opts.token !== undefined && url.pathname === "/") headers["set-cookie"] = tokenCookie(opts.token);
       res.writeHead(200, headers);

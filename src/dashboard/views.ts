@@ -5,13 +5,13 @@
  */
 import { idTime } from "../branded-id.js";
 import type { Connection } from "../connector/connection.js";
-import { parseEntry } from "../events/entry.js";
+import { parseEntries } from "../events/entry.js";
 import { text } from "../jobs/common.js";
 import { queueKey } from "../keyspace.js";
 import type { JobInfo } from "../queue.js";
 
 /** Bus entries read for one job's timeline, at most. */
-export const TIMELINE_SCAN = 5_000;
+const TIMELINE_SCAN = 5_000;
 
 export interface Bytes {
   text?: string;
@@ -40,6 +40,8 @@ export function jobView(job: JobInfo): Record<string, unknown> {
     id: job.id,
     lane: job.lane,
     state: job.state,
+    name: job.name,
+    backoff: job.backoff,
     attempts: job.attempts,
     maxAttempts: job.maxAttempts,
     priority: job.priority,
@@ -52,7 +54,7 @@ export function jobView(job: JobInfo): Record<string, unknown> {
   };
 }
 
-/** The bus entries naming job `id` in physical queue `lane`, oldest first. */
+/** The bus events naming job `id` in physical queue `lane` (its `active` in a `completed` entry's `next` too), oldest first. */
 export async function timeline(conn: Connection, lane: string, id: string): Promise<TimelineEntry[]> {
   const key = queueKey(lane, "events");
   const raw = (await conn.send("XRANGE", [key, String(idTime(id)), "+", "COUNT", TIMELINE_SCAN], key)) as [
@@ -62,16 +64,18 @@ export async function timeline(conn: Connection, lane: string, id: string): Prom
   const out: TimelineEntry[] = [];
   for (const [rawId, fields] of raw) {
     const eventId = text(rawId);
-    const event = parseEntry(
+    const events = parseEntries(
       eventId,
       fields.map((f) => (Buffer.isBuffer(f) ? f : Buffer.from(f, "latin1"))),
     );
-    if (event?.jobId !== id) continue;
-    const entry: TimelineEntry = { at: Number(eventId.split("-")[0]), kind: event.kind };
-    if (event.attempt !== undefined) entry.attempt = event.attempt;
-    if (event.reason !== undefined) entry.reason = event.reason;
-    if (event.delay !== undefined) entry.delay = event.delay;
-    out.push(entry);
+    for (const event of events) {
+      if (event.jobId !== id) continue;
+      const entry: TimelineEntry = { at: Number(eventId.split("-")[0]), kind: event.kind };
+      if (event.attempt !== undefined) entry.attempt = event.attempt;
+      if (event.reason !== undefined) entry.reason = event.reason;
+      if (event.delay !== undefined) entry.delay = event.delay;
+      out.push(entry);
+    }
   }
   return out;
 }

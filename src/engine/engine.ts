@@ -82,7 +82,7 @@ export interface EngineKind {
    */
   nodeFence(send: Send): Promise<void>;
   /**
-   * On a cluster, the cluster half: the intent record `{emq}:version`, read (and on wire 4
+   * On a cluster, the cluster half: the intent record (the brand key), read (and on wire 4
    * claimed) once through the cluster client, so on whichever node owns its slot.
    */
   intent(send: Send): Promise<void>;

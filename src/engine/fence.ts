@@ -7,6 +7,9 @@ import { VersionFenceError } from "../errors.js";
 import { VERSION_KEY } from "../keyspace.js";
 import { PROTOCOL } from "../verbs/data.js";
 import { RespError, type RespReply } from "../resp.js";
+import { parseModuleVersion, VERSION_LINE, VERSION_VERB } from "./version.js";
+
+export { type ModuleVersion, parseModuleVersion } from "./version.js";
 
 /** The brands, from the protocol data (`protocol/protocol.json` `brands`). */
 export const WIRE4_BRAND = PROTOCOL.brands.wire4;
@@ -16,7 +19,7 @@ export const MODULE_MAJOR = 0;
 export type Send = (args: readonly (string | number)[]) => Promise<RespReply>;
 
 /** A reply that is not what a fence can judge: transient, the connector retries the socket. */
-export class FenceTransientError extends Error {}
+class FenceTransientError extends Error {}
 
 /** Server states that pass with time; any other refusal while fencing is final. */
 const TRANSIENT = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY)\b/;
@@ -58,34 +61,6 @@ export async function fenceWire4(send: Send): Promise<void> {
   if (got !== WIRE4_BRAND) throw new VersionFenceError(WIRE4_BRAND, got);
 }
 
-export interface ModuleVersion {
-  /** The brand the module speaks (the reply's `wire` field). */
-  brand: string;
-  module: string;
-  verbs: string[];
-  /** The verbs beside the job core (`BCLAIM`); none from a module before 0.4.0. */
-  extensions: string[];
-  /** What the module does beyond its verbs (`timers`: it promotes and reaps by itself); none before 0.4.0. */
-  features: string[];
-}
-
-export function parseModuleVersion(reply: RespReply): ModuleVersion | null {
-  if (!Array.isArray(reply)) return null;
-  const fields = new Map<string, RespReply>();
-  for (let i = 0; i + 1 < reply.length; i += 2) fields.set(String(reply[i]), reply[i + 1]!);
-  const verbs = fields.get("verbs");
-  if (!Array.isArray(verbs)) return null;
-  const extensions = fields.get("extensions");
-  const features = fields.get("features");
-  return {
-    brand: String(fields.get("wire")),
-    module: String(fields.get("module")),
-    verbs: verbs.map(String),
-    extensions: Array.isArray(extensions) ? extensions.map(String) : [],
-    features: Array.isArray(features) ? features.map(String) : [],
-  };
-}
-
 /**
  * Wire 6: writes nothing. The module must report the wire, module major 0 and every verb the
  * host's scripts declare; then the key must hold the module's brand.
@@ -97,12 +72,12 @@ export async function fenceWire6(send: Send, requiredVerbs: readonly string[]): 
 
 /** Wire 6, the node half: `EMQ.VERSION` reports wire `WIRE6_BRAND`, module major 0 and every required verb. */
 export async function moduleFence(send: Send, requiredVerbs: readonly string[]): Promise<void> {
-  const reply = await send(["EMQ.VERSION"]);
+  const reply = await send(VERSION_LINE);
   if (reply instanceof RespError) {
     if (/unknown command/i.test(reply.message)) {
       throw new VersionFenceError(WIRE6_BRAND, "no module", "EMQ.VERSION is not a command on this node");
     }
-    throw refusal(WIRE6_BRAND, "EMQ.VERSION", reply);
+    throw refusal(WIRE6_BRAND, VERSION_VERB, reply);
   }
   const version = parseModuleVersion(reply);
   if (!version) throw new VersionFenceError(WIRE6_BRAND, "unreadable EMQ.VERSION reply");
@@ -124,7 +99,7 @@ export async function moduleFence(send: Send, requiredVerbs: readonly string[]):
   }
 }
 
-/** Wire 6, the brand half: `{emq}:version` must read `WIRE6_BRAND` (written by `EMQ.INSTALL`). */
+/** Wire 6, the brand half: the brand key (`brands.key`) must read `WIRE6_BRAND` (written by `EMQ.INSTALL`). */
 export async function brandWire6(send: Send): Promise<void> {
   const got = brandOf(WIRE6_BRAND, await send(["GET", VERSION_KEY]));
   if (got === "absent") throw new VersionFenceError(WIRE6_BRAND, got, UNBRANDED);
@@ -141,7 +116,7 @@ const UNBRANDED =
  * only a command that exists gets) means it does.
  */
 export async function noModuleFence(send: Send): Promise<void> {
-  const reply = await send(["EMQ.VERSION"]);
+  const reply = await send(VERSION_LINE);
   if (reply instanceof RespError) {
     if (/unknown command/i.test(reply.message)) return;
     if (isTransientReply(reply.message)) throw new FenceTransientError(`EMQ.VERSION: ${reply.message}`);

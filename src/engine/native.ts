@@ -5,8 +5,8 @@
  * ever reaches a module node. Sockets pass the wire-6 fence (the module must offer every
  * job-core verb).
  */
-import { brandWire6, fenceWire6, moduleFence, parseModuleVersion, type ModuleVersion } from "./fence.js";
-import type { RespReply } from "../resp.js";
+import { brandWire6, fenceWire6, moduleFence } from "./fence.js";
+import { type ModuleVersion, versionAt } from "./version.js";
 import { WireRefusalError } from "../errors.js";
 import type { Script } from "../scripts/index.js";
 import { JOB_CORE_VERBS } from "../scripts/index.js";
@@ -19,7 +19,7 @@ function verbLine(verb: string, keys: readonly string[], values: readonly Arg[])
 }
 
 /** The `EMQ.VERSION` feature token of the module's own timers. */
-export const SERVER_TIMERS = "timers";
+const SERVER_TIMERS = "timers";
 /** The verb token a module lists under `extensions` when it offers the blocking claim. */
 export const BLOCKING_CLAIM = "BCLAIM";
 
@@ -42,7 +42,7 @@ class NativeEngine implements Engine {
 
   /** `EMQ.VERSION` of the node that holds `routeKey` (null from a module before 0.4.0). */
   private async version(routeKey: string): Promise<ModuleVersion | null> {
-    return parseModuleVersion((await this.sender.send("EMQ.VERSION", [], routeKey)) as RespReply);
+    return versionAt((c, a, k) => this.sender.send(c, a, k), routeKey);
   }
 
   runs(_verb: string): boolean {

@@ -30,7 +30,7 @@ import {
 import { assertValidQueue, queueKey } from "../keyspace.js";
 import { FIXED_KEYSPACE, checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 import { isFatal, retryAfterError } from "../worker/faults.js";
-import { type BusEvent, type EventKind, isStreamId, parseEntry } from "./entry.js";
+import { type BusEvent, type EventKind, isStreamId, parseEntries } from "./entry.js";
 import {
   AT_START,
   advance,
@@ -249,10 +249,10 @@ export class QueueEvents extends EventEmitter<QueueEventsEvents> {
     this.position = position;
     if (gap) this.deliver("gap", gap);
     for (const [eventId, fields] of entries) {
-      const event = parseEntry(eventId, fields);
-      if (event === null) continue;
-      this.deliver(event.kind, event);
-      this.deliver("event", event);
+      for (const event of parseEntries(eventId, fields)) {
+        this.deliver(event.kind, event);
+        this.deliver("event", event);
+      }
     }
     return entries.length >= this.count;
   }

@@ -16,7 +16,7 @@
 import { newId } from "../branded-id.js";
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError, InvalidFlowError } from "../errors.js";
-import { ADD_OPTIONS, type AddOptions, add, checkAdd } from "../jobs/admission.js";
+import { ADD_OPTIONS, type AddOptions, add, checkAdd } from "../jobs/jobs.js";
 import { assertJobId, assertOptions, assertPayload, type Payload, typeOf } from "../jobs/common.js";
 import { addParent, type ChildFailurePolicy, type ParentRef, parentValues } from "../jobs/flows.js";
 import { assertValidQueue } from "../keyspace.js";
@@ -56,7 +56,7 @@ const NODE: OptionTable = {
   foreign: {
     queueName: "queue",
     data: "payload",
-    name: "EchoMQ jobs have no name: carry it in the payload",
+    name: "a job's name is an option: opts.name",
     prefix: FIXED_KEYSPACE,
   },
 };

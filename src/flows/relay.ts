@@ -16,7 +16,7 @@ import type { Connection } from "../connector/connection.js";
 import { InvalidOutboxEntryError } from "../errors.js";
 import { ack, outbox, parseEntry, settle } from "../jobs/flows.js";
 
-export interface RelayOptions {
+interface RelayOptions {
   /** Entries per round. Default 100. */
   batch: number;
   /** A round at least this often (ms). Default 30000. */
@@ -27,7 +27,7 @@ export interface RelayOptions {
 
 export const DEFAULT_RELAY: RelayOptions = { batch: 100, everyMs: 30_000, pokeMs: 20 };
 
-export interface RelayEvents {
+interface RelayEvents {
   /** A round relayed `n` entries. */
   relayed?(n: number): void;
   error(err: unknown): void;

@@ -1,16 +1,17 @@
 /**
  * The options of `add` beyond priority, delay and attempts: the job's group, its handler time
- * limit, its flow parent and the caller's idempotency key. Pure checks (typed errors naming the
- * option, nothing sent) and their encoding as `ADD`'s `<group> <key> <key_ttl> <timeout>
- * <parent>` values.
+ * limit, its flow parent, the caller's idempotency key, its name and its own backoff. Pure checks
+ * (typed errors naming the option, nothing sent) and their encoding as `ADD`'s `<group> <key>
+ * <key_ttl> <timeout> <parent> <name> <backoff>` values.
  */
 import { InvalidArgumentError } from "../errors.js";
 import { queueNameProblem } from "../keyspace.js";
 import type { KeyType } from "../option-keys.js";
 import { assertInteger, assertJobId, assertOptions, MAX_INTEGER, maxBytes, typeOf } from "./common.js";
+import { checkJobBackoff, type JobBackoff } from "./job-backoff.js";
 
 /** The longest group or idempotency key, in UTF-8 bytes (the `label` grammar's `max_bytes`). */
-export const MAX_LABEL_BYTES: number = maxBytes("label");
+const MAX_LABEL_BYTES: number = maxBytes("label");
 /** How long an idempotency key is held when `keyTtlMs` is not given: one day. */
 export const DEFAULT_KEY_TTL_MS = 86_400_000;
 
@@ -40,15 +41,28 @@ export interface JobExtras {
   timeoutMs?: number;
   /** The flow parent this job is a child of (`FlowProducer` sets it). Default: none. */
   parent?: ParentRef;
+  /**
+   * The job's name (1–255 bytes of UTF-8 without a control character): kept on its row, shown
+   * by `getJob`, the CLI and the dashboard. What the job is, beside its data. Default: none.
+   */
+  name?: string;
+  /**
+   * The job's own retry backoff: ms (a fixed delay), or `{ type: "fixed", delayMs }` /
+   * `{ type: "exponential", delayMs, maxDelayMs?, jitter? }`. Kept on its row; the worker that
+   * fails an attempt uses it instead of its own `backoff`. Default: the worker's.
+   */
+  backoff?: JobBackoff;
 }
 
-/** The kinds of the extras' keys (`add`'s table, with its own keys, is in admission.ts). */
+/** The kinds of the extras' keys (`add`'s table, with its own keys, is in jobs.ts). */
 export const EXTRAS_KEYS = {
   group: "string",
   key: "string",
   keyTtlMs: "number",
   timeoutMs: "number",
   parent: "object",
+  name: "string",
+  backoff: ["number", "object", "function"],
 } as const satisfies Record<keyof JobExtras, KeyType>;
 
 /** BullMQ's job options an add does not take, and what to use instead. */
@@ -58,7 +72,6 @@ export const ADD_FOREIGN: Readonly<Record<string, string>> = {
   removeOnComplete:
     "finished jobs are kept per worker, not per job: the Worker's keepCompleted (0 deletes each at once), or queue.clean()",
   removeOnFail: "dead jobs are kept per worker, not per job: the Worker's keepDead, or queue.clean()",
-  backoff: "a job has no backoff of its own: set the Worker's backoff option",
   lifo: "EchoMQ has no LIFO order: priority orders pending jobs (lower runs first)",
   repeat: "repeating jobs are schedules: queue.schedule(name, { cron | everyMs, payload, opts })",
   deduplication: "use key (an idempotency key) and keyTtlMs",
@@ -71,10 +84,18 @@ export const ADD_FOREIGN: Readonly<Record<string, string>> = {
   removeDependencyOnFailure: 'set onChildFailure: "ignore" on the parent in a FlowProducer flow',
 };
 
-/** `ADD`'s five values for the extras; all empty/zero when none is set. */
-export type ExtraValues = [group: string, key: string, keyTtl: string, timeout: string, parent: string];
+/** `ADD`\'s seven values for the extras; all empty/zero when none is set. */
+type ExtraValues = [
+  group: string,
+  key: string,
+  keyTtl: string,
+  timeout: string,
+  parent: string,
+  name: string,
+  backoff: string,
+];
 
-export const NO_EXTRAS: ExtraValues = ["", "", "0", "0", ""];
+export const NO_EXTRAS: ExtraValues = ["", "", "0", "0", "", "", ""];
 
 /** Whether `value` is a group or idempotency key an add takes (`assertLabel` passes). */
 export function isLabel(value: string): boolean {
@@ -115,8 +136,8 @@ function checkParent(name: string, value: unknown): string {
 
 /** Checks the extras of one job (`where` prefixes option names); `null` when none is set. */
 export function checkExtras(o: Record<string, unknown>, where = ""): ExtraValues | null {
-  const { group, key, keyTtlMs, timeoutMs, parent } = o;
-  if ([group, key, keyTtlMs, timeoutMs, parent].every((v) => v === undefined)) return null;
+  const { group, key, keyTtlMs, timeoutMs, parent, name, backoff } = o;
+  if ([group, key, keyTtlMs, timeoutMs, parent, name, backoff].every((v) => v === undefined)) return null;
   if (keyTtlMs !== undefined && key === undefined) {
     throw new InvalidArgumentError(
       `${where}keyTtlMs`,
@@ -134,5 +155,7 @@ export function checkExtras(o: Record<string, unknown>, where = ""): ExtraValues
       ? "0"
       : String(assertInteger(`${where}timeoutMs`, timeoutMs, 1, MAX_INTEGER, " of milliseconds")),
     parent === undefined ? "" : checkParent(`${where}parent`, parent),
+    name === undefined ? "" : assertLabel(`${where}name`, name),
+    checkJobBackoff(`${where}backoff`, backoff),
   ];
 }

@@ -6,7 +6,7 @@
 import type { Arg, Connection } from "../connector/connection.js";
 import type { VerbCall } from "../engine/engine.js";
 import { assertValidBrandedId } from "../branded-id.js";
-import { queueKey } from "../keyspace.js";
+import { keyOf } from "../keyspace.js";
 import { PROTOCOL, type KeySlot } from "../verbs/data.js";
 import type { VerbName } from "../verbs/names.js";
 import { verbSpec } from "../verbs/index.js";
@@ -17,14 +17,13 @@ type Slotter = (queue: string, id: string | undefined, verb: string) => string;
 
 function slotter(slot: KeySlot): Slotter {
   if (slot === "version") return () => PROTOCOL.brands.key;
-  if (slot === "base") return (queue) => queueKey(queue, "");
   if (slot === "row") {
     return (queue, id, verb) => {
       if (id === undefined) throw new Error(`the keys of ${verb} hold the job row: give the job's id`);
-      return `${queueKey(queue, "job:")}${id}`;
+      return keyOf(queue, "row", id);
     };
   }
-  return (queue) => queueKey(queue, slot);
+  return (queue) => keyOf(queue, slot);
 }
 
 const BUILDERS = new Map<string, readonly Slotter[]>();

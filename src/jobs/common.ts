@@ -19,7 +19,7 @@ export const MAX_LEASE_MS = MAX_INTEGER;
 export const MAX_LIMIT = 10_000;
 
 /** The values the protocol bounds in size (docs/protocol.md, "Value grammars"). */
-export type SizeBound = "payload" | "result" | "progress" | "line" | "error";
+type SizeBound = "payload" | "result" | "progress" | "line" | "error" | "stack";
 
 /** The most bytes a value of a bounded text grammar may have, as the protocol data declares it. */
 export function maxBytes(grammar: SizeBound | "label" | "name" | "trace"): number {
@@ -29,7 +29,7 @@ export function maxBytes(grammar: SizeBound | "label" | "name" | "trace"): numbe
 }
 
 /** The size of a value as sent: UTF-8 bytes of a string, or the bytes given. */
-export function byteSize(value: Payload): number {
+function byteSize(value: Payload): number {
   return typeof value === "string" ? Buffer.byteLength(value, "utf8") : value.byteLength;
 }
 

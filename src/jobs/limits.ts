@@ -5,7 +5,7 @@
  */
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
-import { assertValidQueue, queueKey } from "../keyspace.js";
+import { assertValidQueue, keyOf, queueKey } from "../keyspace.js";
 import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 import { assertInteger, MAX_INTEGER, maxBytes, text } from "./common.js";
 import { call } from "./calls.js";
@@ -42,10 +42,10 @@ export interface LimitsInfo extends QueueLimits {
 }
 
 /** The longest group label (bytes): the `label` grammar's bound. */
-export const MAX_GROUP_BYTES: number = maxBytes("label");
+const MAX_GROUP_BYTES: number = maxBytes("label");
 
 /** A group label: 1–255 bytes, no control characters. */
-export function assertGroup(group: unknown, name = "group"): string {
+function assertGroup(group: unknown, name = "group"): string {
   if (typeof group !== "string" || group.length === 0) {
     throw new InvalidArgumentError(name, "must be a non-empty string");
   }
@@ -175,15 +175,14 @@ export interface GroupState {
  */
 export async function readGroups(conn: Connection, queue: string): Promise<Record<string, GroupState>> {
   assertValidQueue(queue);
-  const base = queueKey(queue, "");
   const [counts, parked] = (await Promise.all([
-    conn.send("HGETALL", [`${base}groups`]),
-    conn.send("ZRANGE", [`${base}parked`, 0, -1]),
+    conn.send("HGETALL", [keyOf(queue, "groups")]),
+    conn.send("ZRANGE", [keyOf(queue, "parked"), 0, -1]),
   ])) as [Record<string, Buffer> | null, Buffer[] | null];
   const out: Record<string, GroupState> = {};
   for (const [g, n] of Object.entries(counts ?? {})) out[g] = { active: Number(text(n)) || 0, parked: 0 };
   const names = (parked ?? []).map((g) => g.toString("utf8"));
-  const sizes = await Promise.all(names.map((g) => conn.send("ZCARD", [`${base}group:${g}`])));
+  const sizes = await Promise.all(names.map((g) => conn.send("ZCARD", [keyOf(queue, "group", g)])));
   names.forEach((g, i) => {
     out[g] ??= { active: 0, parked: 0 };
     out[g].parked = Number(sizes[i]);

@@ -1,13 +1,23 @@
 /**
- * Host steps of the operator verbs: `expedite` (a scheduled job runs now), `clean` (finished
- * jobs older than a grace period), `drain` (waiting jobs) and `obliterate` (the whole queue).
+ * Host steps of the operator verbs: `expedite` (a scheduled job runs now), `updateData` (one
+ * job's payload replaced), `clean` (finished jobs older than a grace period), `drain` (waiting
+ * jobs) and `obliterate` (the whole queue).
  * Each is one bounded call (`limit` ids at most); the `Queue` methods call again until done.
  */
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
-import { assertValidQueue } from "../keyspace.js";
+import { assertValidQueue, keyOf } from "../keyspace.js";
 import { assertLabel, isLabel } from "./add-options.js";
-import { assertInteger, assertJobId, key, MAX_INTEGER, MAX_LIMIT } from "./common.js";
+import {
+  assertInteger,
+  assertJobId,
+  assertPayload,
+  key,
+  MAX_INTEGER,
+  MAX_LIMIT,
+  type Payload,
+  toArg,
+} from "./common.js";
 import { call } from "./calls.js";
 
 /**
@@ -31,7 +41,7 @@ function literal(text: string): string {
  */
 export async function forgetAllKeys(conn: Connection, queue: string): Promise<number> {
   assertValidQueue(queue);
-  const prefix = `${key(queue, "")}key:`;
+  const prefix = keyOf(queue, "record");
   const pattern = `${literal(prefix)}*`;
   let cursor = "0";
   let released = 0;
@@ -60,6 +70,23 @@ export async function expedite(conn: Connection, queue: string, id: string): Pro
   assertValidQueue(queue);
   assertJobId(id);
   await call(conn, "EXPEDITE", queue, [id]);
+}
+
+/**
+ * Replaces job `id`'s payload (`UPDATE`), in any state — no lease token: any process may. The
+ * attempts that start from now on read it; a running handler keeps the payload it was given.
+ * No such job: `JobNotFoundError`.
+ */
+export async function updateData(
+  conn: Connection,
+  queue: string,
+  id: string,
+  payload: Payload,
+): Promise<void> {
+  assertValidQueue(queue);
+  assertJobId(id);
+  assertPayload(payload);
+  await call(conn, "UPDATE", queue, [id, toArg(payload)], id);
 }
 
 export function assertFinishedState(state: unknown): FinishedState {

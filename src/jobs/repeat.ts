@@ -1,10 +1,11 @@
 /**
  * Host steps of the schedule verbs: `SCHEDULE` (create or replace a schedule's record),
  * `UNSCHEDULE` (remove it), `FIRE` (the job of one instant, compare-and-set on the record's next
- * instant), and the reads of records the schedule loop and `Queue.schedules()` make.
+ * instant), `PAUSESCHEDULE` / `RESUMESCHEDULE` (hold it, re-arm it), and the reads of records the
+ * schedule loop and `Queue.schedules()` make.
  */
 import type { Connection } from "../connector/connection.js";
-import { assertValidQueue } from "../keyspace.js";
+import { assertValidQueue, keyOf } from "../keyspace.js";
 import { key, text, toArg } from "./common.js";
 import { call } from "./calls.js";
 import { type CheckedSchedule, specText } from "./schedule-record.js";
@@ -13,12 +14,12 @@ import { type CheckedSchedule, specText } from "./schedule-record.js";
 export type ScheduleOutcome = "created" | "replaced" | "unchanged";
 
 /** What `FIRE` did (docs/protocol.md, `FIRE`). */
-export type FireOutcome = "miss" | "added" | "added-ended" | "skipped" | "ended";
+type FireOutcome = "miss" | "added" | "added-ended" | "skipped" | "ended";
 const FIRE_OUTCOMES: readonly FireOutcome[] = ["miss", "added", "added-ended", "skipped", "ended"];
 
 /** A schedule's record: `emq:{q}:repeat:<name>`. */
-export function recordKey(queue: string, name: string): string {
-  return `${key(queue, "")}repeat:${name}`;
+function recordKey(queue: string, name: string): string {
+  return keyOf(queue, "repeat", name);
 }
 
 /** Creates or replaces the schedule `name` whose first instant is `next`. */
@@ -51,6 +52,30 @@ export async function unscheduleRecord(conn: Connection, queue: string, name: st
   return Number(await call(conn, "UNSCHEDULE", queue, [name])) === 1;
 }
 
+/** What `PAUSESCHEDULE` did. */
+type PauseOutcome = "missing" | "paused" | "already";
+/** What `RESUMESCHEDULE` did: `ended` when `next` was 0 or after the schedule's end. */
+type ResumeOutcome = "missing" | "resumed" | "not-paused" | "ended";
+
+/** `PAUSESCHEDULE`: holds the schedule `name`. */
+export async function pauseRecord(conn: Connection, queue: string, name: string): Promise<PauseOutcome> {
+  assertValidQueue(queue);
+  const reply = Number(await call(conn, "PAUSESCHEDULE", queue, [name]));
+  return (["missing", "paused", "already"] as const)[reply] ?? "missing";
+}
+
+/** `RESUMESCHEDULE`: re-arms the paused schedule `name` at `next` (0: it ends). */
+export async function resumeRecord(
+  conn: Connection,
+  queue: string,
+  name: string,
+  next: number,
+): Promise<ResumeOutcome> {
+  assertValidQueue(queue);
+  const reply = Number(await call(conn, "RESUMESCHEDULE", queue, [name, String(next)]));
+  return (["missing", "resumed", "not-paused", "ended"] as const)[reply] ?? "missing";
+}
+
 /** `FIRE`: the job `id` of `instant` when the record's next instant is `expected`; then `next`. */
 export async function fireInstant(
   conn: Connection,
@@ -64,7 +89,7 @@ export async function fireInstant(
 }
 
 /** A schedule's record as stored. */
-export interface ScheduleRecord {
+interface ScheduleRecord {
   spec: string;
   next: number;
   fired: number;
@@ -72,9 +97,15 @@ export interface ScheduleRecord {
   priority: number;
   maxAttempts: number;
   timeoutMs: number;
+  /** The instant of the last job it added (0: none yet). */
+  lastFired: number;
+  paused: boolean;
 }
 
-const FIELDS = ["spec", "next", "fired", "payload", "priority", "max_attempts", "timeout"] as const;
+const FIELDS = [
+  ...["spec", "next", "fired", "payload", "priority", "max_attempts", "timeout"],
+  ...["last_fired", "paused"],
+] as const;
 
 /** The record of `name`, or null when there is none. */
 export async function readRecord(
@@ -93,6 +124,8 @@ export async function readRecord(
     priority: num(got[4]),
     maxAttempts: num(got[5]),
     timeoutMs: num(got[6]),
+    lastFired: num(got[7]),
+    paused: got[8] !== null && got[8] !== undefined && text(got[8]) === "1",
   };
 }
 

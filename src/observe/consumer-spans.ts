@@ -38,7 +38,7 @@ export type Settled =
   | "unsettled";
 
 /** What a job claimed by this worker carries into its spans. */
-export interface ClaimedFor {
+interface ClaimedFor {
   id: string;
   payload: Buffer;
   attempts: number;
@@ -121,7 +121,7 @@ async function creation(
 }
 
 /** One claimed job's `process` span and, when it settles, its `settle` span. */
-export class JobSpans {
+class JobSpans {
   constructor(
     private readonly otel: Api,
     private readonly loaded: Loaded,

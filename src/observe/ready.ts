@@ -22,14 +22,14 @@ import { queueKey } from "../keyspace.js";
 /** Entries read per `XREVRANGE`. */
 const PAGE = 1000;
 /** Entries read per head at most (the bus's default length). */
-export const MAX_SCANNED = 10_000;
+const MAX_SCANNED = 10_000;
 /** How far before the head's creation the read reaches: ids carry the host's clock, entries the server's. */
 const SKEW_MS = 60_000;
 
 type Entry = [Buffer, Buffer[]];
 
 /** The server's time in ms (`TIME`). */
-export async function serverMs(conn: Connection, routeKey?: string): Promise<number> {
+async function serverMs(conn: Connection, routeKey?: string): Promise<number> {
   const t = (await conn.send("TIME", [], routeKey)) as Buffer[];
   return Number(String(t[0])) * 1000 + Math.floor(Number(String(t[1])) / 1000);
 }
@@ -77,7 +77,7 @@ async function scan(conn: Connection, queue: string, id: string): Promise<Found>
 const entryMs = (entryId: Buffer | string) => Number(String(entryId).split("-")[0]);
 
 /** When the job `id` of `queue` last became ready (server ms); see above. */
-export async function readyAt(conn: Connection, queue: string, id: string): Promise<number> {
+async function readyAt(conn: Connection, queue: string, id: string): Promise<number> {
   return (await scan(conn, queue, id)).at;
 }
 

@@ -6,10 +6,10 @@
  */
 
 /** The longest trace context a job carries, in bytes. */
-export const MAX_TRACE = 512;
+const MAX_TRACE = 512;
 
 /** A span context as the W3C `traceparent` spells it (lower-case hex). */
-export interface TraceParent {
+interface TraceParent {
   traceId: string;
   spanId: string;
   /** The trace flags byte (bit 0: sampled). */

@@ -32,7 +32,7 @@ const TRACER_VERSION = "0.1.0";
 let api: Promise<Api> | undefined;
 
 /** `@opentelemetry/api`, imported once; `TracingUnavailableError` when it cannot be. */
-export function loadApi(): Promise<Api> {
+function loadApi(): Promise<Api> {
   api ??= importApi(API_PACKAGE);
   return api;
 }
@@ -84,7 +84,7 @@ export function recordError(otel: Api, span: Span, error: unknown): void {
 }
 
 /** The trace context a span's job carries (`""` for a span of a no-op tracer: nothing to carry). */
-export function contextOf(otel: Api, span: Span): string {
+function contextOf(otel: Api, span: Span): string {
   const ctx = span.spanContext();
   if (!otel.trace.isSpanContextValid(ctx)) return "";
   const parent = { traceId: ctx.traceId, spanId: ctx.spanId, traceFlags: ctx.traceFlags };

@@ -11,7 +11,7 @@ import { queueKey } from "../keyspace.js";
 import { checkKeys, type KeyType } from "../option-keys.js";
 
 /** Ids per call of the bulk verbs. */
-export const BATCH = 1000;
+const BATCH = 1000;
 
 export interface CleanOptions {
   /** Only jobs that finished at least this long ago (ms, server time). Default 0: all. */

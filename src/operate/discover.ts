@@ -1,7 +1,8 @@
 /**
  * Finding the queues a server holds, by a bounded `SCAN` of its keys (on a cluster, of every
  * primary's): a queue exists while one of its sorted sets (`waiting` included: a queue that holds
- * only flow parents waiting for their children is a queue) or its `meta` does. There is no registry
+ * only flow parents waiting for their children is a queue; `repeats` too: a queue that holds only
+ * schedules is one) or its `meta` does. There is no registry
  * to keep in step — a registry key would live in one slot, and no transition could write it on a
  * cluster — so a listing costs a walk over the keyspace: `SCAN … COUNT 1000`, one round trip per
  * thousand keys (every job row is a key), stopped after `maxKeys` keys with `complete: false`.
@@ -9,7 +10,7 @@
  */
 import type { Cluster, Redis } from "iovalkey";
 import type { Connection } from "../connector/connection.js";
-import { queueKey } from "../keyspace.js";
+import { KEY_CLOSE, KEY_HEAD, type QueueKeyType, queueKey } from "../keyspace.js";
 import { laneNames } from "../lanes/naming.js";
 import { checkKeys } from "../option-keys.js";
 
@@ -28,15 +29,24 @@ export interface Discovery {
   complete: boolean;
 }
 
-const SETS = new Set(["pending", "schedule", "active", "done", "dead", "waiting", "meta"]);
+const SETS = new Set<QueueKeyType>([
+  "pending",
+  "schedule",
+  "active",
+  "done",
+  "dead",
+  "waiting",
+  "repeats",
+  "meta",
+]);
 const LANE = /^(.+)@(\d+)\.(\d+)\.\d+$/;
 
-/** The queue name and type of `emq:{<name>}:<type>`, or null for any other key. */
+/** The queue name and type of `emq:{<name>}:<type>` (the base's text from the data), or null for any other key. */
 export function parseQueueKey(key: string): { name: string; type: string } | null {
-  if (!key.startsWith("emq:{")) return null;
-  const close = key.indexOf("}:", 5);
+  if (!key.startsWith(KEY_HEAD)) return null;
+  const close = key.indexOf(KEY_CLOSE, KEY_HEAD.length);
   if (close === -1) return null;
-  return { name: key.slice(5, close), type: key.slice(close + 2) };
+  return { name: key.slice(KEY_HEAD.length, close), type: key.slice(close + KEY_CLOSE.length) };
 }
 
 /** A physical queue's queue: the laned queue it is a lane of (by the naming rule), or itself. */
@@ -65,15 +75,18 @@ export async function listQueues(conn: Connection, opts: { maxKeys?: number } = 
   for (const node of nodesOf(conn)) {
     let cursor = "0";
     do {
-      const [next, keys] = (await node.scanBuffer(cursor, "MATCH", "emq:{*}:*", "COUNT", 1000)) as [
-        Buffer,
-        Buffer[],
-      ];
+      const [next, keys] = (await node.scanBuffer(
+        cursor,
+        "MATCH",
+        `${KEY_HEAD}*${KEY_CLOSE}*`,
+        "COUNT",
+        1000,
+      )) as [Buffer, Buffer[]];
       cursor = next.toString();
       scanned += keys.length;
       for (const raw of keys) {
         const parsed = parseQueueKey(raw.toString("utf8"));
-        if (parsed && SETS.has(parsed.type)) physical.add(parsed.name);
+        if (parsed && SETS.has(parsed.type as QueueKeyType)) physical.add(parsed.name);
       }
       if (scanned >= maxKeys && cursor !== "0") {
         complete = false;

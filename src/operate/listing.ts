@@ -4,7 +4,7 @@
  */
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
-import { queueKey } from "../keyspace.js";
+import { keyOf, queueKey } from "../keyspace.js";
 import {
   assertJobState,
   LISTING,
@@ -57,13 +57,11 @@ export async function listJobs(
     page = mergePage(lists, newestFirst, offset, limit);
   }
   const rows = await Promise.all(
-    page.map(
-      (l) => conn.send("HGETALL", [`${queueKey(l.lane, "")}job:${l.id}`]) as Promise<Record<string, Buffer>>,
-    ),
+    page.map((l) => conn.send("HGETALL", [keyOf(l.lane, "row", l.id)]) as Promise<Record<string, Buffer>>),
   );
   const jobs: ListedJob[] = [];
   page.forEach((l, i) => {
-    const info = jobInfo(l.id, l.lane, rows[i]!);
+    const info = jobInfo(l.id, l.lane, rows[i]!, l.score);
     if (info) jobs.push({ ...info, score: l.score });
   });
   return jobs;

@@ -8,7 +8,7 @@ import { checkKeys, type KeyType } from "../option-keys.js";
 import type { JobState } from "./row.js";
 
 /** The most jobs one page lists. */
-export const MAX_PAGE = 1000;
+const MAX_PAGE = 1000;
 /** A laned queue reads `offset + limit` ids of every lane to merge them: at most this many. */
 export const MAX_LANED_DEPTH = 10_000;
 

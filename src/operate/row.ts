@@ -2,6 +2,7 @@
  * A job row as the operator API returns it: the hash `emq:{q}:job:<id>` (docs/protocol.md, "The
  * job row") read into a typed object. Pure.
  */
+import { type JobBackoff, jobBackoffOf } from "../jobs/job-backoff.js";
 
 /** A job's state; `waiting`: a flow's parent whose children have not all settled. */
 export type JobState = "pending" | "scheduled" | "active" | "completed" | "dead" | "waiting";
@@ -32,10 +33,34 @@ export interface JobInfo {
   parent?: { queue: string; id: string };
   /** A flow's parent: how many of its children have not settled yet. */
   childrenLeft?: number;
+  /** The job's name (`AddOptions.name`), when it has one. */
+  name?: string;
+  /** The job's own retry backoff (`AddOptions.backoff`), when it has one. */
+  backoff?: JobBackoff;
+  /**
+   * Attempts that have ended (completed, failed, expired or handed back): `attempts`, less the
+   * one running while the job is active.
+   */
+  attemptsMade: number;
+  /** When the job finished (server ms): completed or dead, its score in `done` / `dead`. */
+  finishedOn?: number;
+  /**
+   * The stack of the latest failure, beside `error`, when it had one (a worker keeps the first
+   * 20 frames, at most 8 KiB).
+   */
+  stack?: string;
 }
 
-/** A row's fields (`HGETALL` as field → bytes) as a `JobInfo`; `null` for an empty row. */
-export function jobInfo(id: string, lane: string, reply: Record<string, Buffer>): JobInfo | null {
+/**
+ * A row's fields (`HGETALL` as field → bytes) as a `JobInfo`; `null` for an empty row.
+ * `finishedAt`: the job's score in `done` or `dead` (its finish time), when read.
+ */
+export function jobInfo(
+  id: string,
+  lane: string,
+  reply: Record<string, Buffer>,
+  finishedAt?: number | null,
+): JobInfo | null {
   const row = new Map<string, Buffer>(Object.entries(reply));
   if (row.size === 0) return null;
   const text = (field: string) => row.get(field)?.toString();
@@ -47,14 +72,22 @@ export function jobInfo(id: string, lane: string, reply: Record<string, Buffer>)
     payload: row.get("payload") ?? Buffer.alloc(0),
     priority: Number(text("priority") ?? 0),
     logs: logLines(row),
+    attemptsMade: 0,
   };
+  info.attemptsMade = info.state === "active" ? Math.max(info.attempts - 1, 0) : info.attempts;
+  const finished = info.state === "completed" || info.state === "dead";
+  if (finished && finishedAt != null && Number.isFinite(finishedAt)) info.finishedOn = finishedAt;
   if (row.has("max_attempts")) info.maxAttempts = Number(text("max_attempts"));
   if (row.has("result")) info.result = row.get("result")!;
   if (row.has("error")) info.error = text("error")!;
+  if (row.has("stack")) info.stack = text("stack")!;
   if (row.has("progress")) info.progress = row.get("progress")!;
   if (row.has("trace")) info.trace = text("trace")!;
   if (row.has("group")) info.group = text("group")!;
   if (row.has("timeout")) info.timeoutMs = Number(text("timeout"));
+  if (row.has("name")) info.name = text("name")!;
+  const backoff = jobBackoffOf(text("backoff"));
+  if (backoff !== undefined) info.backoff = backoff;
   if (row.has("children")) info.childrenLeft = Number(text("children"));
   const parent = text("parent");
   if (parent !== undefined) {

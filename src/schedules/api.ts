@@ -1,12 +1,15 @@
 /**
- * The producer's side of schedules, behind `Queue.schedule`, `Queue.unschedule` and
- * `Queue.schedules`: options checked before anything is sent, the first instant computed from
- * the server's clock, the record written by `SCHEDULE`.
+ * The producer's side of schedules, behind `Queue.schedule`, `Queue.unschedule`,
+ * `Queue.pauseSchedule`, `Queue.resumeSchedule` and `Queue.schedules`: options checked before
+ * anything is sent, the first instant computed from the server's clock, the record written by
+ * `SCHEDULE` (`PAUSESCHEDULE`, `RESUMESCHEDULE`).
  */
 import type { Connection } from "../connector/connection.js";
-import { InvalidArgumentError } from "../errors.js";
+import { InvalidArgumentError, ScheduleNotFoundError, ScheduleNotPausedError } from "../errors.js";
 import {
+  pauseRecord,
   readRecord,
+  resumeRecord,
   type ScheduleOutcome,
   scheduleRecord,
   soonest,
@@ -30,6 +33,10 @@ export interface ScheduleInfo {
   next: number;
   /** Jobs the schedule has added so far. */
   fired: number;
+  /** The instant of the last job it added (ms since the epoch), null before the first. */
+  lastFired: number | null;
+  /** Held by `pauseSchedule`: it adds no job until `resumeSchedule` (its `next` is then recomputed). */
+  paused: boolean;
   spec: ScheduleSpec;
   payload: Buffer;
   opts: { priority: number; maxAttempts: number; timeoutMs: number };
@@ -67,6 +74,42 @@ export function unschedule(conn: Connection, queue: string, name: unknown): Prom
   return unscheduleRecord(conn, queue, assertScheduleName(name));
 }
 
+/**
+ * Pauses the schedule `name`: it adds no job until resumed. True when paused now, false when it
+ * already was (nothing written). Throws `ScheduleNotFoundError` when there is no such schedule.
+ */
+export async function pauseSchedule(conn: Connection, queue: string, name: unknown): Promise<boolean> {
+  const label = assertScheduleName(name);
+  const outcome = await pauseRecord(conn, queue, label);
+  if (outcome === "missing") throw new ScheduleNotFoundError(queue, label);
+  return outcome === "paused";
+}
+
+/** What `resumeSchedule` did: the next instant from now, or null when the schedule ended. */
+export interface ResumeResult {
+  name: string;
+  /** The first instant at or after now (ms since the epoch); null: none left, the schedule ended. */
+  next: number | null;
+}
+
+/**
+ * Resumes the paused schedule `name` at its first instant at or after now (the server's clock):
+ * the instants that passed while it was paused add no job, whatever its `missed` policy. A
+ * schedule with no instant left (its `endAt` passed meanwhile) ends. Throws
+ * `ScheduleNotFoundError` (no such schedule) or `ScheduleNotPausedError` (it runs).
+ */
+export async function resumeSchedule(conn: Connection, queue: string, name: unknown): Promise<ResumeResult> {
+  const label = assertScheduleName(name);
+  const record = await readRecord(conn, queue, label);
+  if (record === null) throw new ScheduleNotFoundError(queue, label);
+  if (!record.paused) throw new ScheduleNotPausedError(queue, label);
+  const next = new Instants(parseSpec(record.spec)).atOrAfter(await serverTime(conn, queue));
+  const outcome = await resumeRecord(conn, queue, label, next ?? 0);
+  if (outcome === "missing") throw new ScheduleNotFoundError(queue, label);
+  if (outcome === "not-paused") throw new ScheduleNotPausedError(queue, label);
+  return { name: label, next: outcome === "ended" ? null : next };
+}
+
 /** Removes every schedule of `queue` (`UNSCHEDULE` each); returns how many. */
 export async function unscheduleAll(conn: Connection, queue: string): Promise<number> {
   let removed = 0;
@@ -86,6 +129,8 @@ export async function listSchedules(conn: Connection, queue: string): Promise<Sc
       name,
       next: record.next,
       fired: record.fired,
+      lastFired: record.lastFired || null,
+      paused: record.paused,
       spec: parseSpec(record.spec),
       payload: record.payload,
       opts: { priority: record.priority, maxAttempts: record.maxAttempts, timeoutMs: record.timeoutMs },

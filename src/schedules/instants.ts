@@ -19,7 +19,7 @@ import type { ScheduleSpec } from "./options.js";
 /** The most missed instants a `catch-up` schedule adds jobs for: the most recent ones. */
 export const MAX_CATCH_UP = 1000;
 /** The most cron instants looked at when planning one round (a per-second cron: ~28 hours). */
-export const MAX_SCAN = 100_000;
+const MAX_SCAN = 100_000;
 
 export class Instants {
   private readonly cron: Cron | undefined;
@@ -49,7 +49,7 @@ export class Instants {
 }
 
 /** One `FIRE`: compare the record's next instant with `expected`, add `instant`'s job, store `next`. */
-export interface Fire {
+interface Fire {
   expected: number;
   /** `0`: no job (the instants up to `next` are skipped). */
   instant: number;

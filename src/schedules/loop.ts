@@ -18,7 +18,7 @@ import { instantId, parseSpec } from "./options.js";
  * this only bounds how late a schedule can be seen whose wake message was lost; it is long so
  * that an idle worker of a queue without schedules costs one read per half minute.
  */
-export const REREAD_MS = 30_000;
+const REREAD_MS = 30_000;
 /** How soon after a wake `0` the loop reads `repeats` again (ms). */
 const POKE_MS = 10;
 /** Due entries handled per round; a full round is followed at once by another. */
@@ -26,7 +26,7 @@ const BATCH = 10;
 /** How long after an instant the loop wakes (ms), so the server's clock has passed it. */
 const AFTER_MS = 2;
 
-export interface ScheduleLoopEvents {
+interface ScheduleLoopEvents {
   /** A job was added for `instant` of schedule `name`. */
   fired?(name: string, id: string, instant: number): void;
   error(err: unknown): void;
@@ -109,7 +109,7 @@ export class ScheduleLoop {
    */
   private async bringUp(name: string, now: number): Promise<number> {
     const record = await readRecord(this.conn, this.queue, name);
-    if (record === null) return REREAD_MS;
+    if (record === null || record.paused) return REREAD_MS; // a paused one waits at the paused score
     let instants = this.instants.get(record.spec);
     if (!instants) {
       instants = new Instants(parseSpec(record.spec));

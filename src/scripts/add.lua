@@ -1,9 +1,9 @@
 #!lua
 -- add: a new job row, ready now (pending, score = priority) or due later (schedule), with the
 --      trace context of its creation, its group, timeout and flow parent when given, and the
---      caller's idempotency key when one is given.
+--      caller's idempotency key when one is given, its name and its own backoff when given.
 -- Memory:  an admission (no shebang flags): over maxmemory the server refuses it before it runs
--- Form:    EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace> <group> <key> <key_ttl> <timeout> <parent>
+-- Form:    EMQ.ADD 3 <row> <pending> <schedule> <id> <payload> <priority> <delay> <max_attempts> <trace> <group> <key> <key_ttl> <timeout> <parent> <name> <backoff>
 -- KEYS[1]  emq:{q}:job:<id>   the job row
 -- KEYS[2]  emq:{q}:pending    the ready set (score = priority)
 -- KEYS[3]  emq:{q}:schedule   the delayed set (score = due time ms)
@@ -19,6 +19,8 @@
 -- ARGV[9]  <key_ttl>          non-negative integer ms the key is kept (0 = until deleted)
 -- ARGV[10] <timeout>          non-negative integer ms a handler may run (0 = none; not written)
 -- ARGV[11] <parent>           empty (none), or <parent queue> NUL <parent id>: the flow parent
+-- ARGV[12] <name>             empty (none), or a label: the job's name
+-- ARGV[13] <backoff>          empty (none), or a label: the job's own backoff, as the host encodes it
 -- Reply:   1 added | 0 duplicate id (nothing written) | the first job's id when <key> is held
 --          (nothing written)
 -- Event:   added (id, attempt 0) when ready now; delayed (id, attempt 0, delay) when not
@@ -26,7 +28,7 @@
 --          it entered schedule (a promoter then knows a due time changed)
 -- Key:     <base>key:<key> holds the id (PX <key_ttl> when not 0), written with the job
 -- Errors:  shape, payload, priority, delay, max attempts, trace, group, key, key ttl, timeout, parent,
---          JOB prefix, WRONGTYPE (see docs/protocol.md)
+--          name, backoff, JOB prefix, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
 --- @include "wrongtype"
@@ -37,6 +39,7 @@
 local row, pending, schedule = KEYS[1], KEYS[2], KEYS[3]
 local id, payload, priority, delay, max, trace = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local group, idem, ttl, timeout, parent = ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
+local name, backoff = ARGV[12], ARGV[13]
 --- @include "protocol/checks"
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.ADD id must start with JOB') end
 local base = string.sub(pending, 1, -8)
@@ -52,7 +55,8 @@ if not typed({ pending, schedule }, 'zset') then return wrongtype() end
 local fields = { 'state', delay == '0' and 'pending' or 'scheduled', 'attempts', '0', 'payload', payload }
 unless(fields, 'priority', priority, '0')
 unless(fields, 'max_attempts', max, '0')
-for _, field in ipairs({ { 'trace', trace, '' }, { 'group', group, '' }, { 'timeout', timeout, '0' }, { 'parent', parent, '' } }) do
+for _, field in ipairs({ { 'trace', trace, '' }, { 'group', group, '' }, { 'timeout', timeout, '0' }, { 'parent', parent, '' },
+  { 'name', name, '' }, { 'backoff', backoff, '' } }) do
   if field[2] ~= field[3] then
     table.insert(fields, field[1])
     table.insert(fields, field[2])

@@ -59,27 +59,42 @@ function check(grammar: Grammar, v: string, max: number | undefined): [string, s
 const GENERATED: Record<string, (data: ScriptData) => string> = {
   "protocol/form": ({ spec }) => {
     const tag = `ERR EMQ.${spec.verb}`;
+    const n = spec.values.length;
+    // Repeating values: the fixed ones, then 1 to `max` groups of `last`.
+    const arity = spec.repeat
+      ? `#ARGV < ${n} or #ARGV > ${n + (spec.repeat.max - 1) * spec.repeat.last} or (#ARGV - ${n}) % ${spec.repeat.last} ~= 0`
+      : `#ARGV ~= ${n}`;
     return [
       `local form = '${formOf(spec)}'`,
       `if #KEYS ~= ${spec.keys.length} then return redis.error_reply('${tag} wrong number of keys: ' .. form) end`,
-      `if #ARGV ~= ${spec.values.length} then return redis.error_reply('${tag} wrong number of values: ' .. form) end`,
+      `if ${arity} then return redis.error_reply('${tag} wrong number of values: ' .. form) end`,
       "",
     ].join("\n");
   },
   "protocol/refuse": ({ spec }) =>
     `local function refuse(text) return redis.error_reply('ERR EMQ.${spec.verb} ' .. text) end\n`,
-  // Each value with a grammar, in the order of the form: refused by its rule, `<name> must be <rule>`.
+  // Each value with a grammar, in the order of the form: refused by its rule, `<name> must be
+  // <rule>`; repeating values checked group by group, each group in the form's order.
   "protocol/checks": ({ spec, grammars }) => {
     const pieces = new Set<string>(["protocol/refuse"]);
     const lines: string[] = [];
-    spec.values.forEach((value, i) => {
+    const first = spec.repeat ? spec.values.length - spec.repeat.last : spec.values.length;
+    const line = (i: number, at: string, indent: string) => {
+      const value = spec.values[i]!;
       if (!value.grammar) return;
       const g = grammars[value.grammar];
-      const [test, uses] = check(value.grammar, `ARGV[${i + 1}]`, g.max_bytes);
+      const [test, uses] = check(value.grammar, `ARGV[${at}]`, g.max_bytes);
       for (const use of uses) pieces.add(use);
       const text = `${value.name ?? value.slot} must be ${g.rule}`.replace(/'/g, "\\'");
-      lines.push(`if not (${test}) then return refuse('${text}') end`);
-    });
+      lines.push(`${indent}if not (${test}) then return refuse('${text}') end`);
+    };
+    for (let i = 0; i < first; i++) line(i, String(i + 1), "");
+    if (spec.repeat) {
+      const { last } = spec.repeat;
+      lines.push(`for at = ${first}, #ARGV - 1, ${last} do`);
+      for (let i = first; i < spec.values.length; i++) line(i, `at + ${i - first + 1}`, "  ");
+      lines.push("end");
+    }
     return [...[...pieces].map((p) => `--- @include "${p}"`), ...lines, ""].join("\n");
   },
 };

@@ -10,7 +10,7 @@
 -- ARGV[3]  <result>           any bytes, at most 8 MiB (8388608 bytes)
 -- ARGV[4]  <keep>             non-negative integer: done keeps at most this many ids (0 = delete the row)
 -- Reply:   1
--- Event:   completed (id, attempt) on emq:{q}:events
+-- Event:   completed (id, attempt, result when at most 1 KiB) on emq:{q}:events
 -- Flow:    the job's group slot is released (below)
 -- Outbox:  a row with a parent (a flow's child): ZADD <base>outbox <now> <parent> NUL <id> NUL
 --          completed NUL <result>, with the completion (docs/protocol.md, "Flows")

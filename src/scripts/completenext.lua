@@ -20,20 +20,15 @@
 --          gates and writes: a refusal there writes nothing), then the pause read (<base>meta
 --          paused = 1, or meta not a hash: nothing leased) and the claim (lease_next, CLAIM's). A
 --          refusal of the claim leases nothing and leaves the completion standing: the reply is {1}.
--- Event:   completed (id, attempt), then active (id, attempt) for the job leased
+-- Event:   completed (id, attempt, result when at most 1 KiB), written after the claim: one
+--          entry, with next (id) and next_attempt (attempt) when a job was leased
 -- The pause flag is read here, not by the host (declared difference D10).
 --- @include "protocol/form"
 --- @include "complete_job"
---- @include "lease_next"
+--- @include "and_next"
 
 --- @include "protocol/checks"
 local active, done, pending, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local completed = complete_job(active, done, base, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local completed = complete_job(active, done, base, ARGV[1], ARGV[2], ARGV[3], ARGV[4], true)
 if type(completed) == 'table' then return completed end
--- The pause read (D10): paused, or <base>meta not a hash → nothing leased.
-local paused = redis.pcall('HGET', base .. 'meta', 'paused')
-if type(paused) == 'table' or paused == '1' then return { completed } end
-local leased = lease_next(pending, active, base, ARGV[5])
-if type(leased) == 'number' then return { completed, leased } end
-if leased.err or #leased == 0 then return { completed } end
-return { completed, leased[1], leased[2], leased[3], leased[4], leased[5] }
+return and_next(completed, pending, active, base, ARGV[5], completed_entry(ARGV[1], ARGV[2], ARGV[3]))

@@ -14,10 +14,11 @@
 -- ARGV[3]  <expected>         positive integer ms: the record's next instant as the caller read it
 -- ARGV[4]  <instant>          non-negative integer ms: the instant whose job is added (0 = none)
 -- ARGV[5]  <next>             non-negative integer ms: the instant after it (0 = none: ends)
--- Reply:   0 miss (no record, or next is not <expected>; nothing written) | 1 added, goes on |
+-- Reply:   0 miss (no record, next is not <expected>, or paused; nothing written) | 1 added, goes on |
 --          2 added, ended | 3 no job (skipped, or the row exists), goes on | 4 no job, ended
 -- Event:   added (id, attempt 0) when due; delayed (id, attempt 0, delay) when the instant is ahead
 -- Wake:    SPUBLISH emq:{q}:wake 1 (added ready) or 0 (added for later)
+-- Record:  goes on: next <next>, fired <n>, and last_fired <instant> when a job was added
 -- Errors:  shape, name, expected, instant, next, JOB prefix, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
 
@@ -35,8 +36,8 @@ local id, name, expected, instant, nxt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARG
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.FIRE id must start with JOB') end
 local record = base .. 'repeat:' .. name
 if not (typed({ pending, schedule, repeats }, 'zset') and typed({ record }, 'hash')) then return wrongtype() end
-local r = redis.call('HMGET', record, 'next', 'fired', 'limit', 'end_at', 'payload', 'priority', 'max_attempts', 'timeout')
-if r[1] ~= expected then return 0 end
+local r = redis.call('HMGET', record, 'next', 'fired', 'limit', 'end_at', 'payload', 'priority', 'max_attempts', 'timeout', 'paused')
+if r[1] ~= expected or r[9] == '1' then return 0 end
 
 local fired, limit, end_at = stored(r[2]), stored(r[3]), stored(r[4])
 local at, after = tonumber(instant), tonumber(nxt)
@@ -80,6 +81,10 @@ if at ~= 0 and redis.call('EXISTS', row) == 0 then
 end
 
 if after == 0 or (end_at ~= 0 and after > end_at) or (limit ~= 0 and fired >= limit) then return ended(added) end
-redis.call('HSET', record, 'next', nxt, 'fired', string.format('%d', fired))
+if added then
+  redis.call('HSET', record, 'next', nxt, 'fired', string.format('%d', fired), 'last_fired', instant)
+else
+  redis.call('HSET', record, 'next', nxt, 'fired', string.format('%d', fired))
+end
 redis.call('ZADD', repeats, nxt, name)
 return added and 1 or 3

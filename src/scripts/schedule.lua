@@ -14,21 +14,21 @@
 -- ARGV[7]  <priority>         an integer: the jobs' priority
 -- ARGV[8]  <max_attempts>     non-negative integer (0 = the worker decides)
 -- ARGV[9]  <timeout>          non-negative integer ms (0 = none)
--- Reply:   1 created | 2 replaced (next reset, fired kept) | 0 unchanged (nothing written)
+-- Reply:   1 created | 2 replaced (next reset, fired kept) | 0 unchanged (nothing written); a
+--          paused schedule replaced stays paused (its entry stays at the paused score)
 -- Wake:    SPUBLISH emq:{q}:wake 0 when created or replaced (a due time changed: the workers'
 --          schedule loops read repeats again)
 -- Errors:  shape, name, next, limit, end at, payload, priority, max attempts, timeout, WRONGTYPE
 --- @include "protocol/form"
 
---- @include "wrongtype"
---- @include "typed"
+--- @include "schedule_record"
 
 local repeats, base = KEYS[1], KEYS[2]
 local name, spec, nxt, limit, end_at = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local payload, priority, max, timeout = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 --- @include "protocol/checks"
-local record = base .. 'repeat:' .. name
-if not (typed({ repeats }, 'zset') and typed({ record }, 'hash')) then return wrongtype() end
+local record, refused = schedule_record(repeats, base, name)
+if not record then return refused end
 
 local described = { 'spec', spec, 'payload', payload, 'priority', priority, 'max_attempts', max,
   'timeout', timeout, 'limit', limit, 'end_at', end_at }
@@ -47,7 +47,8 @@ if not existed then
   table.insert(described, 'fired')
   table.insert(described, '0')
 end
+local paused = existed and redis.call('HGET', record, 'paused') == '1'
 redis.call('HSET', record, unpack(described))
-redis.call('ZADD', repeats, nxt, name)
+redis.call('ZADD', repeats, paused and PAUSED_SCORE or nxt, name)
 redis.pcall('SPUBLISH', base .. 'wake', '0')
 return existed and 2 or 1

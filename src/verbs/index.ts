@@ -5,11 +5,18 @@
 import { PROTOCOL, VERB_SPECS, type KeySlot, type VerbSpec } from "./data.js";
 
 export {
+  parseProtocol,
   PROTOCOL,
+  readProtocolFiles,
   VERB_SPECS,
+  type DerivedKey,
   type Grammar,
+  type KeyPrefix,
   type KeySlot,
   type KeySpec,
+  type KeyTypeSpec,
+  type ProtocolFiles,
+  type QueueKeyType,
   type ProtocolSpec,
   type TimeSet,
   type ValueSpec,
@@ -34,12 +41,14 @@ export function placeholder(slot: KeySlot): string {
 
 /**
  * The form: `EMQ.<VERB> <numkeys> <keys…> <values…>` (the text shape refusals name). A read
- * command without keys (`EMQ.VERSION`) takes no `numkeys` at all.
+ * command without keys (`EMQ.VERSION`) takes no `numkeys` at all. Repeating values are written
+ * once, then again in brackets with an ellipsis: `<id> <token> [<id> <token> ...]`.
  */
 export function formOf(spec: VerbSpec): string {
   if (spec.class === "read" && spec.keys.length === 0) return `EMQ.${spec.verb}`;
   const keys = spec.keys.map((k) => placeholder(k.slot));
   const values = spec.values.map((v) => `<${v.slot}>`);
+  if (spec.repeat) values.push(`[${values.slice(-spec.repeat.last).join(" ")} ...]`);
   return [`EMQ.${spec.verb}`, String(spec.keys.length), ...keys, ...values].join(" ");
 }
 

@@ -10,7 +10,7 @@ import { ReapBoundsError } from "../errors.js";
 import { queueKey } from "../keyspace.js";
 
 /** What the node's reaper needs from the workers: the attempt budget and the dead kept. */
-export interface ReapBounds {
+interface ReapBounds {
   maxAttempts: number;
   keepDead: number;
 }

@@ -1,7 +1,8 @@
 /** A claimed job as the handler sees it. */
 import type { Connection } from "../connector/connection.js";
-import { InvalidArgumentError } from "../errors.js";
-import { type ClaimedJob, log, progress } from "../jobs.js";
+import { InvalidArgumentError, InvalidDataError } from "../errors.js";
+import { encodeData, JSON_SERIALIZER, type Serializer } from "../serializer.js";
+import { type ClaimedJob, log, progress, reschedule, updateData } from "../jobs.js";
 import { encodeResult } from "./outcome.js";
 import { inCallWords } from "../jobs/refusals.js";
 
@@ -11,9 +12,20 @@ export interface Job {
   readonly queue: string;
   /** The physical queue the job lives in: the queue itself, or one of its lanes. */
   readonly lane: string;
+  /** The payload as stored: the bytes `add` wrote (see `data`). */
   readonly payload: Buffer;
+  /**
+   * The job's data: its payload read by the worker's serializer (default `json`: the payload
+   * parsed as JSON; `raw`: its bytes). Read once, on first use; a payload the serializer cannot
+   * read throws `InvalidDataError` (the attempt fails with it when the handler lets it through).
+   */
+  readonly data: unknown;
   /** This attempt's number (1 for the first run); also the lease token. */
   readonly attempts: number;
+  /** Attempts that ended before this one (`attempts - 1`). */
+  readonly attemptsMade: number;
+  /** When this attempt's claim leased the job (server ms: the lease deadline less the lease). */
+  readonly processedOn: number;
   /** When the handler started (ms since the epoch, this host's clock). */
   readonly startedAt: number;
   /** Aborted when the lease is lost or the worker closes before the handler finished. */
@@ -32,6 +44,19 @@ export interface Job {
    * when this worker no longer holds the lease.
    */
   log(line: string): Promise<number>;
+  /**
+   * Replaces the job's data on its row (`UPDATE`, through the worker's serializer) and here: the
+   * job's later attempts read it. No lease token is asked (as `Queue.updateData`).
+   */
+  updateData(data: unknown): Promise<void>;
+  /**
+   * Moves the job to `scheduled`, due at `timestamp` (ms since the epoch; one already past is due
+   * now), and releases its lease (`RESCHEDULE`, both wires): no error is written and `attempts` is
+   * unchanged, so the snoozed attempt counts toward max attempts. The worker then neither
+   * completes nor fails it — throw `DelayedError` to leave the handler (BullMQ's shape). Rejects
+   * with `LeaseLostError` when this worker no longer holds the lease.
+   */
+  moveToDelayed(timestamp: number): Promise<void>;
 }
 
 export type Handler = (job: Job) => unknown;
@@ -54,6 +79,10 @@ export class JobView implements Job {
   private controller: AbortController | undefined;
   private abortReason: unknown;
   private aborted = false;
+  private decoded: { data: unknown } | undefined;
+  private updated: Buffer | undefined;
+  /** `moveToDelayed` handed the job back to `schedule`: the worker settles nothing. */
+  moved = false;
 
   readonly startedAt = Date.now();
 
@@ -62,13 +91,34 @@ export class JobView implements Job {
     readonly lane: string,
     private readonly claimed: ClaimedJob,
     private readonly conn: Connection,
+    private readonly serializer: Serializer = JSON_SERIALIZER,
+    private readonly leaseMs = 0,
   ) {}
+
+  get attemptsMade(): number {
+    return this.claimed.attempts - 1;
+  }
+  get processedOn(): number {
+    return this.claimed.deadline - this.leaseMs;
+  }
+
+  get data(): unknown {
+    if (this.decoded) return this.decoded.data;
+    let data: unknown;
+    try {
+      data = this.serializer.deserialize(this.payload);
+    } catch (err) {
+      throw new InvalidDataError(this.id, err instanceof Error ? err.message : String(err), err);
+    }
+    this.decoded = { data };
+    return data;
+  }
 
   get id(): string {
     return this.claimed.id;
   }
   get payload(): Buffer {
-    return this.claimed.payload;
+    return this.updated ?? this.claimed.payload;
   }
   get attempts(): number {
     return this.claimed.attempts;
@@ -79,10 +129,31 @@ export class JobView implements Job {
     return this.controller.signal;
   }
   text(): string {
-    return this.claimed.payload.toString("utf8");
+    return this.payload.toString("utf8");
   }
   json<T = unknown>(): T {
-    return JSON.parse(this.claimed.payload.toString("utf8")) as T;
+    return JSON.parse(this.payload.toString("utf8")) as T;
+  }
+  async updateData(data: unknown): Promise<void> {
+    const payload = encodeData(this.serializer, data);
+    await inCallWords("updateData()", this.conn, this.where(), () =>
+      updateData(this.conn, this.lane, this.id, payload),
+    );
+    this.updated = Buffer.from(payload);
+    this.decoded = { data };
+  }
+  async moveToDelayed(timestamp: number): Promise<void> {
+    if (typeof timestamp !== "number" || !Number.isSafeInteger(timestamp) || timestamp < 0) {
+      throw new InvalidArgumentError(
+        "timestamp",
+        `must be a non-negative integer of ms since the epoch, got ${String(timestamp)}`,
+      );
+    }
+    const delayMs = Math.max(0, timestamp - Date.now());
+    await inCallWords("moveToDelayed()", this.conn, this.where(), () =>
+      reschedule(this.conn, this.lane, this.id, this.attempts, delayMs),
+    );
+    this.moved = true;
   }
   progress(value: unknown): Promise<void> {
     let bytes: string | Uint8Array;

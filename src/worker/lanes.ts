@@ -5,7 +5,7 @@
  * relay per lane (always: the node does not relay), and the registry read again now and then so
  * lanes recorded later join. A queue without lanes is one lane: the queue itself.
  */
-import { laneClientName, wakeClientName } from "./client-name.js";
+import { laneClientName } from "./client-name.js";
 import type { Connection, Subscription } from "../connector/connection.js";
 import { DEFAULT_RELAY, Relay } from "../flows/relay.js";
 import { recordLanes } from "../jobs.js";
@@ -16,7 +16,7 @@ import { Timers, type TimerOptions } from "../timers.js";
 import { wakeCount } from "../wake.js";
 import { serverRunsTimers } from "./housekeeping.js";
 
-export interface LaneEvents {
+interface LaneEvents {
   /** `n` jobs became ready on `lane`. */
   wake(lane: string, n: number): void;
   /** A due time changed on `lane` (wake `0`: a delayed job, a schedule added or replaced). */
@@ -34,6 +34,8 @@ export class WorkerLanes {
   private readonly relays = new Map<string, Relay>();
   private refresher: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** The lane whose subscriber carries the worker's announcement (the queue's first lane). */
+  private wakeLane: string | undefined;
 
   constructor(
     private readonly conn: Connection,
@@ -43,6 +45,8 @@ export class WorkerLanes {
     probeEveryMs: number,
     private readonly refreshEveryMs: number,
     private readonly events: LaneEvents,
+    /** The name of the queue's first lane's subscriber: the worker's announcement, as it is now. */
+    private readonly wakeName: () => string,
   ) {
     this.set = new LaneSet([], probeEveryMs);
   }
@@ -55,6 +59,11 @@ export class WorkerLanes {
         : await recordedLanes(this.conn, this.queue);
     await this.join(lanesOf(this.queue, [this.lanes, ...counts]));
     this.refresher = setInterval(() => void this.refresh(), this.refreshEveryMs);
+  }
+
+  /** The subscription that carries the worker's announcement, while it runs. */
+  wakeSubscription(): Subscription | undefined {
+    return this.wakeLane === undefined ? undefined : this.subscriptions.get(this.wakeLane);
   }
 
   /** The timers of a lane (its promoter is told when a due time changed). */
@@ -124,12 +133,14 @@ export class WorkerLanes {
   /**
    * `SSUBSCRIBE emq:{lane}:wake` on a fenced socket of its own (on a cluster, on the primary that
    * owns the lane's slot, following it when it moves). The queue's first lane's socket is named
-   * `emq-wake-<queue>` (`wakeClientName`), so a worker counts once per queue in `CLIENT LIST`.
+   * `emq-wake-<queue>…` with what the worker announces (`wakeName`), so a worker counts once per
+   * queue in `CLIENT LIST`.
    */
   private async subscribe(lane: string): Promise<void> {
     const first = this.subscriptions.size === 0 && lane === this.set.all()[0];
+    if (first) this.wakeLane = lane;
     const subscription = await this.conn.subscribeShard(queueKey(lane, "wake"), {
-      name: first ? wakeClientName(this.queue) : laneClientName(lane),
+      name: first ? this.wakeName() : laneClientName(lane),
       onMessage: (message) => {
         const ready = wakeCount(message);
         if (ready === 0) {

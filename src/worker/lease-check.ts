@@ -26,7 +26,7 @@ import { ServerClock } from "../server-clock.js";
 import { CLAIM_WATCHDOG_MS } from "./claims.js";
 
 /** May the handler start: yes, with when its lease was granted (local clock), or why not. */
-export type StartVerdict =
+type StartVerdict =
   | { start: true; leasedAt: number }
   /** `handBack`: the caller hands the job back; `error`: reported with `leaseLost`, when set. */
   | { start: false; handBack: boolean; error?: LeaseExpiredError | LeaseLostError };

@@ -15,6 +15,8 @@ import {
 } from "../option-keys.js";
 import { type CheckedTracing, checkTracing, type TracingOption } from "../observe/tracing-option.js";
 import { WATCHDOG_GRACE_MS } from "./watcher.js";
+import type { SerializerOption } from "../serializer.js";
+import { type BatchOption, checkBatch, type ResolvedBatch } from "./batch.js";
 
 /** Where errors go that no `error` listener hears. */
 export interface WorkerLogger {
@@ -69,17 +71,36 @@ export interface WorkerOptions {
    * one `HGET` more, of its trace context. Default false.
    */
   tracing?: TracingOption;
+  /**
+   * How a job's payload is read as its `data`: `"json"`, `"raw"` or your own `{ serialize,
+   * deserialize }` (see `QueueOptions.serializer`). Default: the queue's.
+   */
+  serializer?: SerializerOption;
+}
+
+/** A batch worker's options: a `Worker`'s, and `batch` (its handler takes `(jobs) => …`, `BatchHandler`). */
+export interface BatchWorkerOptions extends WorkerOptions {
+  /**
+   * Batch processing: the handler takes up to `size` jobs at once (`(jobs) => …`, see `BatchHandler`),
+   * leased in one call; a batch with fewer ready waits up to `maxWaitMs` for more. `concurrency`
+   * is then how many batches run at once. Each job keeps its own lease, token, attempts and
+   * result. Not with `tracing`. Default: none (one job per handler call).
+   */
+  batch: BatchOption;
 }
 
 /** The most slots one worker runs; past this, run more workers (each slot is a promise chain). */
-export const MAX_CONCURRENCY = 10_000;
+const MAX_CONCURRENCY = 10_000;
 /** The shortest lease (ms): renewals run every third of it. */
-export const MIN_LEASE_MS = 10;
+const MIN_LEASE_MS = 10;
 
-export type ResolvedOptions = Required<Omit<WorkerOptions, "backoff" | "logger" | "tracing">> & {
+export type ResolvedOptions = Required<
+  Omit<WorkerOptions, "backoff" | "logger" | "tracing" | "serializer">
+> & {
   backoff: BackoffOption;
   logger: WorkerLogger | undefined;
   tracing: CheckedTracing | null;
+  batch: ResolvedBatch | null;
 };
 
 const WORKER_OPTIONS: OptionTable = {
@@ -99,7 +120,9 @@ const WORKER_OPTIONS: OptionTable = {
     blockMs: "number",
     logger: "object",
     tracing: ["boolean", "object"],
-  } satisfies Record<keyof WorkerOptions, KeyType>,
+    serializer: ["string", "object"],
+    batch: "object",
+  } satisfies Record<keyof BatchWorkerOptions, KeyType>,
   foreign: {
     maxAttempts: "attempts",
     lockDuration: "leaseMs",
@@ -126,7 +149,7 @@ function integer(name: string, value: unknown, fallback: number, min: number, ma
 }
 
 /** Every option checked and defaulted. Timer periods are bounded by Node's longest timer. */
-export function resolveOptions(options: WorkerOptions): ResolvedOptions {
+export function resolveOptions(options: WorkerOptions & { batch?: BatchOption }): ResolvedOptions {
   checkKeys(options, WORKER_OPTIONS);
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   assertBackoff(backoff);
@@ -138,9 +161,18 @@ export function resolveOptions(options: WorkerOptions): ResolvedOptions {
   if (logger !== undefined && typeof logger?.warn !== "function") {
     throw new InvalidArgumentError("logger", "must have a warn(message, error) function");
   }
+  const leaseMs = integer("leaseMs", options.leaseMs, 30_000, MIN_LEASE_MS, MAX_TIMER_MS);
+  const batch = checkBatch(options.batch, leaseMs);
+  const tracing = checkTracing(options.tracing);
+  if (batch && tracing) {
+    throw new InvalidArgumentError(
+      "batch",
+      "does not combine with tracing yet: trace one-job handlers, or drop tracing",
+    );
+  }
   return {
     concurrency: integer("concurrency", options.concurrency, 1, 1, MAX_CONCURRENCY),
-    leaseMs: integer("leaseMs", options.leaseMs, 30_000, MIN_LEASE_MS, MAX_TIMER_MS),
+    leaseMs,
     attempts: integer("attempts", options.attempts, 3, 1, MAX_INTEGER),
     backoff,
     keepCompleted: integer("keepCompleted", options.keepCompleted, 1000, 0, MAX_INTEGER),
@@ -152,6 +184,7 @@ export function resolveOptions(options: WorkerOptions): ResolvedOptions {
     hostTimers,
     blockMs: integer("blockMs", options.blockMs, 10_000, 0, MAX_TIMER_MS - WATCHDOG_GRACE_MS),
     logger,
-    tracing: checkTracing(options.tracing),
+    tracing,
+    batch,
   };
 }

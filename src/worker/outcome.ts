@@ -45,12 +45,36 @@ function describeError(error: unknown): string {
   }
 }
 
+/** How many frames of a failure's stack a worker keeps (`at …` lines after the first line). */
+const STACK_FRAMES = 20;
+
+/**
+ * A failure's stack as a worker stores it (`FAIL`'s `<stack>`): the error's `stack` — its first
+ * line and at most {@link STACK_FRAMES} frames, then `… [<n> more frames]` — cut to the protocol's
+ * `stack` bound (8 KiB) on a character boundary. An error without a string `stack`: `""` (none).
+ */
+export function stackText(error: unknown): string {
+  const raw = error instanceof Error ? error.stack : undefined;
+  if (typeof raw !== "string" || raw === "") return "";
+  const lines = raw.split("\n");
+  const first = lines.findIndex((l) => /^\s+at /.test(l));
+  const head = first < 0 ? lines.length : first;
+  const frames = lines.length - head;
+  let kept = lines.slice(0, head + STACK_FRAMES);
+  if (frames > STACK_FRAMES) kept = [...kept, `    … [${frames - STACK_FRAMES} more frames]`];
+  return fitText(kept.join("\n"), maxBytes("stack"));
+}
+
 /**
  * An error text cut to the protocol's `error` bound (docs/protocol.md), so a failure is never
  * refused: the start of the text, on a character boundary, then `… [cut: <n> bytes in all]`.
  */
-export function fitError(text: string): string {
-  const max = maxBytes("error");
+function fitError(text: string): string {
+  return fitText(text, maxBytes("error"));
+}
+
+/** `text` cut to `max` bytes of UTF-8 on a character boundary, marked `… [cut: <n> bytes in all]`. */
+function fitText(text: string, max: number): string {
   if (text.length * 3 <= max) return text;
   const bytes = Buffer.from(text, "utf8");
   if (bytes.length <= max) return text;

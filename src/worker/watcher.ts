@@ -22,7 +22,8 @@ import type { Connection } from "../connector/connection.js";
 import { ClaimWatchdogError } from "../errors.js";
 import type { ClaimOutcome } from "../jobs.js";
 import { key } from "../jobs/common.js";
-import { claimWaiting } from "../jobs/wait.js";
+import { claimWaiting } from "../jobs/block.js";
+import { blockClientName } from "./client-name.js";
 
 /** How long past its server timeout a wait may stay unanswered before its socket is dropped (ms). */
 export const WATCHDOG_GRACE_MS = 5000;
@@ -125,7 +126,7 @@ export class ClaimWatcher {
 
   private async connection(): Promise<Connection> {
     if (this.conn) return this.conn;
-    this.opening ??= this.source.duplicate({ name: `emq-block-${this.name}` }).finally(() => {
+    this.opening ??= this.source.duplicate({ name: blockClientName(this.name) }).finally(() => {
       this.opening = undefined;
     });
     const conn = await this.opening;

@@ -7,9 +7,9 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { until } from "./until.js";
 
-export const BIN = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
 
-export interface Ran {
+interface Ran {
   code: number;
   stdout: string;
   stderr: string;

@@ -10,7 +10,7 @@ import type { ValkeyServer } from "./valkey.js";
 export const label = (node: { host: string; port: number }) => `${node.host}:${node.port}`;
 
 /** The first queue name `<prefix><n>` whose slot lies in `ranges`. */
-export function queueIn(ranges: readonly (readonly [number, number])[], prefix: string): string {
+function queueIn(ranges: readonly (readonly [number, number])[], prefix: string): string {
   for (let n = 0; ; n++) {
     const name = `${prefix}${n}`;
     const s = slot(queueKey(name, ""));

@@ -4,12 +4,13 @@
  * (wire 6), each with a connection over its seeds — the cluster twin of `forEachWire`.
  */
 import { after, before, describe } from "node:test";
-import { type Connection, connect, installModuleBrand, type Wire } from "../../src/index.js";
+import { type Connection, connect, type Wire } from "../../src/index.js";
+import { installModuleBrand } from "../../src/admin.js";
 import { modulePath } from "../../tools/module-path.js";
 import { type LocalCluster, startCluster } from "./cluster.js";
 import { WIRES } from "./wires.js";
 
-export interface ClusterWireContext {
+interface ClusterWireContext {
   wire: Wire;
   cluster: LocalCluster;
   conn: Connection;

@@ -7,6 +7,5 @@ export {
   type ClusterNode,
   type LocalCluster,
   parseClusterNodes,
-  type StartClusterOptions,
   startCluster,
 } from "../../tools/local-cluster.js";

@@ -76,7 +76,7 @@ export async function startFrozenWorker(
   };
 }
 
-export interface ExpiredClaim {
+interface ExpiredClaim {
   /** The frozen worker's lines about the job, in order (`start …`, `end …`, `lost …`). */
   frozen: string[];
   /** The second worker's handler runs of the job: `start <attempts>` / `end`, in order. */

@@ -172,8 +172,8 @@ export function lifecycle(ctx: () => WireContext) {
     const sub = new Redis({ port: ctx().server.port, lazyConnect: true, maxRetriesPerRequest: 0 });
     sub.on("error", () => {});
     await sub.connect();
-    const wake = `emq:{${q}}:wake`;
-    const sentinel = `emq:{${q}}:sentinel`;
+    const wake = queueKey(q, "wake");
+    const sentinel = `${queueKey(q, "")}sentinel`;
     const seen: [channel: string, message: string][] = [];
     let sentinels = 0;
     sub.on("smessage", (channel: string, message: string) => seen.push([channel, message]));

@@ -6,6 +6,8 @@
 import assert from "node:assert/strict";
 import { type RespArg, type RespReply, rawCommands } from "./resp.js";
 import { PROTOCOL } from "../../src/protocol.js";
+import { keysOf } from "../../src/jobs/calls.js";
+import { type KeyType, keyOf, queueKey } from "../../src/keyspace.js";
 import { plainDump, plainValue, readDump } from "./dump.js";
 import type { ValkeyServer } from "./valkey.js";
 import { until } from "./until.js";
@@ -28,7 +30,7 @@ export const JOB_CORE: readonly string[] = PROTOCOL.job_core;
 
 /* ------------------------------------------------------------------ helpers */
 
-export interface Auth {
+interface Auth {
   user?: string;
   password?: string;
 }
@@ -45,8 +47,9 @@ export function refusalOf(reply: RespReply): string {
   return reply.message;
 }
 
-export const k = (q: string, type: string) => `emq:{${q}}:${type}`;
-export const row = (q: string, id: string) => `emq:{${q}}:job:${id}`;
+/** Keys from the data (`protocol.json`): a queue key of a type, a row (the id taken as given). */
+export const k = (q: string, type: KeyType) => queueKey(q, type);
+export const row = (q: string, id: string) => keyOf(q, "row", id);
 export const enqueueArgs = (q: string, id: string, payload: RespArg = "p"): RespArg[] => [
   "EMQ.ENQUEUE",
   2,
@@ -55,7 +58,7 @@ export const enqueueArgs = (q: string, id: string, payload: RespArg = "p"): Resp
   id,
   payload,
 ];
-export const claimKeys = (q: string) => [k(q, "pending"), k(q, "active"), k(q, "")];
+export const claimKeys = (q: string) => keysOf("CLAIM", q);
 export const claimArgs = (q: string, lease: RespArg = 30000): RespArg[] => [
   "EMQ.CLAIM",
   3,
@@ -72,7 +75,7 @@ export async function seedJob(port: number, q: string, id: string, payload = "p"
   for (const r of replies) assert.ok(!(r instanceof Error), String(r));
 }
 
-export type Dump = Record<string, { type: string; value: unknown }>;
+type Dump = Record<string, { type: string; value: unknown }>;
 
 /** Every key of the current db with its type and full value (bytes as latin1), for equality checks. */
 export async function dumpAll(port: number): Promise<Dump> {

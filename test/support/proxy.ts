@@ -22,13 +22,13 @@
 import net from "node:net";
 import { parseReply, RespProtocolError } from "../../src/resp.js";
 
-export interface ProxyOptions {
+interface ProxyOptions {
   targetPort: number;
   /** Defaults to 127.0.0.1. */
   targetHost?: string;
 }
 
-export interface ProxyCommand {
+interface ProxyCommand {
   /** Position in the proxy-wide log (0-based); compare with `mark()`. */
   seq: number;
   /** Index of the proxied connection (0-based, in accept order). */
@@ -40,9 +40,9 @@ export interface ProxyCommand {
   at: number;
 }
 
-export type CommandPredicate = (args: string[]) => boolean;
+type CommandPredicate = (args: string[]) => boolean;
 
-export interface SwallowOptions {
+interface SwallowOptions {
   /** Delay between swallowing and cutting the connection; default 20 ms. */
   cutAfterMs?: number;
 }

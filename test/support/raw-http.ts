@@ -4,7 +4,7 @@
  */
 import { request } from "node:http";
 
-export interface RawReply {
+interface RawReply {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { Redis } from "iovalkey";
 import type { Connection, Worker } from "../../src/index.js";
 import type { ValkeyServer } from "./valkey.js";
+import { queueKey as keyText } from "../../src/keyspace.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const CHILD_WORKER = fileURLToPath(new URL("../fixtures/worker-process.ts", import.meta.url));
@@ -36,7 +37,7 @@ export async function rowsByState(r: Redis, q: string): Promise<Record<string, n
   const out: Record<string, number> = {};
   let cursor = "0";
   do {
-    const [next, keys] = await r.scan(cursor, "MATCH", `emq:{${q}}:job:*`, "COUNT", 5000);
+    const [next, keys] = await r.scan(cursor, "MATCH", `${keyText(q, "job:")}*`, "COUNT", 5000);
     cursor = next;
     const states = await Promise.all(keys.map((k) => r.hget(k, "state")));
     for (const s of states) out[String(s)] = (out[String(s)] ?? 0) + 1;
@@ -49,7 +50,7 @@ export async function countRows(r: Redis, q: string): Promise<number> {
   let n = 0;
   let cursor = "0";
   do {
-    const [next, keys] = await r.scan(cursor, "MATCH", `emq:{${q}}:job:*`, "COUNT", 10_000);
+    const [next, keys] = await r.scan(cursor, "MATCH", `${keyText(q, "job:")}*`, "COUNT", 10_000);
     cursor = next;
     n += keys.length;
   } while (cursor !== "0");
@@ -84,27 +85,31 @@ export function sum(xs: Iterable<number>): number {
 
 /** Slots waiting for work: on the wake gate, and (wire 6) the one waiting inside the server. */
 export function idleSlots(w: Worker): number {
-  const worker = w as unknown as { gate: { waiting: number }; watchHeld: boolean };
-  return worker.gate.waiting + (worker.watchHeld ? 1 : 0);
+  const worker = w as unknown as { gate: { waiting: number }; blocking: { held: boolean } };
+  return worker.gate.waiting + (worker.blocking.held ? 1 : 0);
 }
 
-export interface ChildWorker {
+interface ChildWorker {
   child: ChildProcess;
   ready: Promise<void>;
   exited: Promise<void>;
   stderr(): string;
 }
 
-/** A worker in its own process (fixtures/worker-process.ts), to be killed mid-job. */
-export function spawnChildWorker(port: number, wire: number, queue: string): ChildWorker {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", CHILD_WORKER, String(port), String(wire), queue],
-    {
-      cwd: REPO,
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+/**
+ * A worker in its own process (fixtures/worker-process.ts, or another fixture taking the same
+ * arguments), to be killed mid-job.
+ */
+export function spawnChildWorker(
+  port: number,
+  wire: number,
+  queue: string,
+  fixture = CHILD_WORKER,
+): ChildWorker {
+  const child = spawn(process.execPath, ["--import", "tsx", fixture, String(port), String(wire), queue], {
+    cwd: REPO,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stderr = "";
   child.stderr!.on("data", (d) => {
     stderr += String(d);

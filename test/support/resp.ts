@@ -23,7 +23,7 @@ export interface ConnectOptions {
   timeoutMs?: number;
 }
 
-export interface RawCommandOptions extends ConnectOptions {
+interface RawCommandOptions extends ConnectOptions {
   /** Strings come back as Buffers. */
   returnBuffers?: boolean;
 }

@@ -9,7 +9,7 @@ import { instantId } from "../../src/schedules/options.js";
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const CHILD = fileURLToPath(new URL("../fixtures/schedule-process.ts", import.meta.url));
 
-export interface ScheduleChildren {
+interface ScheduleChildren {
   /** Job ids run, by queue, in the order reported (from every child). */
   jobs: Map<string, string[]>;
   /** When each job's handler started (ms, the machine's clock), by id. */

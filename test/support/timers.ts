@@ -6,9 +6,10 @@ import assert from "node:assert/strict";
 import type { RespArg } from "./resp.js";
 import { rawCommands } from "./resp.js";
 import type { ValkeyServer } from "./valkey.js";
+import { queueKey as keyText } from "../../src/keyspace.js";
 
 /** The module's timer counters, from `INFO echomq` (section `echomq_timers`). */
-export interface TimerStats {
+interface TimerStats {
   enabled: number;
   running: number;
   queues: number;
@@ -46,7 +47,7 @@ export async function timerStats(server: { cli: ValkeyServer["cli"] }): Promise<
 
 /** The ms part of the id of the bus entry `event` for job `id` on queue `q` (when it was written). */
 export async function eventAt(server: ValkeyServer, q: string, event: string, id: string): Promise<number> {
-  const entries = (await server.cli("XRANGE", `emq:{${q}}:events`, "-", "+")) as [string, string[]][];
+  const entries = (await server.cli("XRANGE", keyText(q, "events"), "-", "+")) as [string, string[]][];
   for (const [entryId, fields] of entries) {
     const f = new Map<string, string>();
     for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);

@@ -22,3 +22,19 @@ export async function until(
     await sleep(everyMs);
   }
 }
+
+/**
+ * `work`, or a failure naming `what` when it has not settled after `timeoutMs`: a step that
+ * hangs fails the test by name instead of the whole file's timeout.
+ */
+export async function within<T>(what: string, work: Promise<T>, timeoutMs = 60_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

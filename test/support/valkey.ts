@@ -215,7 +215,8 @@ export async function startValkey(opts: StartValkeyOptions = {}): Promise<Valkey
     keepDir: opts.keepDir ?? false,
     startTimeoutMs: opts.startTimeoutMs ?? 10_000,
     configFile: async (dir) => {
-      if (opts.cluster) clusterPort ??= await freePort();
+      // A new bus port on every attempt: the one before may be the port that was taken.
+      if (opts.cluster) clusterPort = await freePort();
       const file = join(dir, "valkey.conf");
       await writeFile(file, `${configLines(opts, dir, clusterPort).join("\n")}\n`);
       if (opts.acl !== undefined) await writeFile(join(dir, "users.acl"), `${aclLines(opts).join("\n")}\n`);

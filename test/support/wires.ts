@@ -10,10 +10,12 @@
  */
 import { after, before, beforeEach, describe } from "node:test";
 import { modulePath } from "../../tools/module-path.js";
-import { type Connection, connect, installModuleBrand, type Wire } from "../../src/index.js";
+import { type Connection, connect, type Wire } from "../../src/index.js";
+import { installModuleBrand } from "../../src/admin.js";
 import { VERSION_KEY } from "../../src/protocol.js";
 import { plainDump, plainValue, readDump } from "./dump.js";
 import { startValkey, type ValkeyServer } from "./valkey.js";
+import { queueKey as keyText } from "../../src/keyspace.js";
 
 export interface WireContext {
   wire: Wire;
@@ -68,7 +70,7 @@ export async function dumpQueue(
   const dump = await readDump(server.port, (keys) =>
     keys.dumpQueues([Buffer.from(queue).toString("latin1")]),
   );
-  if (!o.events) dump.delete(Buffer.from(`emq:{${queue}}:events`).toString("latin1"));
+  if (!o.events) dump.delete(Buffer.from(keyText(queue, "events")).toString("latin1"));
   return plainDump(dump, "utf8", (value) =>
     value.type === "hash" || value.type === "zset" ? plainValue(value, "utf8") : { type: value.type },
   );

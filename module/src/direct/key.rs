@@ -58,6 +58,9 @@ pub enum When {
     Existing,
 }
 
+/// The most pairs one [`Key::hset`] writes (a new row of `ADD` with every field writes 11).
+pub const HSET_MAX_PAIRS: usize = 16;
+
 /// An open key; closed on drop. Reads take `&self`, writes `&mut self`; a key is open at most
 /// once per verb, so no other handle sees a value a write replaces or deletes.
 pub struct Key<'d> {
@@ -234,14 +237,17 @@ impl Key<'_> {
         Ok(true)
     }
 
-    /// `HSET <key> <field> <value> …` (always a change, as `HSET` counts it); 1 to 9 pairs (the
-    /// most: a new row of `ADD` with every field).
+    /// `HSET <key> <field> <value> …` (always a change, as `HSET` counts it); 1 to
+    /// [`HSET_MAX_PAIRS`] pairs. More is a verb's bug:
+    /// refused with an error reply, never a panic (a panic here would abort the server).
     pub fn hset(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<(), Refusal> {
-        const MAX_PAIRS: usize = 9;
-        assert!(
-            (1..=MAX_PAIRS).contains(&pairs.len()),
-            "HSET of 1 to {MAX_PAIRS} pairs"
-        );
+        const MAX_PAIRS: usize = HSET_MAX_PAIRS;
+        if !(1..=MAX_PAIRS).contains(&pairs.len()) {
+            return Err(errors::bug(&format!(
+                "HSET of {} pairs (1 to {MAX_PAIRS})",
+                pairs.len()
+            )));
+        }
         self.writing()?;
         if !matches!(self.kind(), Kind::Hash | Kind::None) {
             return Err(errors::wrongtype());

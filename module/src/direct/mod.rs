@@ -55,7 +55,7 @@ use valkey_module::Context;
 pub use acl::{get_as_caller, get_as_module};
 pub use block::{may_wait, wait_on, Retry, Wait};
 pub use db::Db;
-pub use key::{Key, Kind, When, Zadd};
+pub use key::{Key, Kind, When, Zadd, HSET_MAX_PAIRS};
 pub use register::{handler, register, Command, Handler, KeyArg, Run, Verb};
 pub use scope::Args;
 pub use stream::MAX_PAIRS;

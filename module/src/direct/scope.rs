@@ -16,7 +16,7 @@ const MAX_OPEN: usize = 16;
 
 /// The most arguments one replicated command carries (`HSET <row>` and the nine field-value
 /// pairs of an `ADD` with every field).
-pub(super) const MAX_REPLICATED: usize = 19;
+pub(super) const MAX_REPLICATED: usize = 1 + 2 * super::key::HSET_MAX_PAIRS;
 
 /// A command's arguments as the server passes them (the command name first).
 #[derive(Clone, Copy)]

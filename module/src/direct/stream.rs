@@ -13,8 +13,9 @@ use super::key::{Key, Kind};
 use super::strings::Str;
 use crate::errors::Refusal;
 
-/// The most field-value pairs one entry carries.
-pub const MAX_PAIRS: usize = 5;
+/// The most field-value pairs one entry carries (`completed` with its result and the next lease:
+/// event, id, attempt, result, next, next_attempt).
+pub const MAX_PAIRS: usize = 6;
 
 const NOTIFY_STREAM: c_int = raw::REDISMODULE_NOTIFY_STREAM;
 

@@ -21,67 +21,30 @@
 //! * **Seen**: `INFO echomq` (section `echomq_timers`): ticks, the longest and last tick in µs
 //!   (wall time, and the server thread's CPU time), ids moved, queues known.
 
+mod config;
 pub mod index;
 pub mod slots;
 pub mod tick;
+mod unsettled;
 pub mod work;
 
 use std::cell::{OnceCell, RefCell};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use linkme::distributed_slice;
-use valkey_module::configuration::{register_bool_configuration, ConfigurationFlags};
 use valkey_module::raw::RedisModuleTimerID;
 use valkey_module::server_events::{LoadingSubevent, ServerRole};
-use valkey_module::{
-    Context, ContextFlags, InfoContext, KeysCursor, NotifyEvent, ValkeyResult, ValkeyValue,
-};
+use valkey_module::{Context, ContextFlags, InfoContext, KeysCursor, NotifyEvent, ValkeyResult};
 
 use crate::clock;
 use crate::direct;
 use crate::keyspace::Queue;
 
+pub use config::{configure, enabled};
 pub use index::Index;
 pub use tick::{DIRTY_MS, STEP};
+use unsettled::Unsettled;
 use work::Moved;
-
-/// The module config `echomq.timers`: whether the timers tick on this node.
-pub static ENABLED: AtomicBool = AtomicBool::new(true);
-
-/// Module load: registers the config `echomq.timers` (bool, default `yes`) and loads its value
-/// from the server's config; then the module's arguments (`--loadmodule <path> timers yes|no`)
-/// set it (an argument wins over the config file). Any other argument is refused.
-pub fn configure(ctx: &Context, args: &[&[u8]]) -> Result<(), String> {
-    let flags = ConfigurationFlags::DEFAULT;
-    register_bool_configuration(ctx, "timers", &ENABLED, true, flags, None, None);
-    if !direct::load_configs(ctx) {
-        return Err("echomq: the server refused the module's config echomq.timers".to_owned());
-    }
-    arguments(args)
-}
-
-/// The module's arguments: `timers yes|no`, or none.
-fn arguments(args: &[&[u8]]) -> Result<(), String> {
-    match args {
-        [] => Ok(()),
-        [b"timers", value] if matches!(*value, b"yes" | b"no") => {
-            ENABLED.store(*value == b"yes", Ordering::Relaxed);
-            Ok(())
-        }
-        _ => Err(format!(
-            "echomq: module arguments {:?} not understood (known: timers yes|no)",
-            args.iter()
-                .map(|a| String::from_utf8_lossy(a))
-                .collect::<Vec<_>>()
-        )),
-    }
-}
-
-/// Whether the timers are switched on (`echomq.timers`).
-pub fn enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
-}
 
 /// What the timers did since load (`INFO echomq`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -307,77 +270,6 @@ fn disarm(ctx: &Context) {
 /// How long a queue whose slot is moving waits before the timers look at it again (ms).
 pub const MOVING_RETRY_MS: i64 = 100;
 
-/// On a cluster node, the slots a tick leaves alone ([`slots`]), from one `CLUSTER NODES` and,
-/// on Valkey 9, one `CLUSTER GETSLOTMIGRATIONS` (an error on Valkey 8: no atomic migration).
-struct Unsettled {
-    /// Moving the legacy way (this node's markers).
-    legacy: Vec<u16>,
-    /// This node's slots; `None` when `CLUSTER NODES` could not be read (nothing is skipped
-    /// for want of it).
-    owned: Option<Vec<(u16, u16)>>,
-    /// Moving atomically.
-    atomic: Vec<(u16, u16)>,
-}
-
-impl Unsettled {
-    fn read(ctx: &Context) -> Unsettled {
-        let nodes = match ctx.call("CLUSTER", &["NODES"]) {
-            Ok(ValkeyValue::BulkString(text) | ValkeyValue::SimpleString(text)) => Some(text),
-            Ok(ValkeyValue::StringBuffer(bytes)) => {
-                Some(String::from_utf8_lossy(&bytes).into_owned())
-            }
-            _ => None,
-        };
-        let migrations = match ctx.call("CLUSTER", &["GETSLOTMIGRATIONS"]) {
-            Ok(ValkeyValue::Array(entries)) => entries.iter().filter_map(migration).collect(),
-            _ => Vec::new(),
-        };
-        Unsettled {
-            legacy: nodes
-                .as_deref()
-                .map(slots::moving_slots)
-                .unwrap_or_default(),
-            owned: nodes.as_deref().map(slots::owned_slots),
-            atomic: slots::migrating_slots(
-                migrations.iter().map(|(r, s)| (r.as_str(), s.as_str())),
-            ),
-        }
-    }
-
-    /// Whether `slot` is moving, either way.
-    fn moving(&self, slot: u16) -> bool {
-        self.legacy.contains(&slot) || slots::within(&self.atomic, slot)
-    }
-
-    /// Whether `slot` is known not to be this node's.
-    fn foreign(&self, slot: u16) -> bool {
-        self.owned
-            .as_ref()
-            .is_some_and(|owned| !slots::within(owned, slot))
-    }
-}
-
-/// One entry of `CLUSTER GETSLOTMIGRATIONS` (field, value, field, value…): its `slot_ranges`
-/// and its `state`.
-fn migration(entry: &ValkeyValue) -> Option<(String, String)> {
-    let fields = match entry {
-        ValkeyValue::Array(fields) => fields,
-        _ => return None,
-    };
-    let text = |value: &ValkeyValue| match value {
-        ValkeyValue::BulkString(text) | ValkeyValue::SimpleString(text) => Some(text.clone()),
-        ValkeyValue::StringBuffer(bytes) => Some(String::from_utf8_lossy(bytes).into_owned()),
-        _ => None,
-    };
-    let field = |name: &str| {
-        fields
-            .chunks(2)
-            .find(|pair| text(&pair[0]).as_deref() == Some(name))
-            .and_then(|pair| pair.get(1).and_then(text))
-    };
-    Some((field("slot_ranges")?, field("state")?))
-}
-
 /// One tick: on a running primary, the work [`tick::run`] plans, through [`work`]; then the
 /// timer armed for what is left. On a cluster node a queue whose slot is moving, or is not
 /// this node's, waits ([`slots`]).
@@ -480,18 +372,6 @@ mod tests {
         ] {
             assert!(!may_bring_earlier(event), "{event}");
         }
-    }
-
-    #[test]
-    fn module_arguments() {
-        assert_eq!(arguments(&[]), Ok(()));
-        assert!(arguments(&[b"timers", b"maybe"]).is_err());
-        assert!(arguments(&[b"timer", b"no"]).is_err());
-        assert!(arguments(&[b"timers"]).is_err());
-        assert_eq!(arguments(&[b"timers", b"no"]), Ok(()));
-        assert!(!enabled());
-        assert_eq!(arguments(&[b"timers", b"yes"]), Ok(()));
-        assert!(enabled());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Operator verbs: `EMQ.RETRY` (dead → pending), `EMQ.REMOVE` (delete a job that is not
 //! active), `EMQ.PAUSE` / `EMQ.RESUME` (the queue's `paused` flag), `EMQ.LANES` (the lane counts
-//! a laned queue is used with), `EMQ.EVENTS` (the queue's event bus settings).
+//! a laned queue is used with), `EMQ.EVENTS` (the queue's event bus settings), `EMQ.CANCEL` (a
+//! job that has not finished is dead at once, [`cancel`]).
 
 use valkey_module::{Context, ValkeyValue};
 
@@ -14,6 +15,9 @@ use crate::moves;
 use crate::open::{argv, open};
 use crate::protocol::{events, lanes, pause, remove, resume, retry};
 use crate::values::Grammar;
+
+mod cancel;
+pub use cancel::cancel;
 
 /// The `meta` field that holds the pause flag, and its value while paused.
 const PAUSED: &[u8] = b"paused";

@@ -1,4 +1,4 @@
-//! `EMQ.INSTALL 1 {emq}:version` — brand a module node.
+//! `EMQ.INSTALL 1 <version>` (the brand key) — brand a module node.
 
 use valkey_module::{Context, ValkeyValue};
 
@@ -10,7 +10,7 @@ use crate::open::argv;
 use crate::protocol::install::{FORM, VERSION};
 use crate::shape;
 
-/// Shape → layout (the key is exactly `{emq}:version`) → install. No fence.
+/// Shape → layout (the key is exactly the brand key) → install. No fence.
 pub fn install(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let call = shape::split(&FORM, &argv)?;

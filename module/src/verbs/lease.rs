@@ -1,12 +1,13 @@
 //! A leased job's own verbs: `EMQ.EXTEND`, `EMQ.COMPLETE`, `EMQ.COMPLETENEXT`, `EMQ.FAIL`,
-//! `EMQ.RESCHEDULE`, `EMQ.REQUEUE`.
+//! `EMQ.FAILNEXT`, `EMQ.RESCHEDULE`, `EMQ.REQUEUE`, and `EMQ.COMPLETEN` ([`completen`]: many
+//! completions, then claims).
 //!
 //! Each presents the lease token its claim returned. Steps: shape → layout → fence → values →
 //! id gate → type gate → row gate → lease gate → write guard → writes.
 
 use valkey_module::{Context, ValkeyValue};
 
-use crate::bus::{short, Bus};
+use crate::bus::{short, Bus, RESULT_MAX};
 use crate::clock;
 use crate::direct::{Args, Db, Key, When, Zadd};
 use crate::errors::{Refusal, Reply};
@@ -17,9 +18,13 @@ use crate::limits;
 use crate::moves;
 use crate::open::{argv, open};
 use crate::outbox::{self, COMPLETED, FAILED};
-use crate::protocol::{complete, completenext, extend, fail, requeue, reschedule};
-use crate::shape::Form;
+use crate::protocol::{complete, completenext, extend, fail, failnext, requeue, reschedule};
+use crate::shape::{Call, Form, ValueAt};
+use crate::values::{Number, Text};
 use crate::verbs::jobs;
+
+mod completen;
+pub use completen::completen;
 
 /// A leased job's keys, open: its sets (`active` first) and its row, with the row's fields.
 struct Leased<'d, const N: usize> {
@@ -96,6 +101,7 @@ pub fn complete(ctx: &Context, args: Args) -> Reply {
     let sets = (ACTIVE.of(&call), DONE.of(&call));
     let job = (ID.of(&call), TOKEN.of(&call), result, keep);
     completion(&db, &FORM, &queue, guard, sets, job)?;
+    completed(&db, &queue, job, None)?;
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -116,8 +122,37 @@ pub fn completenext(ctx: &Context, args: Args) -> Reply {
     let (active, pending) = (ACTIVE.of(&call), PENDING.of(&call));
     let job = (ID.of(&call), TOKEN.of(&call), result, keep);
     completion(&db, &FORM, &queue, guard, (active, DONE.of(&call)), job)?;
-    let next = jobs::lease_next(ctx, &db, &FORM, &queue, (pending, active), lease, Ok(()));
+    let sets = (pending, active);
+    let next = jobs::lease_next(ctx, &db, &FORM, &queue, sets, (lease, false), Ok(()));
+    let leased = match &next {
+        Ok(Some(ValkeyValue::Array(job))) => match (&job[0], &job[2]) {
+            (ValkeyValue::StringBuffer(id), ValkeyValue::Integer(n)) => Some((&id[..], *n)),
+            _ => None,
+        },
+        _ => None,
+    };
+    completed(&db, &queue, job, leased)?;
     Ok(and_next(ValkeyValue::Integer(1), next))
+}
+
+/// The `completed` entry, after the completion's writes (and `EMQ.COMPLETENEXT`'s claim): id,
+/// attempt, the result when at most [`RESULT_MAX`] bytes, and the job `next` leased, if any.
+fn completed(
+    db: &Db,
+    queue: &Queue,
+    (id, token, result, _): (&[u8], &[u8], &[u8], i64),
+    next: Option<(&[u8], i64)>,
+) -> Result<(), Refusal> {
+    let mut fields: Vec<(&[u8], &[u8])> = Vec::with_capacity(3);
+    if result.len() <= RESULT_MAX {
+        fields.push((b"result", result));
+    }
+    let attempt = next.map(|(_, n)| n.to_string());
+    if let (Some((id, _)), Some(attempt)) = (next, attempt.as_deref()) {
+        fields.push((b"next", id));
+        fields.push((b"next_attempt", attempt.as_bytes()));
+    }
+    Bus::open(db, queue).job_with(b"completed", id, token, &fields)
 }
 
 /// A settled job's reply, then what the claim after it answered: nothing (`pending` empty, the
@@ -143,11 +178,20 @@ fn completion(
     (active, done): (&[u8], &[u8]),
     (id, token, result, keep): (&[u8], &[u8], &[u8], i64),
 ) -> Result<(), Refusal> {
+    // done's type gate where the call writes it (keep > 0): keep 0 never touches done.
+    let mut done = match keep {
+        0 => db.open(done),
+        _ => {
+            gates::job_id(form, id)?;
+            let [done] = gates::sorted_sets(db, [done])?;
+            done
+        }
+    };
     let Leased {
-        sets: [mut active, mut done],
+        sets: [mut active],
         mut row,
         fields,
-    } = leased(db, form, queue, [active, done], id, (token, Fields::Lease))?;
+    } = leased(db, form, queue, [active], id, (token, Fields::Lease))?;
     // A flow's child (a row with a parent) writes its outbox: its type gate, before any write.
     let [parent] = row.hash_get([b"parent"])?;
     let parent = parent.filter(|p| !p.is_empty());
@@ -159,7 +203,6 @@ fn completion(
 
     leave_active(form, guard, &mut active, id)?;
     limits::release(db, queue, None, &fields.groups(), 1);
-    Bus::open(db, queue).job(b"completed", id, token, None)?;
     let now = clock::now_ms();
     if let Some([outbox]) = outbox.as_mut() {
         outbox::post(outbox, now, parent.as_deref(), (id, COMPLETED, result))?;
@@ -171,62 +214,160 @@ fn completion(
 }
 
 /// `EMQ.FAIL 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff>
-/// <max_attempts> <keep>` → the job's new state: `pending`, `scheduled` or `dead`.
+/// <max_attempts> <keep> <stack>` → the job's new state: `pending`, `scheduled` or `dead`.
 pub fn fail(ctx: &Context, args: Args) -> Reply {
     use fail::{
-        ACTIVE, BACKOFF, DEAD, ERROR, FORM, ID, KEEP, MAX_ATTEMPTS, PENDING, SCHEDULE, TOKEN,
+        ACTIVE, BACKOFF, DEAD, ERROR, FORM, ID, KEEP, MAX_ATTEMPTS, PENDING, SCHEDULE, STACK, TOKEN,
     };
     let argv = argv(args);
     let (call, queue) = open(ctx, &FORM, &argv)?;
     let guard = guard::writable(ctx, FORM.class);
     let db = Db::new(ctx, args, guard.is_ok());
-    let (active, pending) = (ACTIVE.of(&call), PENDING.of(&call));
-    let (schedule, dead) = (SCHEDULE.of(&call), DEAD.of(&call));
-    let id = ID.of(&call);
 
-    TOKEN.read(&call)?;
-    let error = ERROR.read(&call)?;
-    let backoff = BACKOFF.read(&call)?;
-    let max_attempts = MAX_ATTEMPTS.read(&call)?;
-    let keep = KEEP.read(&call)?;
+    let mut failed = Failed::read(&call, (ID, TOKEN, ERROR, BACKOFF, MAX_ATTEMPTS, KEEP))?;
+    failed.stack = STACK.read(&call)?;
+    let sets = [ACTIVE, PENDING, SCHEDULE, DEAD].map(|slot| slot.of(&call));
+    let state = failure(&db, &FORM, &queue, guard, sets, &failed)?;
+    Ok(ValkeyValue::StringBuffer(state.to_vec()))
+}
+
+/// `EMQ.FAILNEXT 5 <active> <pending> <schedule> <dead> <base> <id> <token> <error> <backoff>
+/// <max_attempts> <keep> <lease_ms> <stack>` → `[<state>]`, `[<state>, <wait>]` or `[<state>, <id>,
+/// <payload>, <attempts>, <deadline>, <timeout>]`: `EMQ.FAIL`'s transition, then `EMQ.CLAIM`'s
+/// on the same queue (which leases the failed job again when it went back to `pending` at the
+/// head, as a claim after the failure would).
+pub fn failnext(ctx: &Context, args: Args) -> Reply {
+    use failnext::{
+        ACTIVE, BACKOFF, DEAD, ERROR, FORM, ID, KEEP, LEASE_MS, MAX_ATTEMPTS, PENDING, SCHEDULE,
+        STACK, TOKEN,
+    };
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
+    let db = Db::new(ctx, args, guard.is_ok());
+
+    let mut failed = Failed::read(&call, (ID, TOKEN, ERROR, BACKOFF, MAX_ATTEMPTS, KEEP))?;
+    let lease = LEASE_MS.read(&call)?;
+    failed.stack = STACK.read(&call)?; // the last value: read in the form's order
+    let sets = [ACTIVE, PENDING, SCHEDULE, DEAD].map(|slot| slot.of(&call));
+    let state = failure(&db, &FORM, &queue, guard, sets, &failed)?;
+    let [active, pending, ..] = sets;
+    let next = jobs::lease_next(
+        ctx,
+        &db,
+        &FORM,
+        &queue,
+        (pending, active),
+        (lease, true),
+        Ok(()),
+    );
+    Ok(and_next(ValkeyValue::StringBuffer(state.to_vec()), next))
+}
+
+/// A failed attempt as `EMQ.FAIL`'s values give it: the job and its lease token, the error, the
+/// backoff (read, and as given: the `retrying` event carries it), max attempts, keep and the
+/// stack (empty: none).
+struct Failed<'a> {
+    id: &'a [u8],
+    token: &'a [u8],
+    error: &'a [u8],
+    backoff: (i64, &'a [u8]),
+    max_attempts: i64,
+    keep: i64,
+    stack: &'a [u8],
+}
+
+/// Where a verb's form holds `EMQ.FAIL`'s first values: id, token, error, backoff, max attempts,
+/// keep (the stack, the form's last value, is read by the verb in its place).
+type FailValues = (ValueAt, Number, Text, Number, Number, Number);
+
+impl<'a> Failed<'a> {
+    /// Values step: `EMQ.FAIL`'s values of `call`, each checked in the form's order.
+    fn read(call: &Call<'a>, at: FailValues) -> Result<Self, Refusal> {
+        let (id, token, error, backoff, max_attempts, keep) = at;
+        token.read(call)?;
+        Ok(Failed {
+            id: id.of(call),
+            token: token.of(call),
+            error: error.read(call)?,
+            backoff: (backoff.read(call)?, backoff.of(call)),
+            max_attempts: max_attempts.read(call)?,
+            keep: keep.read(call)?,
+            stack: b"",
+        })
+    }
+}
+
+/// The row's stack: the failure's, or none when it is empty (`HDEL`: a stale one removed).
+fn keep_stack(row: &mut Key, stack: &[u8]) -> Result<(), Refusal> {
+    if stack.is_empty() {
+        return row.hdel(b"stack").map(drop);
+    }
+    row.hset(&[(b"stack", stack)])
+}
+
+/// `EMQ.FAIL`'s gates and writes, in `form`'s verb, its values read: the attempt `failed`
+/// leaves `active` (the first of the sets: active, pending, schedule, dead) for `dead` (its
+/// attempts at max attempts, the row's own winning; at most `keep` ids kept), `pending` (backoff
+/// `0`) or `schedule` (due now + backoff). → the job's new state.
+fn failure(
+    db: &Db,
+    form: &Form,
+    queue: &Queue,
+    guard: Result<(), Refusal>,
+    [active, pending, schedule, dead]: [&[u8]; 4],
+    failed: &Failed,
+) -> Result<&'static [u8], Refusal> {
+    let Failed {
+        id,
+        token,
+        error,
+        backoff: (backoff, backoff_text),
+        max_attempts,
+        keep,
+        stack,
+    } = *failed;
     let outbox = queue.key(OUTBOX);
     let sets = [active, pending, schedule, dead, &outbox];
-    let lease_token = (TOKEN.of(&call), Fields::All);
     let Leased {
         sets: [mut active, mut pending, mut schedule, mut dead, mut outbox],
         mut row,
         fields,
-    } = leased(&db, &FORM, &queue, sets, id, lease_token)?;
+    } = leased(db, form, queue, sets, id, (token, Fields::All))?;
 
-    leave_active(&FORM, guard, &mut active, id)?;
-    limits::release(&db, &queue, Some(&mut pending), &fields.groups(), 1);
-    let (token, reason) = (TOKEN.of(&call), short(error));
-    let mut bus = Bus::open(&db, &queue);
+    leave_active(form, guard, &mut active, id)?;
+    limits::release(db, queue, Some(&mut pending), &fields.groups(), 1);
+    let reason = short(error);
+    let mut bus = Bus::open(db, queue);
     bus.job(b"failed", id, token, Some((b"reason", reason)))?;
     let now = clock::now_ms();
-    let state: &[u8] = if fields.exhausted(max_attempts) {
+    // `0`: dead now, whatever the row's own limit (a handler's `UnrecoverableError`).
+    if max_attempts == 0 || fields.exhausted(max_attempts) {
         bus.job(b"dead", id, token, Some((b"reason", reason)))?;
         let [parent] = row.hash_get([b"parent"])?;
         outbox::post(&mut outbox, now, parent.as_deref(), (id, FAILED, error))?;
         let error = (&b"dead"[..], &b"error"[..], error);
         moves::finish(&mut row, &mut dead, id, error, keep, now)?;
+        if keep > 0 {
+            keep_stack(&mut row, stack)?;
+        }
         drop(row);
-        moves::retain(&db, &queue, &mut dead, keep)?;
-        b"dead"
-    } else if backoff == 0 {
-        bus.job(b"retrying", id, token, Some((b"delay", BACKOFF.of(&call))))?;
+        moves::retain(db, queue, &mut dead, keep)?;
+        return Ok(b"dead");
+    }
+    bus.job(b"retrying", id, token, Some((b"delay", backoff_text)))?;
+    if backoff == 0 {
         moves::set_state_with(&mut row, b"pending", b"error", error)?;
+        keep_stack(&mut row, stack)?;
         moves::add(&mut pending, fields.priority(), id)?;
-        moves::wake(&db, &queue, 1);
-        b"pending"
-    } else {
-        bus.job(b"retrying", id, token, Some((b"delay", BACKOFF.of(&call))))?;
-        moves::set_state_with(&mut row, b"scheduled", b"error", error)?;
-        moves::add(&mut schedule, now + backoff, id)?;
-        moves::wake_scheduled(&db, &queue);
-        b"scheduled"
-    };
-    Ok(ValkeyValue::StringBuffer(state.to_vec()))
+        moves::wake(db, queue, 1);
+        return Ok(b"pending");
+    }
+    moves::set_state_with(&mut row, b"scheduled", b"error", error)?;
+    keep_stack(&mut row, stack)?;
+    moves::add(&mut schedule, now + backoff, id)?;
+    moves::wake_scheduled(db, queue);
+    Ok(b"scheduled")
 }
 
 /// `EMQ.RESCHEDULE 3 <active> <schedule> <base> <id> <token> <delay>` → the due time.

@@ -1,6 +1,7 @@
 //! Operator verbs that act on many jobs or one waiting job: `EMQ.EXPEDITE` (a scheduled job
 //! runs now), `EMQ.CLEAN` (finished jobs older than a grace period), `EMQ.DRAIN` (waiting jobs),
-//! `EMQ.OBLITERATE` (the whole queue) and `EMQ.FORGET` (an idempotency key released early).
+//! `EMQ.OBLITERATE` (the whole queue), `EMQ.FORGET` (an idempotency key released early) and
+//! `EMQ.UPDATE` (one job's payload replaced, in any state).
 //!
 //! Bounded work: the bulk verbs take at most `limit` ids per call; the host calls again. Reads
 //! (picks) come before the write guard; a call that would write nothing answers without it.
@@ -17,7 +18,7 @@ use crate::keyspace::{Queue, EVENTS, OUTBOX, WAITING};
 use crate::limits;
 use crate::moves;
 use crate::open::{argv, open};
-use crate::protocol::{clean, drain, expedite, forget, obliterate};
+use crate::protocol::{clean, drain, expedite, forget, obliterate, update};
 
 /// `EMQ.EXPEDITE 3 <schedule> <pending> <base> <id>` → `1`: a scheduled job goes to `pending`.
 pub fn expedite(ctx: &Context, args: Args) -> Reply {
@@ -45,6 +46,24 @@ pub fn expedite(ctx: &Context, args: Args) -> Reply {
     Ok(ValkeyValue::Integer(1))
 }
 
+/// `EMQ.UPDATE 2 <row> <pending> <id> <payload>` → `1`: the job's payload replaced, in any state
+/// (no lease gate: a running handler keeps the payload it was given).
+pub fn update(ctx: &Context, args: Args) -> Reply {
+    use update::{FORM, ID, PAYLOAD, ROW};
+    let argv = argv(args);
+    let (call, _queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
+    let db = Db::new(ctx, args, guard.is_ok());
+    let (id, payload) = (ID.of(&call), PAYLOAD.read(&call)?);
+
+    gates::job_id(&FORM, id)?;
+    let (mut row, _) = gates::row(&db, &FORM, ROW.of(&call), Fields::Lease)?;
+
+    guard?;
+    row.hset(&[(b"payload", payload)])?;
+    Ok(ValkeyValue::Integer(1))
+}
+
 /// `EMQ.FORGET 2 <pending> <base> <key>` → `1` when the idempotency key's record was deleted,
 /// `0` when the key was not held.
 pub fn forget(ctx: &Context, args: Args) -> Reply {
@@ -56,7 +75,7 @@ pub fn forget(ctx: &Context, args: Args) -> Reply {
     let key = KEY.read(&call)?;
 
     gates::sorted_sets(&db, [PENDING.of(&call)])?;
-    let mut record = db.open(&queue.key(&[b"key:", key].concat()));
+    let mut record = db.open(&queue.record(key));
     if record.string()?.is_none() {
         return Ok(ValkeyValue::Integer(0));
     }

@@ -1,9 +1,11 @@
-//! Schedules: `EMQ.SCHEDULE` (create or replace a schedule), `EMQ.UNSCHEDULE` (remove it) and
-//! `EMQ.FIRE` (the job of one instant, compare-and-set on the schedule's next instant).
+//! Schedules: `EMQ.SCHEDULE` (create or replace a schedule), `EMQ.UNSCHEDULE` (remove it),
+//! `EMQ.FIRE` (the job of one instant, compare-and-set on the schedule's next instant), and
+//! `EMQ.PAUSESCHEDULE` / `EMQ.RESUMESCHEDULE` (hold a schedule, re-arm it from now).
 //!
 //! The server computes no instant: the host does, from the spec the record keeps. The record
-//! `<base>repeat:<name>` (a hash) holds what the jobs carry, the next instant and the count
-//! fired; `repeats` (a sorted set) holds each name at its next instant.
+//! `<base>repeat:<name>` (a hash) holds what the jobs carry, the next instant, the count fired,
+//! the last instant fired and `paused`; `repeats` (a sorted set) holds each name at its next
+//! instant, or at [`PAUSED_SCORE`] while it is paused (after every instant: no loop finds it due).
 
 use valkey_module::{Context, ValkeyValue};
 
@@ -16,8 +18,11 @@ use crate::guard;
 use crate::keyspace::Queue;
 use crate::moves;
 use crate::open::{argv, open};
-use crate::protocol::{fire, schedule, unschedule};
+use crate::protocol::{fire, pauseschedule, resumeschedule, schedule, unschedule};
 use crate::values::Grammar;
+
+/// A paused schedule's score in `repeats`: 2^53 − 1, after every instant.
+const PAUSED_SCORE: i64 = 9_007_199_254_740_991;
 
 /// The record's fields that describe a schedule, in the order `EMQ.SCHEDULE` compares them.
 const DESCRIBED: [&[u8]; 7] = [
@@ -75,13 +80,19 @@ pub fn schedule(ctx: &Context, args: Args) -> Reply {
     }
 
     guard?;
+    let paused = existed && is_paused(&record)?;
     let mut pairs: Vec<(&[u8], &[u8])> = DESCRIBED.into_iter().zip(given).collect();
     pairs.push((b"next", NEXT.of(&call)));
     if !existed {
         pairs.push((b"fired", b"0"));
     }
     record.hset(&pairs)?;
-    moves::add(&mut repeats, NEXT.read(&call)?, name)?;
+    let score = if paused {
+        PAUSED_SCORE
+    } else {
+        NEXT.read(&call)?
+    };
+    moves::add(&mut repeats, score, name)?;
     moves::wake_scheduled(&db, &queue);
     Ok(ValkeyValue::Integer(if existed { 2 } else { 1 }))
 }
@@ -105,6 +116,74 @@ pub fn unschedule(ctx: &Context, args: Args) -> Reply {
     guard?;
     record.delete()?;
     moves::remove(&mut repeats, name)?;
+    Ok(ValkeyValue::Integer(1))
+}
+
+/// Whether the record holds `paused` = `1`.
+fn is_paused(record: &Key) -> Result<bool, Refusal> {
+    let [paused] = record.hash_get([b"paused"])?;
+    Ok(paused.as_deref() == Some(b"1"))
+}
+
+/// `EMQ.PAUSESCHEDULE 2 <repeats> <base> <name>` → `1` paused now, `2` already paused, `0` no
+/// such schedule (nothing written unless `1`).
+pub fn pauseschedule(ctx: &Context, args: Args) -> Reply {
+    use pauseschedule::{FORM, NAME, REPEATS};
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
+    let db = Db::new(ctx, args, guard.is_ok());
+
+    let name = NAME.read(&call)?;
+    let [mut repeats] = gates::sorted_sets(&db, [REPEATS.of(&call)])?;
+    let mut record = db.open(&queue.repeat(name));
+    gates::hash(&record)?;
+    if !record.exists() {
+        return Ok(ValkeyValue::Integer(0));
+    }
+    if is_paused(&record)? {
+        return Ok(ValkeyValue::Integer(2));
+    }
+
+    guard?;
+    record.hset(&[(b"paused", b"1")])?;
+    moves::add(&mut repeats, PAUSED_SCORE, name)?;
+    Ok(ValkeyValue::Integer(1))
+}
+
+/// `EMQ.RESUMESCHEDULE 2 <repeats> <base> <name> <next>` → `1` resumed, `3` resumed and ended,
+/// `2` not paused, `0` no such schedule (nothing written when `2` or `0`).
+pub fn resumeschedule(ctx: &Context, args: Args) -> Reply {
+    use resumeschedule::{FORM, NAME, NEXT, REPEATS};
+    let argv = argv(args);
+    let (call, queue) = open(ctx, &FORM, &argv)?;
+    let guard = guard::writable(ctx, FORM.class);
+    let db = Db::new(ctx, args, guard.is_ok());
+
+    let name = NAME.read(&call)?;
+    let next = NEXT.read(&call)?;
+    let [mut repeats] = gates::sorted_sets(&db, [REPEATS.of(&call)])?;
+    let mut record = db.open(&queue.repeat(name));
+    gates::hash(&record)?;
+    if !record.exists() {
+        return Ok(ValkeyValue::Integer(0));
+    }
+    let [paused, end_at] = record.hash_get([b"paused", b"end_at"])?;
+    if paused.as_deref() != Some(b"1") {
+        return Ok(ValkeyValue::Integer(2));
+    }
+
+    guard?;
+    let end_at = stored(&end_at);
+    if next == 0 || (end_at != 0 && next > end_at) {
+        record.delete()?;
+        moves::remove(&mut repeats, name)?;
+        return Ok(ValkeyValue::Integer(3));
+    }
+    record.hdel(b"paused")?;
+    record.hset(&[(b"next", NEXT.of(&call))])?;
+    moves::add(&mut repeats, next, name)?;
+    moves::wake_scheduled(&db, &queue);
     Ok(ValkeyValue::Integer(1))
 }
 
@@ -145,8 +224,8 @@ pub fn fire(ctx: &Context, args: Args) -> Reply {
     )?;
     let mut record = db.open(&queue.repeat(name));
     gates::hash(&record)?;
-    let [at, fired, limit, end_at, payload, priority, max_attempts, timeout] =
-        record.hash_get([
+    let [at, fired, limit, end_at, payload, priority, max_attempts, timeout, paused] = record
+        .hash_get([
             b"next",
             b"fired",
             b"limit",
@@ -155,8 +234,9 @@ pub fn fire(ctx: &Context, args: Args) -> Reply {
             b"priority",
             b"max_attempts",
             b"timeout",
+            b"paused",
         ])?;
-    if at.as_deref() != Some(EXPECTED.of(&call)) {
+    if at.as_deref() != Some(EXPECTED.of(&call)) || paused.as_deref() == Some(b"1") {
         return Ok(ValkeyValue::Integer(MISS));
     }
 
@@ -195,7 +275,12 @@ pub fn fire(ctx: &Context, args: Args) -> Reply {
         return end(&mut record, &mut repeats, code);
     }
     let count = fired.to_string();
-    record.hset(&[(b"next", NEXT.of(&call)), (b"fired", count.as_bytes())])?;
+    let mut pairs: Vec<(&[u8], &[u8])> =
+        vec![(b"next", NEXT.of(&call)), (b"fired", count.as_bytes())];
+    if added {
+        pairs.push((b"last_fired", INSTANT.of(&call)));
+    }
+    record.hset(&pairs)?;
     moves::add(&mut repeats, next, name)?;
     Ok(ValkeyValue::Integer(if added { ADDED } else { NO_JOB }))
 }

@@ -62,11 +62,11 @@ mod tests {
     #[test]
     fn reply_shape() {
         let text = |s: &str| ValkeyValue::BulkString(s.to_owned());
-        let tokens = "ENQUEUE ADD CLAIM EXTEND COMPLETE FAIL RETRY PROMOTE REAP REMOVE PAUSE RESUME RESCHEDULE REQUEUE LANES EVENTS PROGRESS LOG EXPEDITE CLEAN DRAIN OBLITERATE FORGET PARENT SETTLE ACK SCHEDULE UNSCHEDULE FIRE LIMIT COMPLETENEXT";
-        let verbs = ValkeyValue::Array(tokens.split(' ').map(text).collect());
+        // The job core and the brand as the data states them (`protocol.json`).
+        let verbs = ValkeyValue::Array(JOB_CORE.iter().map(|t| text(t)).collect());
         let want = vec![
             text("wire"),
-            text("echomq:6.0.0"),
+            text(crate::protocol::WIRE6),
             text("module"),
             text("0.5.0"),
             text("verbs"),

@@ -1,47 +1,47 @@
 // The EchoMQ dashboard page: reads the JSON API, follows the live stream, and steers through
-// the API's actions after a confirmation. No framework; every text goes in as text, never HTML.
+// the API's actions after a confirmation. No framework. Every view has its own address (the
+// URL's hash): `#/` the queues, `#/q/<queue>?state=<s>&offset=<n>` a queue's jobs (`&text=`: a
+// payload search), `#/q/<queue>/job/<id>` a job, `#/workers` the workers — so history and
+// reload keep the place.
+import { listed, selectCell, wireBulk } from "./bulk.js";
+import { drawHour } from "./charts.js";
+import { showFlow, showFlowControl, showSchedules } from "./extras.js";
+import { openJob } from "./job.js";
+import { showEditor, wireSteer } from "./steer.js";
+import { hideWorkers, showWorkers } from "./workers.js";
+import { $, age, api, cell, confirmAction, enc, fail, linkRow, STATES, say } from "./lib.js";
 
-const token = new URLSearchParams(location.search).get("token");
-const headers = token ? { authorization: `Bearer ${token}` } : {};
-const STATES = ["pending", "scheduled", "active", "completed", "dead", "waiting"];
 const PAGE = 20;
+let hourAt = 0;
+const view = {
+  queue: null,
+  state: "pending",
+  offset: 0,
+  text: "",
+  job: null,
+  snapshot: null,
+  readOnly: false,
+};
 
-const view = { queue: null, state: "pending", offset: 0, job: null, snapshot: null, readOnly: false };
-const $ = (id) => document.getElementById(id);
-
-async function api(path, body) {
-  const init =
-    body === undefined
-      ? { headers }
-      : {
-          method: "POST",
-          headers: { ...headers, "content-type": "application/json" },
-          body: JSON.stringify(body),
-        };
-  const res = await fetch(path, init);
-  const data = await res.json();
-  if (!res.ok) throw new Error(data.error ?? `HTTP ${res.status}`);
-  return data;
+/** The place the hash names. */
+function place() {
+  const [path, query] = location.hash.replace(/^#/, "").split("?");
+  const parts = (path ?? "").split("/").filter(Boolean).map(decodeURIComponent);
+  const params = new URLSearchParams(query ?? "");
+  return { parts, params };
 }
 
-function say(text, error = false) {
-  const el = $("message");
-  el.textContent = text;
-  el.className = error ? "error" : "";
+/** The hash of a queue's list (and optionally a job), keeping what is not given. */
+export function queueHash(queue, { state = "pending", offset = 0, text = "", job } = {}) {
+  const params = new URLSearchParams({ state });
+  if (offset) params.set("offset", String(offset));
+  if (text) params.set("text", text);
+  return `#/q/${enc(queue)}${job ? `/job/${enc(job)}` : ""}?${params}`;
 }
 
-function cell(row, text, numeric = false) {
-  const td = document.createElement("td");
-  td.textContent = String(text);
-  if (numeric) td.className = "n";
-  row.append(td);
-  return td;
-}
-
-function age(ms) {
-  if (ms < 1000) return `${ms} ms`;
-  if (ms < 120_000) return `${(ms / 1000).toFixed(1)} s`;
-  return `${Math.round(ms / 60_000)} min`;
+function go(hash) {
+  if (location.hash === hash) show().catch(fail);
+  else location.hash = hash;
 }
 
 function sparkline(values) {
@@ -50,6 +50,7 @@ function sparkline(values) {
   svg.setAttribute("class", "spark");
   svg.setAttribute("width", "120");
   svg.setAttribute("height", "24");
+  svg.setAttribute("aria-hidden", "true");
   const known = values.map((v) => v ?? 0);
   const max = Math.max(1, ...known);
   const points = known.map(
@@ -63,28 +64,56 @@ function sparkline(values) {
   return svg;
 }
 
+const LIST = 50;
+
+/** The page of the queue list asked for: offset, filter, and the queue shown (its counts). */
+function listQuery() {
+  const params = new URLSearchParams({ offset: String((view.list ?? 0) * LIST), limit: String(LIST) });
+  const filter = $("queue-filter").value.trim();
+  if (filter) params.set("filter", filter);
+  if (view.queue) params.set("current", view.queue);
+  return params.toString();
+}
+
+/** Renders one page of the queue list as the server sent it (`GET /api/queues?limit=…`). */
 function renderQueues(snapshot) {
   view.snapshot = snapshot;
   const body = $("queues").querySelector("tbody");
   body.replaceChildren();
-  for (const q of snapshot.queues) {
+  const shown = snapshot.queues;
+  const pages = Math.max(1, Math.ceil(snapshot.total / LIST));
+  view.list = Math.floor(snapshot.offset / LIST);
+  $("queues-page").textContent =
+    `${snapshot.total === 0 ? 0 : snapshot.offset + 1}–${snapshot.offset + shown.length} of ${snapshot.total} queues`;
+  $("queues-prev").disabled = view.list === 0;
+  $("queues-next").disabled = view.list >= pages - 1;
+  for (const q of shown) {
     const row = document.createElement("tr");
     row.dataset.queue = q.name;
-    if (q.name === view.queue) row.className = "selected";
-    cell(row, q.counts.paused ? `${q.name} (paused)` : q.name);
+    row.className = `${q.name === view.queue ? "selected" : ""}${q.sampled ? "" : " stale"}`;
+    const name = cell(row, q.counts.paused ? `${q.name} (paused)` : q.name);
     for (const s of STATES) cell(row, q.counts[s], true).dataset.state = s;
     cell(row, age(q.oldestPendingMs), true);
     const rates = q.completedPerSec;
-    const last = rates.at(-1);
-    const spark = cell(row, last === null || last === undefined ? "— " : `${last.toFixed(1)}/s `);
-    spark.dataset.rate = last ?? "";
+    const m = q.minute;
+    const avg = m && m.seconds > 0 ? m.completed / m.seconds : m ? 0 : null;
+    const spark = cell(row, avg === null ? "— " : `${avg.toFixed(1)}/s `);
+    spark.dataset.rate = rates.at(-1) ?? "";
+    if (m) {
+      spark.dataset.minuteCompleted = m.completed;
+      spark.dataset.minuteSeconds = m.seconds;
+    }
     spark.append(sparkline(rates));
-    row.addEventListener("click", () => openQueue(q.name));
+    linkRow(row, name, queueHash(q.name));
     body.append(row);
   }
   $("incomplete").hidden = snapshot.complete;
-  const current = snapshot.queues.find((q) => q.name === view.queue);
+  const current = [snapshot.current, ...shown].find((q) => q && q.name === view.queue);
   if (current) renderQueueHead(current);
+  if (current && Date.now() - hourAt > 10_000) {
+    hourAt = Date.now();
+    drawHour(view.queue).catch(fail);
+  }
 }
 
 function renderQueueHead(q) {
@@ -93,107 +122,134 @@ function renderQueueHead(q) {
   nav.replaceChildren();
   for (const s of STATES) {
     const b = document.createElement("button");
+    b.type = "button";
     b.textContent = `${s} (${q.counts[s]})`;
     b.dataset.state = s;
-    if (s === view.state) b.className = "current";
-    b.addEventListener("click", () => {
-      view.state = s;
-      view.offset = 0;
-      renderQueueHead(q);
-      loadJobs().catch((e) => say(e.message, true));
-    });
+    if (s === view.state) {
+      b.className = "current";
+      b.setAttribute("aria-current", "page");
+    }
+    b.addEventListener("click", () => go(queueHash(view.queue, { state: s })));
     nav.append(b);
   }
 }
 
-async function openQueue(name) {
-  view.queue = name;
-  view.state = "pending";
-  view.offset = 0;
-  $("queue").hidden = false;
-  $("queue-name").textContent = name;
-  if (view.snapshot) renderQueues(view.snapshot);
-  await loadJobs();
+function jobRow(job) {
+  const row = document.createElement("tr");
+  row.dataset.id = job.id;
+  const id = cell(row, job.id);
+  cell(row, job.state);
+  cell(row, job.maxAttempts ? `${job.attempts}/${job.maxAttempts}` : job.attempts, true);
+  cell(row, new Date(job.createdAt).toISOString());
+  cell(row, job.error ?? "");
+  selectCell(row, job.id, view.readOnly);
+  linkRow(row, id, queueHash(view.queue, { state: view.state, offset: view.offset, job: job.id }));
+  return row;
 }
 
 async function loadJobs() {
-  const q = encodeURIComponent(view.queue);
-  const page = await api(`/api/queues/${q}/jobs?state=${view.state}&offset=${view.offset}&limit=${PAGE}`);
+  const q = enc(view.queue);
   const body = $("jobs").querySelector("tbody");
-  body.replaceChildren();
-  for (const job of page.jobs) {
-    const row = document.createElement("tr");
-    row.dataset.id = job.id;
-    cell(row, job.id);
-    cell(row, job.state);
-    cell(row, job.maxAttempts ? `${job.attempts}/${job.maxAttempts}` : job.attempts, true);
-    cell(row, new Date(job.createdAt).toISOString());
-    cell(row, job.error ?? "");
-    row.addEventListener("click", () => openJob(job.id).catch((e) => say(e.message, true)));
-    body.append(row);
+  if (view.text) {
+    const found = await api(`/api/queues/${q}/search?state=${view.state}&text=${enc(view.text)}`);
+    body.replaceChildren(...found.jobs.map(jobRow));
+    const of = found.complete ? `${found.scanned}` : `the first ${found.scanned}`;
+    $("page").textContent = `${found.jobs.length} with "${view.text}" in ${of} ${view.state}`;
+    $("prev").disabled = true;
+    $("next").disabled = true;
+    listed(view.queue, view.state, 0);
+    return;
   }
+  const page = await api(`/api/queues/${q}/jobs?state=${view.state}&offset=${view.offset}&limit=${PAGE}`);
+  body.replaceChildren(...page.jobs.map(jobRow));
   const end = Math.min(page.total, view.offset + page.jobs.length);
   $("page").textContent = page.total === 0 ? "no jobs" : `${view.offset + 1}–${end} of ${page.total}`;
   $("prev").disabled = view.offset === 0;
   $("next").disabled = end >= page.total;
+  listed(view.queue, view.state, page.total);
 }
 
-function bytes(v) {
-  if (v === undefined || v === null) return "";
-  return v.text ?? `(base64, ${v.bytes} bytes) ${v.base64}`;
-}
-
-async function openJob(id) {
-  const { job } = await api(`/api/queues/${encodeURIComponent(view.queue)}/jobs/${encodeURIComponent(id)}`);
-  view.job = job;
-  $("job").hidden = false;
-  $("job-id").textContent = job.id;
-  const dl = $("job-fields");
-  dl.replaceChildren();
-  const fields = {
-    state: job.state,
-    attempts: job.maxAttempts ? `${job.attempts} of ${job.maxAttempts}` : job.attempts,
-    priority: job.priority,
-    lane: job.lane,
-    created: new Date(job.createdAt).toISOString(),
-    progress: bytes(job.progress),
-  };
-  for (const [k, v] of Object.entries(fields)) {
-    const dt = document.createElement("dt");
-    dt.textContent = k;
-    const dd = document.createElement("dd");
-    dd.textContent = String(v);
-    dd.dataset.field = k;
-    dl.append(dt, dd);
+/** Renders the place the hash names. */
+async function show() {
+  const { parts, params } = place();
+  const top = parts[0] === "workers" ? "workers" : "queues";
+  for (const t of ["queues", "workers"]) {
+    if (t === top) $(`nav-${t}`).setAttribute("aria-current", "page");
+    else $(`nav-${t}`).removeAttribute("aria-current");
   }
-  $("job-payload").textContent = bytes(job.payload);
-  $("job-result").textContent = bytes(job.result);
-  $("job-error").textContent = job.error ?? "";
-  $("job-logs").textContent = job.logs.join("\n");
-  const ol = $("job-timeline");
-  ol.replaceChildren();
-  for (const e of job.timeline) {
-    const li = document.createElement("li");
-    const extra = [
-      e.attempt !== undefined ? `attempt ${e.attempt}` : "",
-      e.reason ?? "",
-      e.delay ? `in ${e.delay} ms` : "",
-    ];
-    li.textContent = `${new Date(e.at).toISOString()} ${e.kind} ${extra.filter(Boolean).join(", ")}`;
-    ol.append(li);
+  $("queues-view").hidden = top === "workers";
+  if (top === "workers") {
+    view.queue = null;
+    view.job = null;
+    $("queue").hidden = true;
+    $("job").hidden = true;
+    await showWorkers(params.get("queue"), fail);
+    return;
   }
-  $("job-retry").disabled = view.readOnly || job.state !== "dead";
-  $("job-promote").disabled = view.readOnly || job.state !== "scheduled";
-  $("job-remove").disabled = view.readOnly || job.state === "active";
+  hideWorkers();
+  if (parts[0] !== "q" || parts[1] === undefined) {
+    view.queue = null;
+    view.job = null;
+    $("queue").hidden = true;
+    $("job").hidden = true;
+    if (view.snapshot) renderQueues(view.snapshot);
+    if (source) follow();
+    return;
+  }
+  view.queue = parts[1];
+  view.state = STATES.includes(params.get("state")) ? params.get("state") : "pending";
+  view.offset = Math.max(0, Number.parseInt(params.get("offset") ?? "0", 10) || 0);
+  view.text = params.get("text") ?? "";
+  $("queue").hidden = false;
+  $("queue-name").textContent = view.queue;
+  $("search-text").value = view.text;
+  if (view.snapshot) renderQueues(view.snapshot);
+  if (source) follow();
+  hourAt = Date.now();
+  const hour = drawHour(view.queue).catch(fail);
+  const jobs = loadJobs();
+  const tab = parts[2] === "schedules" || parts[2] === "limits" ? parts[2] : "jobs";
+  $("schedules-view").hidden = tab !== "schedules";
+  $("limits-view").hidden = tab !== "limits";
+  $("jobs-view").hidden = tab !== "jobs";
+  const base = `#/q/${enc(view.queue)}`;
+  $("tab-jobs").href = `${base}?state=${view.state}`;
+  $("tab-schedules").href = `${base}/schedules`;
+  $("tab-limits").href = `${base}/limits`;
+  $("tab-workers").href = `#/workers?queue=${enc(view.queue)}`;
+  for (const t of ["jobs", "schedules", "limits"]) {
+    if (t === tab) $(`tab-${t}`).setAttribute("aria-current", "page");
+    else $(`tab-${t}`).removeAttribute("aria-current");
+  }
+  if (tab === "schedules")
+    await showSchedules(view.queue, ...(view.readOnly ? [] : [removeSchedule, toggleSchedule]));
+  if (tab === "limits") await showFlowControl(view.queue);
+  if (parts[2] === "job" && parts[3]) {
+    view.job = await openJob(view.queue, parts[3], view.readOnly);
+    showEditor(view.job, view.readOnly);
+    await showFlow(view.queue, view.job);
+  } else {
+    view.job = null;
+    $("job").hidden = true;
+  }
+  await jobs;
+  await hour;
 }
 
-function confirmAction(text) {
-  return new Promise((resolve) => {
-    const dialog = $("confirm");
-    $("confirm-text").textContent = text;
-    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
-    dialog.showModal();
-  });
+function removeSchedule(name) {
+  return act(
+    `Remove schedule ${name} of ${view.queue}?`,
+    `/api/queues/${enc(view.queue)}/schedules/${enc(name)}/remove`,
+  );
+}
+
+function toggleSchedule(name, paused) {
+  return act(
+    paused
+      ? `Resume schedule ${name} of ${view.queue}? It fires again from its next instant (none for the time it was paused).`
+      : `Pause schedule ${name} of ${view.queue}? It adds no job until resumed.`,
+    `/api/queues/${enc(view.queue)}/schedules/${enc(name)}/${paused ? "resume" : "pause"}`,
+  );
 }
 
 async function act(text, path, body = {}) {
@@ -201,17 +257,29 @@ async function act(text, path, body = {}) {
   try {
     const reply = await api(path, body);
     say(`${text} — done${reply.removed !== undefined ? ` (${reply.removed} removed)` : ""}`);
-    if (view.queue) await loadJobs();
-    if (view.job && path.includes("/jobs/") && !path.endsWith("/remove")) await openJob(view.job.id);
-    if (path.endsWith("/remove")) $("job").hidden = true;
+    if (path.endsWith("/remove") && view.job)
+      go(queueHash(view.queue, { state: view.state, offset: view.offset }));
+    else await show();
   } catch (e) {
-    say(e.message, true);
+    fail(e);
   }
 }
 
+async function findJob(kind, value) {
+  if (!view.queue || !value) return;
+  if (kind === "text") return go(queueHash(view.queue, { state: view.state, text: value }));
+  let id = value;
+  if (kind === "key") {
+    const found = await api(`/api/queues/${enc(view.queue)}/find?key=${enc(value)}`);
+    if (found.id === null) return say(`no job holds idempotency key "${value}" in ${view.queue}`, true);
+    id = found.id;
+  }
+  go(queueHash(view.queue, { state: view.state, offset: view.offset, job: id }));
+}
+
 function wire() {
-  const q = () => `/api/queues/${encodeURIComponent(view.queue)}`;
-  const j = () => `${q()}/jobs/${encodeURIComponent(view.job.id)}`;
+  const q = () => `/api/queues/${enc(view.queue)}`;
+  const j = () => `${q()}/jobs/${enc(view.job.id)}`;
   $("pause").addEventListener("click", () => act(`Pause ${view.queue}?`, `${q()}/pause`));
   $("resume").addEventListener("click", () => act(`Resume ${view.queue}?`, `${q()}/resume`));
   $("drain").addEventListener("click", () =>
@@ -226,24 +294,56 @@ function wire() {
   $("job-retry").addEventListener("click", () => act(`Retry job ${view.job.id}?`, `${j()}/retry`));
   $("job-promote").addEventListener("click", () => act(`Run job ${view.job.id} now?`, `${j()}/promote`));
   $("job-remove").addEventListener("click", () => act(`Remove job ${view.job.id}?`, `${j()}/remove`));
-  $("prev").addEventListener("click", () => {
-    view.offset = Math.max(0, view.offset - PAGE);
-    loadJobs().catch((e) => say(e.message, true));
-  });
-  $("next").addEventListener("click", () => {
-    view.offset += PAGE;
-    loadJobs().catch((e) => say(e.message, true));
-  });
+  $("prev").addEventListener("click", () =>
+    go(queueHash(view.queue, { state: view.state, offset: Math.max(0, view.offset - PAGE) })),
+  );
+  $("next").addEventListener("click", () =>
+    go(queueHash(view.queue, { state: view.state, offset: view.offset + PAGE })),
+  );
   $("search").addEventListener("submit", (ev) => {
     ev.preventDefault();
-    const id = $("search-id").value.trim();
-    if (view.queue && id) openJob(id).catch((e) => say(e.message, true));
+    findJob($("search-by").value, $("search-text").value.trim()).catch(fail);
   });
+  $("queue-filter").addEventListener("input", () => {
+    view.list = 0;
+    follow();
+  });
+  $("queues-prev").addEventListener("click", () => {
+    view.list = Math.max(0, view.list - 1);
+    follow();
+  });
+  $("queues-next").addEventListener("click", () => {
+    view.list += 1;
+    follow();
+  });
+  $("home").addEventListener("click", (ev) => {
+    ev.preventDefault();
+    go("#/");
+  });
+  wireBulk(() => show());
+  wireSteer({
+    queue: () => view.queue,
+    job: () => view.job,
+    opened: (queue, id) => go(queueHash(queue, { state: view.state, job: id })),
+    shown: () => show(),
+  });
+  window.addEventListener("hashchange", () => show().catch(fail));
 }
 
+let source = null;
+let following = "";
+
+/**
+ * Follows the live stream of the page of queues shown (reopened when the page, the filter or
+ * the queue shown changes: the server sends that page only, and samples its queues each time).
+ */
 function follow() {
+  const query = listQuery();
+  if (source && query === following) return;
+  source?.close();
+  following = query;
   const live = $("live");
-  const source = new EventSource("/api/stream"); // the token, if any, rides in the page's cookie
+  source = new EventSource(`/api/stream?${query}`); // the token, if any, rides in the page's cookie
   source.addEventListener("snapshot", (ev) => {
     live.textContent = "live";
     live.className = "badge on";
@@ -256,15 +356,19 @@ function follow() {
 }
 
 async function main() {
-  const config = await api("/api/config");
+  const { parts } = place();
+  if (parts[0] === "q" && parts[1] !== undefined) view.queue = parts[1];
+  // The first page of queues is asked for with the configuration: one round before the first paint.
+  const [config, first] = await Promise.all([api("/api/config"), api(`/api/queues?${listQuery()}`)]);
   view.readOnly = config.readOnly;
   $("server").textContent =
     `wire ${config.wire}${config.cluster ? ", cluster" : ""} · echomq ${config.version}`;
   $("mode").hidden = !config.readOnly;
   for (const el of document.querySelectorAll("[data-steer]")) el.hidden = config.readOnly;
   wire();
-  renderQueues(await api("/api/queues"));
+  renderQueues(first);
   follow();
+  await show();
 }
 
-main().catch((e) => say(e.message, true));
+main().catch(fail);

@@ -5,15 +5,18 @@
 --- @include "retain"
 --- @include "bus"
 --- @include "release"
+--- @include "completed_entry"
 -- The completion (docs/protocol.md, EMQ.COMPLETE), after the values step: the job <id> holding
 -- lease <token> leaves <active>; its row keeps <result> in <done> (at most <keep> ids kept), or
 -- is deleted (keep 0); a flow child's outbox entry; the group slot released; the completed
--- event. → 1, or the refusal (nothing written). Refusals name the including script's verb. A
--- transition that also claims the next job (COMPLETENEXT) calls lease_next after it.
-local function complete_job(active, done, base, id, token, result, keep)
+-- event (its entry: completed_entry). → 1, or the refusal (nothing written). Refusals name the
+-- including script's verb. A transition that also claims the next job (COMPLETENEXT) passes
+-- <later> (the entry is then its to write, after the claim: and_next) and calls and_next after it.
+local function complete_job(active, done, base, id, token, result, keep, later)
   if string.sub(id, 1, 3) ~= 'JOB' then return refuse('id must start with JOB') end
   local outbox = base .. 'outbox'
-  if not typed({ done }, 'zset') then return wrongtype() end
+  -- done's type gate where the call writes it (keep > 0): keep 0 never touches done.
+  if keep ~= '0' and not typed({ done }, 'zset') then return wrongtype() end
   -- The type gate on active runs where it decides something: before any later refusal; on the
   -- success path ZREM (the first write) is the gate, and its count is the membership gate.
   local row = base .. 'job:' .. id
@@ -36,7 +39,7 @@ local function complete_job(active, done, base, id, token, result, keep)
   if left == 0 then return refuse('job is not active') end
   local emit, limited = bus(base)
   release(base, (fields[4] and fields[4] ~= '') and { fields[4] } or {}, 1, limited)
-  emit('event', 'completed', 'id', id, 'attempt', token)
+  if not later then emit(unpack(completed_entry(id, token, result))) end
   if keep == '0' and not child then
     redis.call('DEL', row)
     return 1

@@ -3,11 +3,13 @@
 --- @include "wrongtype"
 --- @include "priority"
 --- @include "emitter"
+--- @include "meta_flags"
 -- The claim (docs/protocol.md, EMQ.CLAIM): lease the lowest pending id of <pending> into <active>
 -- until now + <lease> ms, dropping the orphans ahead of it, under the queue's flow control; the
 -- reply is CLAIM's (see claim.lua). Refusals name the including script's verb. A transition that
--- ends by claiming the next job (a completion that also claims) calls this after its own writes.
-local function lease_next(pending, active, base, lease)
+-- ends by claiming the next job (a completion that also claims) calls this after its own writes;
+-- <quiet>: no active entry (the caller writes the lease into its own entry: and_next).
+local function lease_next(pending, active, base, lease, quiet)
   -- A stored limit or window field: a count, else 0 (absent or any other text: none).
   local function num(s) return (type(s) == 'string' and count(s)) and tonumber(s) or 0 end
 
@@ -21,7 +23,7 @@ local function lease_next(pending, active, base, lease)
 
   -- <base>meta: the bus's events_maxlen and the flag limits = 1 (the queue has limits; kept by
   -- LIMIT). Not a hash: the defaults.
-  local flags = redis.pcall('HMGET', base .. 'meta', 'events_maxlen', 'limits')
+  local flags = meta_flags(base)
   if flags.err then flags = {} end
   local limited = flags[2] == '1'
   -- Flow control (docs/protocol.md, "Flow control"), reads only: the queue's limits (when it has
@@ -187,7 +189,9 @@ local function lease_next(pending, active, base, lease)
   if group then redis.call('HSET', groups, group, string.format('%d', gcount + 1)) end
   if qmax > 0 and qms > 0 then counts('start', 'count', qcount) end
   if gwindow then counts('start:' .. group, 'count:' .. group, gwindow[1]) end
-  emitter(base, flags[1])('event', 'active', 'id', id, 'attempt', string.format('%d', attempts))
+  if not quiet then
+    emitter(base, flags[1])('event', 'active', 'id', id, 'attempt', string.format('%d', attempts))
+  end
   -- The handler's time limit: the row's timeout when it is a count of ms, else 0 (none).
   local timeout = fields[5]
   if not (timeout and count(timeout)) then timeout = '0' end

@@ -1,4 +1,4 @@
-/** Host steps that bring jobs in and lease them out: `enqueue`, `add`, `claim`. */
+/** The `jobs` family's host steps (module/src/verbs/jobs.rs on the native side): jobs brought in and leased out — `enqueue`, `add`, `claim`, `claimBatch`. */
 import { newId } from "../branded-id.js";
 import type { Connection } from "../connector/connection.js";
 import type { VerbCall } from "../engine/index.js";
@@ -12,6 +12,7 @@ import {
   assertTrace,
   key,
   MAX_INTEGER,
+  MAX_LIMIT,
   type Payload,
   run,
   text,
@@ -115,7 +116,7 @@ export const ADD_OPTIONS: OptionTable = {
 const BULK_JOB: OptionTable = {
   of: "a bulk job",
   keys: { payload: "any", opts: "any" },
-  foreign: { data: "payload", name: "EchoMQ jobs have no name: carry it in the payload" },
+  foreign: { data: "payload", name: "a job's name is an option: opts.name" },
 };
 const BULK_OPTIONS: OptionTable = { of: "addBulk", keys: { durability: "object" } };
 
@@ -182,12 +183,12 @@ async function durable(
 }
 
 /** An `add` whose arguments passed every check: what its line carries besides the id. */
-export interface CheckedAdd {
+interface CheckedAdd {
   ownId: string | undefined;
   payload: string | Buffer;
   /**
-   * priority, delay, max attempts, trace and the extras as sent; `null` when all are defaults
-   * (0, 0, 0, none).
+   * priority, delay, max attempts, trace and the extras (name and backoff among them) as sent;
+   * `null` when all are defaults (0, 0, 0, none).
    */
   values: string[] | null;
 }
@@ -220,7 +221,7 @@ export function checkAdd(payload: unknown, opts: unknown, where = "", table = AD
 /**
  * The transition of one checked `add`. With every option at its default it is `ENQUEUE`, whose
  * writes are exactly `ADD`'s with priority 0, delay 0, no attempt limit, no trace and no extras,
- * on a shorter line (two keys and two values instead of three and eleven).
+ * on a shorter line (two keys and two values instead of three and thirteen).
  */
 function addCall(queue: string, id: string, job: CheckedAdd): VerbCall {
   if (job.values === null) {
@@ -326,11 +327,43 @@ export async function claimVerb(conn: Connection, queue: string, leaseMs: number
   return claimOutcome(await call(conn, "CLAIM", queue, [leaseMs]));
 }
 
+/** What a batch claim answers: the jobs leased, in order, and the limited claim that ended it, if one did. */
+export interface ClaimBatch {
+  jobs: ClaimedJob[];
+  limited: ClaimLimited | null;
+}
+
+/**
+ * Leases up to `count` jobs in one call (`CLAIMN`): exactly `count` claims in a row — each job its
+ * own lease token and deadline, flow control (limits, groups, rate) applied claim by claim — that
+ * stop at the first finding nothing, or held back (`limited`). The queue's pause flag is read
+ * inside the transition (declared difference D12): a paused queue answers no jobs. `count` is an
+ * integer from 1 to `MAX_LIMIT`.
+ */
+export async function claimBatch(
+  conn: Connection,
+  queue: string,
+  leaseMs: number,
+  count: number,
+): Promise<ClaimBatch> {
+  assertValidQueue(queue);
+  assertLeaseMs(leaseMs);
+  assertInteger("count", count, 1, MAX_LIMIT);
+  const reply = (await call(conn, "CLAIMN", queue, [leaseMs, count])) as unknown[];
+  const batch: ClaimBatch = { jobs: [], limited: null };
+  for (const entry of reply) {
+    const got = claimOutcome(entry);
+    if (got && "limited" in got) batch.limited = got;
+    else if (got) batch.jobs.push(got);
+  }
+  return batch;
+}
+
 /** A claim's reply: `[<id>, <payload>, <attempts>, <deadline>, <timeout>]`. */
-export type ClaimReply = [Buffer, Buffer, number, number, number];
+type ClaimReply = [Buffer, Buffer, number, number, number];
 
 /** A claim's (or blocking claim's) reply as a job, `null` when nothing was claimed. */
-export function claimedJob(reply: ClaimReply | [] | null): ClaimedJob | null {
+function claimedJob(reply: ClaimReply | [] | null): ClaimedJob | null {
   if (reply === null || reply.length === 0) return null;
   const [id, payload, attempts, deadline, timeoutMs] = reply;
   return { id: text(id), payload, attempts, deadline, timeoutMs };

@@ -1,37 +1,13 @@
 /**
- * Host steps that look after a queue rather than one lease: `retry`, `promote`, `reap`,
- * `remove`, `pause`, `resume`, `recordLanes`, `setEvents`.
+ * The `admin` family's host steps (module/src/verbs/admin.rs on the native side): `retry`,
+ * `remove`, `cancel`, `pause`, `resume`, `recordLanes`, `setEvents` — a queue looked after rather than one lease.
  */
 import type { Connection } from "../connector/connection.js";
 import { assertValidQueue } from "../keyspace.js";
 import { MAX_LANES } from "../lanes/naming.js";
 import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
-import { assertInteger, assertJobId, MAX_INTEGER, MAX_LIMIT, text } from "./common.js";
+import { assertInteger, assertJobId, MAX_INTEGER } from "./common.js";
 import { call } from "./calls.js";
-
-export interface ReapOptions {
-  /** At most this many expired leases per call (1 to 10000). */
-  limit: number;
-  /** Attempts before a reaped job is dead (a row's own `maxAttempts` wins). */
-  maxAttempts: number;
-  /** How many ids `dead` keeps; 0 deletes the row of a job that dies. */
-  keep: number;
-}
-
-export interface ReapResult {
-  /** Ids back in `pending`. */
-  requeued: string[];
-  /** Ids that exhausted their attempts (in `dead`, or deleted when keep is 0). */
-  dead: string[];
-}
-
-const REAP_OPTIONS: OptionTable = {
-  of: "reap",
-  keys: { limit: "number", maxAttempts: "number", keep: "number" } satisfies Record<
-    keyof ReapOptions,
-    KeyType
-  >,
-};
 
 /** A dead job goes back to `pending` with `extraAttempts` more attempts than it has used. */
 export async function retry(conn: Connection, queue: string, id: string, extraAttempts = 1): Promise<void> {
@@ -41,30 +17,23 @@ export async function retry(conn: Connection, queue: string, id: string, extraAt
   await call(conn, "RETRY", queue, [id, String(extraAttempts)]);
 }
 
-/** Moves up to `limit` due ids from `schedule` to `pending`; returns how many moved. */
-export async function promote(conn: Connection, queue: string, limit: number): Promise<number> {
-  assertValidQueue(queue);
-  assertInteger("limit", limit, 1, MAX_LIMIT);
-  return (await call(conn, "PROMOTE", queue, [String(limit)])) as number;
-}
-
-/** Expired leases (deadline before server time) go back to `pending`, or to `dead` when exhausted. */
-export async function reap(conn: Connection, queue: string, opts: ReapOptions): Promise<ReapResult> {
-  assertValidQueue(queue);
-  const o = checkKeys(opts, REAP_OPTIONS);
-  const limit = assertInteger("limit", o.limit, 1, MAX_LIMIT);
-  const maxAttempts = assertInteger("maxAttempts", o.maxAttempts, 1, MAX_INTEGER);
-  const keep = assertInteger("keep", o.keep, 0, MAX_INTEGER);
-  const values = [String(limit), String(maxAttempts), String(keep)];
-  const [requeued, dead] = (await call(conn, "REAP", queue, values)) as [Buffer[], Buffer[]];
-  return { requeued: requeued.map(text), dead: dead.map(text) };
-}
-
 /** Deletes a job that is not active; false when there is no such job. */
 export async function remove(conn: Connection, queue: string, id: string): Promise<boolean> {
   assertValidQueue(queue);
   assertJobId(id);
   return (await call(conn, "REMOVE", queue, [id])) === 1;
+}
+
+/**
+ * Cancels job `id` (`CANCEL`): pending, scheduled or active, it is dead at once with the error
+ * `cancelled`, no retry (an active job's holder loses its lease). → the job's state when the
+ * call arrived; the job was cancelled when that is `pending`, `scheduled` or `active`, else
+ * nothing was written. No such job: `JobNotFoundError`.
+ */
+export async function cancel(conn: Connection, queue: string, id: string): Promise<string> {
+  assertValidQueue(queue);
+  assertJobId(id);
+  return String(await call(conn, "CANCEL", queue, [id]));
 }
 
 /** Sets the queue's paused flag; false when it was already paused. */

@@ -4,7 +4,7 @@
  * `properties`, `additionalProperties`, `propertyNames`, `items`, `minItems`, `maxItems`).
  * Returns every problem as `<path>: <what is wrong>`; an unknown keyword is itself a problem.
  */
-type Schema = Record<string, unknown>;
+export type Schema = Record<string, unknown>;
 
 const KNOWN = new Set([
   "$schema",

@@ -1,0 +1,103 @@
+/**
+ * BullMQ's `FlowProducer` over EchoMQ's (src/flows/producer.ts): a flow of `{ name, queueName,
+ * data, opts, children }` nodes becomes the core's flow: each leaf a core job with its name, data
+ * and backoff, each parent an envelope (src/bullmq/codec.ts: the core's parents keep no name); the
+ * parent runs once every child has completed, and fails when a child fails (EchoMQ's policy).
+ */
+import type { Connection } from "../connector/connection.js";
+import { InvalidArgumentError } from "../errors.js";
+import { type FlowJob, type FlowNode, FlowProducer as CoreFlowProducer } from "../flows/producer.js";
+import { Queue as CoreQueue } from "../queue.js";
+import { encodeData, encodeEnvelope } from "./codec.js";
+import { inEnvelope, Job, type JobHome } from "./job.js";
+import { Link } from "./link.js";
+import {
+  addOptions,
+  checkNames,
+  type ConnectionOptions,
+  jobOptions,
+  type JobsOptions,
+  refusal,
+} from "./options.js";
+
+export interface FlowJobNode {
+  name: string;
+  queueName: string;
+  data?: unknown;
+  opts?: JobsOptions;
+  children?: FlowJobNode[];
+  [refused: string]: unknown;
+}
+
+export interface JobNode {
+  job: Job;
+  children?: JobNode[];
+}
+
+export class FlowProducer {
+  private readonly link: Link;
+
+  constructor(opts: { connection?: ConnectionOptions; [refused: string]: unknown } = {}) {
+    const o = checkNames("FlowProducer options", opts, "opts");
+    this.link = new Link(o.connection);
+  }
+
+  /** Adds the flow: every child, then its parent, which runs once they have all completed. */
+  async add(flow: FlowJobNode): Promise<JobNode> {
+    const conn = await this.link.get();
+    const added = await new CoreFlowProducer(conn).add(toCore(flow, "flow"));
+    return fromCore(conn, flow, added);
+  }
+
+  async addBulk(flows: readonly FlowJobNode[]): Promise<JobNode[]> {
+    const out: JobNode[] = [];
+    for (const flow of flows) out.push(await this.add(flow));
+    return out;
+  }
+
+  getFlow(_opts: unknown): Promise<never> {
+    return Promise.reject(refusal("FlowProducer", "getFlow"));
+  }
+
+  async close(): Promise<void> {
+    await this.link.close();
+  }
+}
+
+function toCore(node: FlowJobNode, where: string): FlowJob {
+  if (typeof node !== "object" || node === null)
+    throw new InvalidArgumentError(where, "must be { name, queueName, data, opts, children }");
+  for (const key of Object.keys(node))
+    if (!["name", "queueName", "data", "opts", "children"].includes(key))
+      throw new InvalidArgumentError(
+        `${where}.${key}`,
+        "a flow's job takes name, queueName, data, opts and children",
+      );
+  const o = jobOptions(undefined, node.opts, `${where}.opts`);
+  if (o.jobId !== undefined || o.deduplication !== undefined)
+    throw refusal("FlowProducer", "jobId in a flow");
+  if (o.repeat !== undefined)
+    throw new InvalidArgumentError(`${where}.opts.repeat`, "a flow's job does not repeat");
+  const parent = node.children !== undefined;
+  const { core, backoff } = addOptions(o, parent ? undefined : node.name);
+  // A leaf is the core's job with its name; a parent (PARENT keeps no name or backoff) an envelope.
+  const { backoff: _, ...parentOpts } = core;
+  const job: FlowJob = parent
+    ? { queue: node.queueName, payload: encodeEnvelope(node.name, node.data, backoff), opts: parentOpts }
+    : { queue: node.queueName, payload: encodeData(node.data), opts: core };
+  if (node.children !== undefined) {
+    if (!Array.isArray(node.children))
+      throw new InvalidArgumentError(`${where}.children`, "must be an array");
+    job.children = node.children.map((c, i) => toCore(c, `${where}.children[${i}]`));
+  }
+  return job;
+}
+
+function fromCore(conn: Connection, node: FlowJobNode, added: FlowNode): JobNode {
+  const home: JobHome = { name: added.queue, core: async () => new CoreQueue(added.queue, conn) };
+  const job = new Job(home, added.id, node.name, node.data, node.opts ?? {});
+  const out: JobNode = { job: node.children === undefined ? job : inEnvelope(job) };
+  if (node.children !== undefined)
+    out.children = added.children.map((c, i) => fromCore(conn, node.children![i]!, c));
+  return out;
+}

@@ -1,0 +1,57 @@
+#!lua flags=allow-oom
+-- completen: COMPLETE for each of up to 1000 leased jobs, then CLAIM up to <next> times, in one
+--          transition — the settlements a worker has ready together, and the slots they free
+--          that take a next job, in one call.
+-- Memory:  a drain or control (flags=allow-oom): it runs, and writes, over maxmemory
+-- Form:    EMQ.COMPLETEN 4 <active> <done> <pending> <base> <keep> <lease_ms> <next> <id> <token> <result> [<id> <token> <result> ...]
+-- KEYS[1]  emq:{q}:active     the leased set (the jobs leave it, the next jobs enter it)
+-- KEYS[2]  emq:{q}:done       the completed set (score = finish time ms)
+-- KEYS[3]  emq:{q}:pending    the ready set
+-- KEYS[4]  emq:{q}:           the queue's base; the rows <base>job:<id>, the flags <base>meta,
+--                             flow control <base>limits, rate, groups, group:<g>, parked, schedule
+-- ARGV[1]  <keep>             non-negative integer: done keeps at most this many ids (0 = delete the rows)
+-- ARGV[2]  <lease_ms>         positive integer milliseconds: each next job's lease
+-- ARGV[3]  <next>             non-negative integer: claims at most (and at most one per triple)
+-- ARGV[4…] <id> <token> <result>, 1 to 1000 triples: a branded id, its lease token (positive
+--                             integer), its result (any bytes, at most 8 MiB)
+-- Reply:   { outcomes, job, job, … } — outcomes one per triple in order: 1 (completed) or the
+--          refusal's text (that job untouched); then CLAIM's { id, payload, attempts, deadline,
+--          timeout } per job leased, a limited claim's integer ending the list when one stopped it.
+-- Steps:   every value checked (each triple's too), then per triple the completion (complete_job,
+--          COMPLETE's gates and writes: a refusal writes nothing for that job and is its outcome),
+--          then, with <next> > 0, the pause read (<base>meta paused = 1, or meta not a hash:
+--          nothing leased) and up to min(<next>, triples) claims (lease_next, CLAIM's), stopping
+--          at the first that finds nothing, is limited or is refused (the completions stand).
+-- Events:  completed (id, attempt) per job completed, then active (id, attempt) per job leased
+-- The pause flag is read here, not by the host (declared difference D13, as COMPLETENEXT's D10).
+--- @include "protocol/form"
+--- @include "complete_job"
+--- @include "meta_flags"
+--- @include "lease_next"
+
+--- @include "protocol/checks"
+local active, done, pending, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local outcomes = {}
+for at = 4, #ARGV, 3 do
+  local completed = complete_job(active, done, base, ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[1])
+  -- A refusal is this job's outcome, as text; the other jobs go on.
+  if type(completed) == 'table' then completed = completed.err end
+  table.insert(outcomes, completed)
+end
+local reply = { outcomes }
+local claims = math.min(tonumber(ARGV[3]), #outcomes)
+if claims == 0 then return reply end
+local flags = meta_flags(base)
+if flags.err or flags[3] == '1' then return reply end
+for _ = 1, claims do
+  -- A claim's refusal, returned or raised, ends the claims; the completions and the jobs before stand.
+  local ok, leased = pcall(lease_next, pending, active, base, ARGV[2])
+  if not ok then break end
+  if type(leased) == 'number' then
+    table.insert(reply, leased)
+    break
+  end
+  if leased.err or #leased == 0 then break end
+  table.insert(reply, leased)
+end
+return reply
