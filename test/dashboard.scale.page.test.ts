@@ -85,7 +85,7 @@ forEachWire("dashboard page among many queues", (ctx) => {
       const fetched = await page.evaluate(() =>
         performance
           .getEntriesByType("resource")
-          .map((e) => e as PerformanceResourceTiming)
+          .map((e) => e as unknown as { name: string; transferSize: number })
           .filter((e) => /\/v\/[0-9a-f]+\//.test(e.name))
           .map((e) => [new URL(e.name).pathname.split("/").pop(), e.transferSize]),
       );

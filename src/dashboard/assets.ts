@@ -26,7 +26,7 @@ const VERSIONED = /^\/v\/([0-9a-f]{16})\/([a-z-]+\.(?:js|css))$/;
 /** A year: the versioned paths never change. */
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
-export interface Assets {
+interface Assets {
   /** The hash every versioned path names. */
   version: string;
   /** Answers a GET of the page or one of its files; false when `path` is none of them. */
