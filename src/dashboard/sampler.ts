@@ -72,7 +72,7 @@ interface SamplerOptions {
 
 /** How long a page's `watch` holds, ms: it repeats it while it shows the queues. */
 const WATCH_MS = 30_000;
-/** Queues one `watch` call names at most. */
+/** Queues watched at most, over every page (and what one `watch` call names at most). */
 export const MAX_WATCH = 200;
 /** Physical queues whose counts a sample reads besides the watched ones (round-robin), at most. */
 const RECOUNT = 50;
