@@ -1,28 +1,45 @@
 /**
- * The dashboard at scale: 1,000 queues and a laned queue of 64 lanes on a local 3-primary
- * cluster, per wire. Measures the page's load (headless Chromium: from navigation to the first
- * 50 queue rows shown, with live counts) and what the dashboard's sampling costs the servers —
- * commands per second and Valkey CPU (`INFO commandstats`, `INFO cpu`, summed over the
- * primaries) over `seconds` with the page open (its 50 rows watched), then with every queue
- * watched (each sampled each second) for comparison.
+ * The dashboard at scale: 1,000 queues (a job each) and a laned queue of 64 lanes on a local
+ * 3-primary cluster, per wire. For each dashboard measured — this tree's, and any other
+ * checkout's named with `--before <dir>` (e.g. main's: `git worktree add --detach
+ * /tmp/dash-before main`, node_modules linked), both against the same cluster and queues — it
+ * measures in headless Chromium the first load and a reload (each from navigation to the first
+ * 50 queue rows drawn and the live badge on; medians of `trials`, a fresh browser profile per
+ * first load), then what the sampling costs the servers with the page open: commands per second
+ * and Valkey CPU (`INFO commandstats` and `INFO cpu` deltas summed over the primaries) over
+ * `seconds`, and the most commands of one of its seconds (read each second: a burst). The machine's load average is printed beside each row.
  *
- *   npx tsx bench/dashboard.ts [queues=1000] [seconds=10] [wire: 4 or 6, default both]
+ *   npx tsx bench/dashboard.ts [--queues 1000] [--seconds 10] [--trials 3] [--wire 4|6] [--before <dir>]
+ *   npm run bench:dashboard -- --before /tmp/dash-before
  *
- * Not part of `npm test`; bounded (it stops after the two windows per wire).
+ * Not part of `npm test`; bounded (it stops after its windows).
  */
 import { existsSync } from "node:fs";
+import { loadavg } from "node:os";
+import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { chromium } from "playwright-core";
-import { startDashboard } from "../src/dashboard/server.js";
+import { parseArgs } from "node:util";
+import { type Browser, chromium } from "playwright-core";
 import { installModuleBrand } from "../src/admin.js";
 import { connect, Queue, type Wire } from "../src/index.js";
 import { startCluster } from "../test/support/cluster.js";
 import { modulePath } from "../tools/module-path.js";
 import { parseInfo } from "./server.js";
 
-const QUEUES = Number(process.argv[2] ?? 1000);
-const SECONDS = Number(process.argv[3] ?? 10);
+const { values: args } = parseArgs({
+  options: {
+    queues: { type: "string", default: "1000" },
+    seconds: { type: "string", default: "10" },
+    trials: { type: "string", default: "3" },
+    wire: { type: "string" },
+    before: { type: "string" },
+  },
+});
+const QUEUES = Number(args.queues);
+const SECONDS = Number(args.seconds);
+const TRIALS = Number(args.trials);
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
+const HERE = resolve(import.meta.dirname, "..");
 
 type Cli = (...args: string[]) => Promise<unknown>;
 
@@ -40,24 +57,98 @@ async function load(nodes: { cli: Cli }[]): Promise<{ calls: number; cpu: number
   return { calls, cpu };
 }
 
-async function window(nodes: { cli: Cli }[]): Promise<{ commandsPerSec: number; cpuPercent: number }> {
+/** Over `SECONDS`: commands per second and CPU, and the most commands of one second (a burst). */
+async function window(
+  nodes: { cli: Cli }[],
+): Promise<{ commandsPerSec: number; peakCommandsPerSec: number; cpuPercent: number }> {
   const a = await load(nodes);
   const t = performance.now();
-  await sleep(SECONDS * 1000);
-  const b = await load(nodes);
-  const s = (performance.now() - t) / 1000;
+  let last = a;
+  let lastAt = t;
+  let peak = 0;
+  while (performance.now() - t < SECONDS * 1000) {
+    await sleep(1000);
+    const now = await load(nodes);
+    const at = performance.now();
+    peak = Math.max(peak, (now.calls - last.calls) / ((at - lastAt) / 1000));
+    last = now;
+    lastAt = at;
+  }
+  const s = (lastAt - t) / 1000;
   return {
-    commandsPerSec: Math.round((b.calls - a.calls) / s),
-    cpuPercent: Math.round(((b.cpu - a.cpu) / s) * 1000) / 10,
+    commandsPerSec: Math.round((last.calls - a.calls) / s),
+    peakCommandsPerSec: Math.round(peak),
+    cpuPercent: Math.round(((last.cpu - a.cpu) / s) * 1000) / 10,
   };
 }
 
-async function run(wire: Wire) {
-  const cluster = await startCluster({ primaries: 3, ...(wire === 6 ? { module: modulePath() } : {}) });
-  if (wire === 6) await installModuleBrand({ nodes: cluster.seeds });
-  const conn = await connect({ nodes: [...cluster.seeds], wire });
-  const browser = await chromium.launch({ executablePath: CHROMIUM!, args: ["--no-sandbox"] });
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const loadAverage = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
+
+/** Navigation to the first 50 rows drawn and the live badge on, ms. */
+async function shown(page: import("playwright-core").Page, go: () => Promise<unknown>): Promise<number> {
+  const t = performance.now();
+  await go();
+  await page.locator("#queues tbody tr").nth(49).waitFor();
+  await page.locator("#live", { hasText: /^live$/ }).waitFor();
+  return Math.round(performance.now() - t);
+}
+
+/** One dashboard (the tree at `root`) against the cluster: its loads, then its sampling's cost. */
+async function measure(root: string, wire: Wire, seeds: unknown[], nodes: { cli: Cli }[], browser: Browser) {
+  const { connect: connectOf } = await import(`${root}/src/index.ts`);
+  const { startDashboard } = await import(`${root}/src/dashboard/server.ts`);
+  const conn = await connectOf({ nodes: seeds, wire });
+  const dash = await startDashboard(conn, { port: 0, sampleMs: 1000 });
   try {
+    const loads: number[] = [];
+    const reloads: number[] = [];
+    let marks: number[] | null = null;
+    for (let i = 0; i < TRIALS; i++) {
+      const context = await browser.newContext(); // an empty cache: a first visit
+      const page = await context.newPage();
+      loads.push(await shown(page, () => page.goto(dash.url)));
+      reloads.push(await shown(page, () => page.reload()));
+      marks = await page.evaluate(() =>
+        ["echomq:queues", "echomq:live"].every((m) => performance.getEntriesByName(m).length > 0)
+          ? ["echomq:queues", "echomq:live"].map((m) =>
+              Math.round(performance.getEntriesByName(m)[0]!.startTime),
+            )
+          : null,
+      );
+      await context.close();
+    }
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await shown(page, () => page.goto(dash.url));
+    await sleep(2000); // the page's rows watched, its first samples taken
+    const cost = await window(nodes);
+    await context.close();
+    return {
+      dashboard: root === HERE ? "after" : "before",
+      wire,
+      loadMs: median(loads),
+      reloadMs: median(reloads),
+      loads,
+      reloads,
+      reloadMarks: marks, // echomq:queues, echomq:live on the last reload (ms from navigation)
+      ...cost,
+      loadAverage: loadAverage(),
+    };
+  } finally {
+    await dash.close();
+    await conn.close();
+  }
+}
+
+async function run(wire: Wire, browser: Browser) {
+  const cluster = await startCluster({ primaries: 3, ...(wire === 6 ? { module: modulePath() } : {}) });
+  try {
+    if (wire === 6) await installModuleBrand({ nodes: cluster.seeds });
+    const conn = await connect({ nodes: [...cluster.seeds], wire });
     const names = Array.from({ length: QUEUES }, (_, i) => `q${String(i).padStart(4, "0")}`);
     for (let i = 0; i < names.length; i += 100) {
       await Promise.all(names.slice(i, i + 100).map((n) => new Queue(n, conn).add("x")));
@@ -65,51 +156,22 @@ async function run(wire: Wire) {
     await new Queue("wide", conn, { lanes: 64 }).addBulk(
       Array.from({ length: 640 }, () => ({ payload: "w" })),
     );
-    const primaries = cluster.primaries();
-    const result: Record<string, unknown> = { wire, queues: QUEUES + 1 };
-    // The page open: its 50 rows watched, the others counted at each discovery (every 10 s).
-    const dash = await startDashboard(conn, { port: 0, sampleMs: 1000 });
-    await fetch(new URL("/api/queues", dash.url)); // the first discovery
-    const page = await browser.newPage();
-    const t = performance.now();
-    await page.goto(dash.url);
-    await page.locator("#queues tbody tr").nth(49).waitFor();
-    result.pageLoadMs = Math.round(performance.now() - t);
-    // What the first load waited on: the page's requests, each with when it ended (ms from navigation).
-    result.firstLoad = await page.evaluate(() => {
-      const g = globalThis as any;
-      const nav = g.performance.getEntriesByType("navigation")[0];
-      const rows = g.performance
-        .getEntriesByType("resource")
-        .map(
-          (e: any) =>
-            `${new URL(e.name).pathname}${new URL(e.name).search ? "?…" : ""} ${Math.round(e.responseEnd)}`,
-        );
-      return [`document ${Math.round(nav.responseEnd)}`, ...rows];
-    });
-    const again = performance.now();
-    await page.reload();
-    await page.locator("#queues tbody tr").nth(49).waitFor();
-    result.reloadMs = Math.round(performance.now() - again);
-    result.shown = await window(primaries);
-    // For comparison: every queue watched (as if a page showed them all), each sampled each second.
-    for (let i = 0; i < names.length; i += 200) {
-      const query = names
-        .slice(i, i + 200)
-        .map((n) => `q=${n}`)
-        .join("&");
-      await fetch(new URL(`/api/watch?${query}&q=wide`, dash.url));
-    }
-    result.everyQueue = await window(primaries);
-    await page.close();
-    await dash.close();
-    return result;
-  } finally {
-    await browser.close();
     await conn.close();
+    const roots = [...(args.before ? [resolve(args.before)] : []), HERE];
+    for (const root of roots) {
+      console.log(
+        JSON.stringify(await measure(root, wire, [...cluster.seeds], cluster.primaries(), browser)),
+      );
+    }
+  } finally {
     await cluster.stop();
   }
 }
 
-const wires = process.argv[4] ? [Number(process.argv[4]) as Wire] : ([4, 6] as const);
-for (const wire of wires) console.log(JSON.stringify(await run(wire)));
+const browser = await chromium.launch({ executablePath: CHROMIUM!, args: ["--no-sandbox"] });
+try {
+  console.log(`# ${QUEUES} queues + a queue of 64 lanes, 3 primaries; load average before: ${loadAverage()}`);
+  for (const wire of args.wire ? [Number(args.wire) as Wire] : ([4, 6] as const)) await run(wire, browser);
+} finally {
+  await browser.close();
+}

@@ -1,8 +1,8 @@
 /**
  * Many queues on a local 3-primary cluster in headless Chromium, both wires: past `sampleAll`
  * the page lists 50 queues a page (filtered by name, paged), the rows it shows are sampled each
- * time (their counts as each shard holds them), and the others show the counts of the last
- * discovery, marked as such. The workers view on the cluster: a worker per shard, each read from
+ * time (their counts as each shard holds them), and the others show the counts of their last
+ * round-robin recount, marked as such. The workers view on the cluster: a worker per shard, each read from
  * the primary its queue lives on, as `listWorkers` reads them; a closed one leaves.
  */
 import assert from "node:assert/strict";

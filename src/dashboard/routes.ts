@@ -25,7 +25,7 @@
  *   POST /api/queues/:q/jobs/:id/data  { data }    replace a waiting job's data (Queue.updateData)
  *   POST /api/queues/:q/schedules/:name/remove
  *   POST /api/queues/:q/schedules/:name/pause     (and /resume: from its next instant after now)
- *   GET  /metrics                                 Prometheus text (the queues of the snapshot)
+ *   GET  /metrics                                 Prometheus text (every queue of the listing, read at the scrape)
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isValidBrandedId } from "../branded-id.js";

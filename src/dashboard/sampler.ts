@@ -1,12 +1,17 @@
 /**
- * The dashboard's sampler: every `sampleMs` it reads each queue's counts and how many jobs
- * completed and failed since the previous sample, and keeps the last `keep` samples per queue
- * (the sparklines). Throughput comes from the queue's event bus (`emq:{q}:events`): the entries
- * after the last one counted, read with `XRANGE … COUNT`, bounded per sample; a queue whose bus
- * is off shows no throughput (`null`), never a guess. The queues are found with `listQueues`
- * (a bounded `SCAN`) every `discoverMs`, or fixed by the caller. Beyond `sampleAll` queues only
- * those a page shows (`watch`) are sampled each time; the others' counts are read at each
- * discovery. A sample sends every read in one tick (one pipelined round per shard).
+ * The dashboard's sampler: every `sampleMs` it reads queues' counts and how many jobs completed
+ * and failed since the previous sample, and keeps the last `keep` samples per queue (the
+ * sparklines). Throughput comes from the queue's event bus (`emq:{q}:events`): the entries after
+ * the last one counted, read with `XRANGE … COUNT`, bounded per sample; a queue whose bus is off
+ * shows no throughput (`null`), never a guess.
+ *
+ * The queues are found with `listQueues` (a bounded `SCAN`) every `discoverMs`, or fixed by the
+ * caller, in the background: a sample never waits for a discovery but the very first, and the
+ * listing is swapped when one ends. Each sample is bounded whatever the queue count: beyond
+ * `sampleAll` queues only those a page shows (`watch`, at most `MAX_WATCH`) are sampled, plus
+ * the counts of the next `RECOUNT` physical queues round-robin (the others keep their last
+ * counts and when they were read). A sample sends every read in one tick (one pipelined round
+ * per shard).
  */
 import { EventEmitter } from "node:events";
 import type { Connection } from "../connector/connection.js";
@@ -38,10 +43,10 @@ interface QueueSample {
   oldestPendingMs: number;
   /**
    * False for a queue not on any page's screen among many (`sampleAll`): its counts are those
-   * read at the last discovery (`countedAt`), its throughput not followed.
+   * read at its last round-robin recount (`countedAt`), its throughput not followed.
    */
   sampled: boolean;
-  /** When its counts were read (ms). */
+  /** When its counts were read (ms); 0: not counted yet (its counts are zeros, not read). */
   countedAt: number;
 }
 
@@ -60,15 +65,17 @@ interface SamplerOptions {
   queues?: readonly string[];
   /**
    * Every queue is sampled each time while there are at most this many; beyond, only the
-   * queues a page has on screen (`watch`), and the others' counts at each discovery. Default 100.
+   * queues a page has on screen (`watch`), and `RECOUNT` others' counts round-robin. Default 100.
    */
   sampleAll?: number;
 }
 
 /** How long a page's `watch` holds, ms: it repeats it while it shows the queues. */
 const WATCH_MS = 30_000;
-/** Queues one `watch` call names at most. */
+/** Queues watched at most, over every page (and what one `watch` call names at most). */
 export const MAX_WATCH = 200;
+/** Physical queues whose counts a sample reads besides the watched ones (round-robin), at most. */
+const RECOUNT = 50;
 
 /** Entries counted per physical queue per sample, at most. */
 const MAX_ENTRIES = 10_000;
@@ -112,10 +119,16 @@ function pushBounded<T>(list: T[], value: T, keep: number): void {
 
 export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknown] }> {
   private timer: NodeJS.Timeout | undefined;
-  private listing: QueueListing[] = [];
+  private listing: QueueListing[] | undefined;
   private complete = true;
   private discoveredAt = 0;
+  private discovering: Promise<void> | undefined;
+  /** A discovery asked for while one runs (after an operator action): run again once it ends. */
+  private again = false;
+  /** Where the next round-robin recount starts, an index into the listing. */
+  private cursor = 0;
   private readonly tracks = new Map<string, Track>();
+  /** The queues on screen, each until when (insertion order: the least recently watched first). */
   private readonly watched = new Map<string, number>();
   private readonly lastCounts = new Map<string, { counts: JobCounts; at: number }>();
   private readonly readiness = new HeadReadiness();
@@ -147,10 +160,12 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
   async stop(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.again = false;
     await this.running;
+    await this.discovering;
   }
 
-  /** The latest snapshot, or a fresh one when none was taken yet. */
+  /** The latest snapshot, or a fresh one when none was taken yet (it waits for the first discovery). */
   async snapshot(): Promise<Snapshot> {
     if (this.latest) return this.latest;
     await this.sample();
@@ -162,15 +177,31 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
     return this.tracks.get(name)?.series.hour() ?? null;
   }
 
-  /** A page shows these queues: sample them each time for the next `WATCH_MS`. */
+  /**
+   * A page shows these queues: sample them each time for the next `WATCH_MS`. At most
+   * `MAX_WATCH` are watched over every page: the least recently named leave first.
+   */
   watch(names: readonly string[]): void {
     const until = Date.now() + WATCH_MS;
-    for (const name of names.slice(0, MAX_WATCH)) this.watched.set(name, until);
+    for (const name of names.slice(0, MAX_WATCH)) {
+      this.watched.delete(name);
+      this.watched.set(name, until);
+    }
+    for (const name of this.watched.keys()) {
+      if (this.watched.size <= MAX_WATCH) break;
+      this.watched.delete(name);
+    }
   }
 
-  /** Forgets the discovery, so the next sample lists the queues again (after an operator action). */
-  rediscover(): void {
-    this.discoveredAt = 0;
+  /**
+   * Lists the queues again now, in the background (after an operator action); the promise
+   * settles once the listing is swapped (a failure is emitted as `error`).
+   */
+  rediscover(): Promise<void> {
+    if (this.discovering) this.again = true;
+    return (this.discovering ?? this.discover()).catch((err: unknown) => {
+      this.emit("error", err);
+    });
   }
 
   /** Takes one sample; a call while one runs shares it (two at once would count entries twice). */
@@ -181,49 +212,88 @@ export class Sampler extends EventEmitter<{ snapshot: [Snapshot]; error: [unknow
     return this.inflight;
   }
 
+  /**
+   * Lists the queues (a bounded `SCAN`, or the fixed names' lanes) and swaps the listing once
+   * done; one at a time. Samples never wait for it, but the very first.
+   */
+  private discover(): Promise<void> {
+    this.discovering ??= (async () => {
+      try {
+        do {
+          this.again = false;
+          const started = Date.now();
+          if (this.opts.queues) {
+            this.listing = await Promise.all(
+              this.opts.queues.map(async (name) => ({
+                name,
+                physical: await new Queue(name, this.conn).lanesInUse(),
+              })),
+            );
+          } else {
+            const found = await listQueues(this.conn);
+            this.listing = found.queues;
+            this.complete = found.complete;
+          }
+          this.discoveredAt = started;
+        } while (this.again);
+      } finally {
+        this.discovering = undefined;
+      }
+    })();
+    return this.discovering;
+  }
+
+  /**
+   * The queues recounted this sample besides those sampled: the next ones round-robin from
+   * `cursor`, up to `RECOUNT` physical queues (at least one queue).
+   */
+  private recount(listing: readonly QueueListing[], full: (q: QueueListing) => boolean): QueueListing[] {
+    const out: QueueListing[] = [];
+    let physical = 0;
+    const from = this.cursor;
+    for (let seen = 0; seen < listing.length && physical < RECOUNT; seen++) {
+      const at = (from + seen) % listing.length;
+      const q = listing[at]!;
+      if (full(q)) continue;
+      if (out.length > 0 && physical + q.physical.length > RECOUNT) break;
+      out.push(q);
+      physical += q.physical.length;
+      this.cursor = (at + 1) % listing.length;
+    }
+    return out;
+  }
+
   private async take(): Promise<void> {
+    if (this.listing === undefined) await this.discover();
     const now = Date.now();
-    if (this.opts.queues) {
-      this.listing = await Promise.all(
-        this.opts.queues.map(async (name) => ({
-          name,
-          physical: await new Queue(name, this.conn).lanesInUse(),
-        })),
-      );
+    if (!this.discovering && now - this.discoveredAt >= this.opts.discoverMs) {
+      void this.discover().catch((err: unknown) => this.emit("error", err));
     }
-    let discovered = this.opts.queues !== undefined;
-    if (!this.opts.queues && now - this.discoveredAt >= this.opts.discoverMs) {
-      const found = await listQueues(this.conn);
-      this.listing = found.queues;
-      this.complete = found.complete;
-      this.discoveredAt = now;
-      discovered = true;
-    }
+    const listing = this.listing ?? [];
     for (const [name, until] of this.watched) if (until <= now) this.watched.delete(name);
-    const all = this.listing.length <= (this.opts.sampleAll ?? 100);
+    const all = listing.length <= (this.opts.sampleAll ?? 100);
     const full = (q: QueueListing) => all || this.watched.has(q.name);
+    const others = all ? [] : this.recount(listing, full);
     // One tick: every read of this sample leaves together (one pipelined round per shard).
     const [sampled] = await Promise.all([
-      Promise.all(this.listing.filter(full).map((q) => this.sampleQueue(q, now))),
+      Promise.all(listing.filter(full).map((q) => this.sampleQueue(q, now))),
       Promise.all(
-        this.listing
-          .filter((q) => discovered && !full(q))
-          .map(async (q) =>
-            this.lastCounts.set(q.name, { counts: await readCounts(this.conn, q.physical), at: now }),
-          ),
+        others.map(async (q) =>
+          this.lastCounts.set(q.name, { counts: await readCounts(this.conn, q.physical), at: now }),
+        ),
       ),
     ]);
     const byName = new Map(sampled.map((q) => [q.name, q]));
-    const queues = this.listing.map((q) => byName.get(q.name) ?? this.unsampled(q));
-    const live = new Set(this.listing.flatMap((q) => [q.name, ...q.physical.map((p) => `bus:${p}`)]));
+    const queues = listing.map((q) => byName.get(q.name) ?? this.unsampled(q));
+    const live = new Set(listing.flatMap((q) => [q.name, ...q.physical.map((p) => `bus:${p}`)]));
     for (const name of this.tracks.keys()) if (!live.has(name)) this.tracks.delete(name);
     for (const name of this.lastCounts.keys()) if (!live.has(name)) this.lastCounts.delete(name);
-    this.readiness.keep(new Set(this.listing.flatMap((q) => q.physical)));
+    this.readiness.keep(new Set(listing.flatMap((q) => q.physical)));
     this.latest = { at: now, queues, complete: this.complete };
     this.emit("snapshot", this.latest);
   }
 
-  /** A queue off screen: the counts of the last discovery, nothing followed. */
+  /** A queue off screen: the counts of its last recount, nothing followed. */
   private unsampled(q: QueueListing): QueueSample {
     const last = this.lastCounts.get(q.name);
     return {

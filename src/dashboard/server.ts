@@ -4,7 +4,6 @@
  * confirmation), its JSON API and live stream (`routes.ts`), and `/metrics`, served by Node's own
  * `http` server on loopback by default. `echomq dashboard` runs it from the command line.
  */
-import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
@@ -12,6 +11,7 @@ import { assertValidQueue } from "../keyspace.js";
 import { sameToken, tokenCookie, tokenOf } from "./access.js";
 import { checkHost, checkListen, guardHeaders, LISTEN_OPTIONS, type ListenOptions } from "./guard.js";
 import { errorReply, HttpError, listen, sendJson, shut } from "./http.js";
+import { loadAssets } from "./assets.js";
 import { route } from "./routes.js";
 import { Sampler } from "./sampler.js";
 import { SRC } from "../here.js";
@@ -34,18 +34,6 @@ export interface Dashboard {
   url: string;
   server: Server;
   close(): Promise<void>;
-}
-
-const ASSETS: Record<string, { file: string; type: string }> = {
-  "/": { file: "index.html", type: "text/html; charset=utf-8" },
-  "/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
-};
-/** The page's scripts: `public/<name>.js`, a name of lowercase letters and dashes only. */
-const SCRIPT = /^\/([a-z-]+)\.js$/;
-
-function assetOf(path: string): { file: string; type: string } | undefined {
-  const script = SCRIPT.exec(path)?.[1];
-  return script ? { file: `${script}.js`, type: "text/javascript; charset=utf-8" } : ASSETS[path];
 }
 
 const KNOWN = [...LISTEN_OPTIONS, "readOnly", "queues", "sampleMs"];
@@ -84,7 +72,7 @@ export async function startDashboard(conn: Connection, options: DashboardOptions
     ...(opts.queues ? { queues: opts.queues } : {}),
   });
   sampler.on("error", () => undefined); // a failed sample is retried at the next one
-  const assets = new URL("dashboard/public/", SRC);
+  const assets = await loadAssets(new URL("dashboard/public/", SRC));
   const ctx = { conn, sampler, readOnly: opts.readOnly, allowedHosts: opts.allowedHosts };
 
   const server = createServer((req, res) => {
@@ -96,15 +84,10 @@ export async function startDashboard(conn: Connection, options: DashboardOptions
         throw new HttpError(401, "a token is required: open the page with ?token=<token>");
       }
       if (await route(ctx, req, res, url)) return;
-      const asset = req.method === "GET" ? assetOf(url.pathname) : undefined;
-      if (!asset) throw new HttpError(404, `no such path: ${url.pathname}`);
-      const body = await readFile(new URL(asset.file, assets)).catch(() => {
-        throw new HttpError(404, `no such path: ${url.pathname}`);
-      });
-      const headers: Record<string, string> = { "content-type": asset.type, "cache-control": "no-store" };
-      if (opts.token !== undefined && url.pathname === "/") headers["set-cookie"] = tokenCookie(opts.token);
-      res.writeHead(200, headers);
-      res.end(body);
+      const extra: Record<string, string> = {};
+      if (opts.token !== undefined && url.pathname === "/") extra["set-cookie"] = tokenCookie(opts.token);
+      if (req.method === "GET" && assets.serve(req, res, url.pathname, extra)) return;
+      throw new HttpError(404, `no such path: ${url.pathname}`);
     };
     answer().catch((err: unknown) => {
       const { status, body } = errorReply(err);

@@ -92,6 +92,18 @@ function renderQueues(snapshot) {
     row.dataset.queue = q.name;
     row.className = `${q.name === view.queue ? "selected" : ""}${q.sampled ? "" : " stale"}`;
     const name = cell(row, q.counts.paused ? `${q.name} (paused)` : q.name);
+    if (!q.sampled) {
+      // Off screen among many: the counts of its last recount, said as such (never as live).
+      const counted = q.countedAt > 0;
+      for (const s of STATES) cell(row, counted ? q.counts[s] : "…", true).dataset.state = s;
+      cell(row, "—", true);
+      const when = counted ? `counted ${age(Math.max(0, snapshot.at - q.countedAt))} ago` : "not counted yet";
+      cell(row, when).dataset.countedAt = q.countedAt;
+      row.title = `${q.name}: ${when}, not followed live`;
+      linkRow(row, name, queueHash(q.name));
+      body.append(row);
+      continue;
+    }
     for (const s of STATES) cell(row, q.counts[s], true).dataset.state = s;
     cell(row, age(q.oldestPendingMs), true);
     const rates = q.completedPerSec;
@@ -348,6 +360,8 @@ function follow() {
     live.textContent = "live";
     live.className = "badge on";
     renderQueues(JSON.parse(ev.data));
+    // For a browser bench or test: when the first live data was drawn (performance marks).
+    if (performance.getEntriesByName("echomq:live").length === 0) performance.mark("echomq:live");
   });
   source.addEventListener("error", () => {
     live.textContent = "reconnecting…";
@@ -367,6 +381,7 @@ async function main() {
   for (const el of document.querySelectorAll("[data-steer]")) el.hidden = config.readOnly;
   wire();
   renderQueues(first);
+  performance.mark("echomq:queues"); // the queue table drawn, from the latest snapshot
   follow();
   await show();
 }
