@@ -53,11 +53,20 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   },
   ACK: { values: ["e"], setup: [] },
   SCHEDULE: { values: ["n", "{}", "1000", "0", "0", "p", "0", "0", "0", "", ""], setup: [] },
-  UNSCHEDULE: { values: ["n"], setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0", "", ""])] },
-  PAUSESCHEDULE: { values: ["n"], setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0", "", ""])] },
+  UNSCHEDULE: {
+    values: ["n"],
+    setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0", "", ""])],
+  },
+  PAUSESCHEDULE: {
+    values: ["n"],
+    setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0", "", ""])],
+  },
   RESUMESCHEDULE: {
     values: ["n", "5000"],
-    setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0", "", ""]), C("PAUSESCHEDULE", ["n"])],
+    setup: [
+      C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0", "", ""]),
+      C("PAUSESCHEDULE", ["n"]),
+    ],
   },
   FIRE: {
     values: [J(1), "n", "1000", "1000", "2000"],

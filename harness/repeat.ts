@@ -79,7 +79,10 @@ export const REPEAT_CASES: Case[] = [
   { name: "SCHEDULE: only next differs: unchanged", actions: [schedule(), schedule({ next: "5000" })] },
   {
     name: "SCHEDULE: the same job name and backoff again is unchanged",
-    actions: [schedule({ jobName: "send", backoff: "fixed:5" }), schedule({ jobName: "send", backoff: "fixed:5" })],
+    actions: [
+      schedule({ jobName: "send", backoff: "fixed:5" }),
+      schedule({ jobName: "send", backoff: "fixed:5" }),
+    ],
   },
   {
     name: "SCHEDULE: a job name and backoff dropped replaces it",
