@@ -22,9 +22,9 @@ const max = (grammar: Grammar): number => {
 const add = (id: string, payload: Buffer | string, priority = "0") =>
   C("ADD", [id, payload, priority, "0", "0", "", "", "", "0", "0", "", "", ""]);
 const parent = (id: string, payload: Buffer | string) =>
-  C("PARENT", [id, payload, "0", "0", "2", "fail", ""]);
+  C("PARENT", [id, payload, "0", "0", "2", "fail", "", "", ""]);
 const schedule = (payload: Buffer | string, endAt = "0") =>
-  C("SCHEDULE", ["n", '{"everyMs":1000}', "1000", "0", endAt, payload, "0", "0", "0"]);
+  C("SCHEDULE", ["n", '{"everyMs":1000}', "1000", "0", endAt, payload, "0", "0", "0", "", ""]);
 const complete = (id: string, result: Buffer | string, token = "1") =>
   C("COMPLETE", [id, token, result, "10"]);
 const completeNext = (id: string, result: Buffer | string) =>

@@ -99,7 +99,7 @@ export const CANCEL_CASES: Case[] = [
   },
   {
     name: "CANCEL: a flow's waiting parent is left",
-    actions: [C("PARENT", [J(1), "p", "0", "0", "2", "fail", ""]), cancel(J(1))],
+    actions: [C("PARENT", [J(1), "p", "0", "0", "2", "fail", "", "", ""]), cancel(J(1))],
   },
   {
     name: "CANCEL: an active job of a group releases its slot: the parked id back in pending, claimed",

@@ -26,11 +26,22 @@ const ODD = ["a b", "ünï ✓", "a:b@c", "x".repeat(255), "job:JOB00000000001",
 const parent = (
   id: string,
   children = "2",
-  o: { policy?: string; priority?: string; max?: string; parent?: string | Buffer; q?: string } = {},
+  o: {
+    policy?: string;
+    priority?: string;
+    max?: string;
+    parent?: string | Buffer;
+    q?: string;
+    name?: string;
+    backoff?: string;
+  } = {},
 ) =>
   C(
     "PARENT",
-    [id, "pp", o.priority ?? "0", o.max ?? "0", children, o.policy ?? "fail", o.parent ?? ""],
+    [
+      ...[id, "pp", o.priority ?? "0", o.max ?? "0", children, o.policy ?? "fail", o.parent ?? ""],
+      ...[o.name ?? "", o.backoff ?? ""],
+    ],
     o.q ? { q: o.q } : {},
   );
 const settle = (id: string, cq: string, cid: string, outcome = "completed", value = "v", q = "A") =>
@@ -83,6 +94,29 @@ export const FLOW_CASES: Case[] = [
   {
     name: "PARENT: every optional field (priority, max attempts, ignore, its own parent)",
     actions: [parent(J(1), "3", { priority: "-4", max: "2", policy: "ignore", parent: P })],
+  },
+  {
+    name: "PARENT: name and backoff kept on the row",
+    actions: [parent(J(1), "2", { name: "send-email é", backoff: "exponential:1000:60000:0.2" })],
+  },
+  {
+    name: "PARENT: a 255-byte name, a fixed backoff, with its own parent",
+    actions: [parent(J(1), "1", { name: "n".repeat(255), backoff: "fixed:0", parent: P })],
+  },
+  ...(
+    [
+      ["name of 256 bytes", { name: "n".repeat(256) }],
+      ["name with a tab", { name: "a\tb" }],
+      ["name with NUL", { name: "a\0b" }],
+      ["backoff with DEL", { backoff: "fixed:1\x7f" }],
+      ["backoff of 256 bytes", { backoff: "b".repeat(256) }],
+      ["name bad before on failure", { name: "a\nb", policy: "FAIL" }],
+      ["backoff bad before parent", { backoff: "\x01", parent: "nope" }],
+    ] as [string, { name?: string; backoff?: string; policy?: string; parent?: string }][]
+  ).map(([what, o]) => ({ name: `PARENT: ${what} refused`, actions: [parent(J(1), "2", o)] })),
+  {
+    name: "PARENT: a named parent made ready by its child keeps its name",
+    actions: [parent(J(1), "1", { name: "report", backoff: "fixed:250" }), settle(J(1), "C", J(5)), claim()],
   },
   { name: "PARENT: duplicate id answers 0", actions: [parent(J(1)), parent(J(1), "5")] },
   { name: "PARENT: duplicate of a job row", actions: [enq(J(1)), parent(J(1))] },

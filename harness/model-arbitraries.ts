@@ -90,6 +90,9 @@ const priority = pick(["0", "0", "1", "-1", "5", `-${BIG}`, BIG], ["-0", "01", "
 const count = pick(["0", "0", "1", "2", "3"], ["-1", "x"]);
 const keep = pick(["0", "1", "2", "10", BIG], ["-1", "01"]);
 const backoff = pick(["0", "0", "1", "1000"], ["-1", "x"]);
+/** A row's name or own backoff (PARENT's, a schedule's jobs'): mostly none, else a label. */
+const rowName = pick(["", "", "", "send", "n é", "n".repeat(255)], ["a\tb", "n".repeat(256)]);
+const rowBackoff = pick(["", "", "", "fixed:0", "exponential:100:5000:0.5"], ["fixed:1\0", "b".repeat(256)]);
 const maxAttempts = pick(["1", "1", "2", "3", "5"], ["0", "x"]);
 const limit = pick(["1", "2", "100", "10000"], ["0", "10001", "x"]);
 /** COMPLETEN's next: how many freed slots take a job, now and then more than the triples. */
@@ -227,12 +230,24 @@ export const VERB_ARBS: Record<string, fc.Arbitrary<Omit<GenCall, "verb" | "twis
   CANCEL: fc.record({ id: idChoice("active"), values: fc.constant([] as string[]) }),
   PARENT: fc.record({
     id: idChoice(null),
-    values: fc.tuple(bytes, priority, count, children, onFailure, flowParent),
+    values: fc.tuple(bytes, priority, count, children, onFailure, flowParent, rowName, rowBackoff),
   }),
   SETTLE: fc.record({ id: idChoice(null), values: fc.tuple(childQueue, childId, outcome, bytes) }),
   ACK: fc.record({ values: fc.tuple(outboxEntry) }),
   SCHEDULE: fc.record({
-    values: fc.tuple(schedName, spec, instant, count, endAt, bytes, priority, count, timeout),
+    values: fc.tuple(
+      schedName,
+      spec,
+      instant,
+      count,
+      endAt,
+      bytes,
+      priority,
+      count,
+      timeout,
+      rowName,
+      rowBackoff,
+    ),
   }),
   UNSCHEDULE: fc.record({ values: fc.tuple(schedName) }),
   FIRE: fc.record({ id: idChoice(null), values: fc.tuple(schedName, instant, fireAt, fireNext) }),

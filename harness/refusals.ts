@@ -46,22 +46,31 @@ const SAMPLES: Record<string, { values: string[]; setup: Action[] }> = {
   UPDATE: { values: [J(1), "new"], setup: [enq(J(1))] },
   CANCEL: { values: [J(1)], setup: [enq(J(1))] },
   LIMIT: { values: ["queue", "", "10", "1000", "5"], setup: [] },
-  PARENT: { values: [J(1), "p", "0", "0", "2", "fail", ""], setup: [] },
+  PARENT: { values: [J(1), "p", "0", "0", "2", "fail", "", "", ""], setup: [] },
   SETTLE: {
     values: [J(1), "C", J(2), "completed", "r"],
-    setup: [C("PARENT", [J(1), "p", "0", "0", "2", "fail", ""])],
+    setup: [C("PARENT", [J(1), "p", "0", "0", "2", "fail", "", "", ""])],
   },
   ACK: { values: ["e"], setup: [] },
-  SCHEDULE: { values: ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"], setup: [] },
-  UNSCHEDULE: { values: ["n"], setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"])] },
-  PAUSESCHEDULE: { values: ["n"], setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"])] },
+  SCHEDULE: { values: ["n", "{}", "1000", "0", "0", "p", "0", "0", "0", "", ""], setup: [] },
+  UNSCHEDULE: {
+    values: ["n"],
+    setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0", "", ""])],
+  },
+  PAUSESCHEDULE: {
+    values: ["n"],
+    setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0", "", ""])],
+  },
   RESUMESCHEDULE: {
     values: ["n", "5000"],
-    setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"]), C("PAUSESCHEDULE", ["n"])],
+    setup: [
+      C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0", "", ""]),
+      C("PAUSESCHEDULE", ["n"]),
+    ],
   },
   FIRE: {
     values: [J(1), "n", "1000", "1000", "2000"],
-    setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0"])],
+    setup: [C("SCHEDULE", ["n", "{}", "1000", "0", "0", "p", "0", "0", "0", "", ""])],
   },
 };
 

@@ -25,6 +25,8 @@ interface Sched {
   priority?: string;
   max?: string;
   timeout?: string;
+  jobName?: string;
+  backoff?: string;
 }
 const schedule = (s: Sched = {}) =>
   C("SCHEDULE", [
@@ -37,6 +39,8 @@ const schedule = (s: Sched = {}) =>
     s.priority ?? "0",
     s.max ?? "0",
     s.timeout ?? "0",
+    s.jobName ?? "",
+    s.backoff ?? "",
   ]);
 const unschedule = (name = "n") => C("UNSCHEDULE", [name]);
 const pause = (name = "n") => C("PAUSESCHEDULE", [name]);
@@ -65,12 +69,33 @@ export const REPEAT_CASES: Case[] = [
       ["timeout", { timeout: "500" }],
       ["limit", { limit: "2" }],
       ["end at", { endAt: "9000" }],
+      ["job name", { jobName: "send" }],
+      ["backoff", { backoff: "fixed:100" }],
     ] as [string, Sched][]
   ).map(([what, change]) => ({
     name: `SCHEDULE: another ${what} replaces it`,
     actions: [schedule(), schedule(change)],
   })),
   { name: "SCHEDULE: only next differs: unchanged", actions: [schedule(), schedule({ next: "5000" })] },
+  {
+    name: "SCHEDULE: the same job name and backoff again is unchanged",
+    actions: [
+      schedule({ jobName: "send", backoff: "fixed:5" }),
+      schedule({ jobName: "send", backoff: "fixed:5" }),
+    ],
+  },
+  {
+    name: "SCHEDULE: a job name and backoff dropped replaces it",
+    actions: [schedule({ jobName: "send", backoff: "fixed:5" }), schedule()],
+  },
+  {
+    name: "SCHEDULE: an older record without job name and backoff reads them as empty: unchanged",
+    actions: [schedule(), seed(["HDEL", record(), "job_name", "backoff"]), schedule()],
+  },
+  {
+    name: "SCHEDULE: an older record without job name and backoff, a name given: replaced",
+    actions: [schedule(), seed(["HDEL", record(), "job_name", "backoff"]), schedule({ jobName: "send" })],
+  },
   { name: "SCHEDULE: binary payload", actions: [schedule({ payload: Buffer.from([0, 255, 13, 10]) })] },
   { name: "SCHEDULE: two schedules", actions: [schedule(), schedule({ name: "m", next: "500" })] },
   {
@@ -91,6 +116,11 @@ export const REPEAT_CASES: Case[] = [
       ["max attempts 1.5", { max: "1.5" }],
       ["timeout 16 digits", { timeout: "1000000000000000" }],
       ["name and next both bad", { name: "", next: "0" }],
+      ["job name of 256 bytes", { jobName: "j".repeat(256) }],
+      ["job name with a tab", { jobName: "a\tb" }],
+      ["backoff with NUL", { backoff: "fixed:1\0" }],
+      ["timeout and job name both bad", { timeout: "x", jobName: "\x7f" }],
+      ["job name and backoff both bad", { jobName: "\x01", backoff: "\x02" }],
     ] as [string, Sched][]
   ).map(([what, bad]) => ({ name: `SCHEDULE: ${what} refused`, actions: [schedule(bad)] })),
   { name: "SCHEDULE: name of 255 bytes", actions: [schedule({ name: "n".repeat(255) })] },
@@ -131,6 +161,30 @@ export const REPEAT_CASES: Case[] = [
       schedule({ priority: "-7", max: "3", timeout: "2500" }),
       fire(J(1), "1000", "1000", "2000"),
       claim(),
+    ],
+  },
+  {
+    name: "FIRE: the job carries the schedule's job name and backoff",
+    actions: [
+      schedule({ jobName: "nightly é", backoff: "exponential:100:5000:0.5", priority: "2" }),
+      fire(J(1), "1000", "1000", "2000"),
+      claim(),
+    ],
+  },
+  {
+    name: "FIRE: an older record without job name and backoff: a job without them",
+    actions: [
+      schedule(),
+      seed(["HDEL", record(), "job_name", "backoff"]),
+      fire(J(1), "1000", "1000", "2000"),
+    ],
+  },
+  {
+    name: "FIRE: a stored job name or backoff outside the label grammar reads as empty",
+    actions: [
+      schedule({ jobName: "ok" }),
+      seed(["HSET", record(), "job_name", "a\tb", "backoff", "b".repeat(256)]),
+      fire(J(1), "1000", "1000", "2000"),
     ],
   },
   {

@@ -116,14 +116,14 @@ forEachWire("size bounds", (ctx) => {
       [
         "PARENT",
         [`${row}${parent}`, k("waiting")],
-        (v) => [parent, v, "0", "0", "2", "fail", ""],
+        (v) => [parent, v, "0", "0", "2", "fail", "", "", ""],
         "payload",
         max("payload"),
       ],
       [
         "SCHEDULE",
         [k("repeats"), k("")],
-        (v) => ["n", "{}", "1000", "0", "0", v, "0", "0", "0"],
+        (v) => ["n", "{}", "1000", "0", "0", v, "0", "0", "0", "", ""],
         "payload",
         max("payload"),
       ],

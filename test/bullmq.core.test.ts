@@ -3,7 +3,9 @@
  * row's `name`, its data as the payload's JSON, its own `backoff` and `maxAttempts`), read and run
  * the same by the core `Queue` and `Worker`, and the reverse; the BullMQ `Job`'s fields from the
  * row (`attemptsMade`, `processedOn`, `finishedOn`, `timestamp`, `returnvalue`, `failedReason`,
- * `progress`, `opts`); `updateData`; `waitUntilFinished`; `UnrecoverableError`.
+ * `progress`, `opts`); `updateData`; `waitUntilFinished`; `UnrecoverableError`; a flow's parent and
+ * a scheduler's jobs with the core's row `name` and `backoff`, and rows and records an older
+ * release wrote with the envelope read the same.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -17,6 +19,7 @@ import {
   InvalidArgumentError,
   FlowProducer,
 } from "../src/bullmq.js";
+import { encodeEnvelope } from "../src/bullmq/codec.js";
 import { type Job as CoreJob, Queue as CoreQueue, Worker as CoreWorker } from "../src/index.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
@@ -254,5 +257,132 @@ forEachWire("bullmq: the core's job model", (ctx) => {
     assert.deepEqual(names, ['child:{"c":1}', 'parent:{"p":1}']);
     const parent = await q.getJob(tree.job.id);
     assert.deepEqual([parent?.name, parent?.data], ["parent", { p: 2 }]);
+  });
+
+  test("a flow's parent and a scheduler's jobs keep name and backoff on the core's rows, no envelope", async (t) => {
+    t.after(closeAll);
+    const flows = track(new FlowProducer({ connection: ctx().conn }));
+    const tree = await flows.add({
+      name: "assemble",
+      queueName: "bc-rows",
+      data: { p: 1 },
+      opts: { attempts: 3, backoff: { type: "fixed", delay: 700 } },
+      children: [{ name: "part", queueName: "bc-rows", data: { c: 1 } }],
+    });
+    const core = new CoreQueue("bc-rows", ctx().conn);
+    const parent = await core.getJob(tree.job.id);
+    assert.deepEqual(
+      [parent?.name, parent?.payload.toString(), parent?.maxAttempts, parent?.backoff],
+      ["assemble", '{"p":1}', 3, { type: "fixed", delayMs: 700 }],
+    );
+    const q = queue("bc-rows");
+    const read = await q.getJob(tree.job.id);
+    assert.deepEqual(
+      [read?.name, read?.data, read?.opts.backoff],
+      ["assemble", { p: 1 }, { type: "fixed", delay: 700 }],
+    );
+    await q.upsertJobScheduler(
+      "sch",
+      { every: 60_000 },
+      { name: "tick", data: { t: 1 }, opts: { attempts: 2, backoff: 50 } },
+    );
+    await q.upsertJobScheduler("unnamed", { every: 60_000 }, { data: { u: 1 } });
+    const records = await core.schedules();
+    const sch = records.find((r) => r.name === "sch")!;
+    assert.deepEqual(
+      [sch.payload.toString(), sch.opts],
+      [
+        '{"t":1}',
+        { priority: 0, maxAttempts: 2, timeoutMs: 0, name: "tick", backoff: { type: "fixed", delayMs: 50 } },
+      ],
+    );
+    assert.equal(records.find((r) => r.name === "unnamed")?.opts.name, "unnamed"); // BullMQ: the id
+    const schedulers = await q.getJobSchedulers();
+    assert.deepEqual(
+      schedulers.map((s) => [s.key, s.name, s.template]),
+      [
+        ["sch", "tick", { data: { t: 1 }, opts: { attempts: 2, backoff: { type: "fixed", delay: 50 } } }],
+        ["unnamed", "unnamed", { data: { u: 1 }, opts: { attempts: 1 } }],
+      ],
+    );
+    // the same upsert again leaves the record as it is (its count and next instant stand)
+    const before = (await core.schedules()).find((r) => r.name === "sch")!.next;
+    await q.upsertJobScheduler(
+      "sch",
+      { every: 60_000 },
+      { name: "tick", data: { t: 1 }, opts: { attempts: 2, backoff: 50 } },
+    );
+    assert.equal((await core.schedules()).find((r) => r.name === "sch")!.next, before);
+    for (const [call, argument] of [
+      [() => q.upsertJobScheduler("bad", { every: 100 }, { name: "a\tb" }), "template.name"],
+      [() => q.upsertJobScheduler("bad", { every: 100 }, { opts: { backoff: -1 } }), "backoff"],
+      [
+        () =>
+          flows.add({
+            name: "x".repeat(256),
+            queueName: "bc-rows",
+            children: [{ name: "c", queueName: "bc-rows" }],
+          }),
+        "flow.name",
+      ],
+    ] as [() => Promise<unknown>, string][]) {
+      await assert.rejects(
+        call(),
+        (err: unknown) => err instanceof InvalidArgumentError && err.argument === argument,
+      );
+    }
+    assert.equal(
+      (await core.schedules()).some((r) => r.name === "bad"),
+      false,
+    );
+  });
+
+  test("rows and schedules an older release wrote with the envelope still read; its backoff still applies", async (t) => {
+    t.after(closeAll);
+    const core = new CoreQueue("bc-legacy", ctx().conn);
+    // As an older echomq/bullmq wrote a flow's parent or a scheduler's job: no row name, an envelope.
+    const legacy = await core.add(encodeEnvelope("olden", { x: 1 }, { type: "fixed", delay: 600_000 }), {
+      maxAttempts: 2,
+    });
+    await core.schedule("old-sch", {
+      everyMs: 60_000,
+      payload: encodeEnvelope("nightly", { n: 1 }, 5),
+      opts: { maxAttempts: 1 },
+    });
+    const q = queue("bc-legacy");
+    const read = await q.getJob(legacy.id);
+    assert.deepEqual(
+      [read?.name, read?.data, read?.opts.backoff],
+      ["olden", { x: 1 }, { type: "fixed", delay: 600_000 }],
+    );
+    const [sch] = await q.getJobSchedulers();
+    assert.deepEqual(
+      [sch?.name, sch?.template],
+      ["nightly", { data: { n: 1 }, opts: { attempts: 1, backoff: 5 } }],
+    );
+    const seen: string[] = [];
+    worker("bc-legacy", async (job) => {
+      seen.push(`${job.name}:${JSON.stringify(job.data)}`);
+      throw new Error("later");
+    });
+    await until(
+      "the envelope's job waits for its retry",
+      async () => (await core.getJob(legacy.id))?.state === "scheduled",
+    );
+    assert.deepEqual(seen, ['olden:{"x":1}']);
+    const due = Number(await ctx().server.cli("ZSCORE", "emq:{bc-legacy}:schedule", legacy.id));
+    const [secs] = (await ctx().server.cli("TIME")) as unknown as string[];
+    assert.ok(
+      due - Number(secs) * 1000 > 500_000,
+      `the envelope's 10-minute backoff: due in ${due - Number(secs) * 1000} ms`,
+    );
+    // upserted again by this release: the record keeps the name, the payload is the data
+    await q.upsertJobScheduler(
+      "old-sch",
+      { every: 60_000 },
+      { name: "nightly", data: { n: 1 }, opts: { backoff: 5 } },
+    );
+    const [record] = await core.schedules();
+    assert.deepEqual([record?.payload.toString(), record?.opts.name], ['{"n":1}', "nightly"]);
   });
 });

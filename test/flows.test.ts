@@ -306,11 +306,64 @@ forEachWire("flows", (ctx) => {
     assert.deepEqual(child?.parent, { queue: "opts-p", id: node.id });
   });
 
+  test("a parent takes name and backoff: kept on its row, its retry waits by its own backoff", async () => {
+    const { conn, server } = ctx();
+    const node = await new FlowProducer(conn).add({
+      queue: "named-p",
+      payload: "p",
+      opts: { name: "assemble é", backoff: { type: "fixed", delayMs: 600_000 }, maxAttempts: 2 },
+      children: [{ queue: "named-c", payload: "c", opts: { name: "part" } }],
+    });
+    const parent = await new Queue("named-p", conn).getJob(node.id);
+    assert.equal(parent?.name, "assemble é");
+    assert.deepEqual(parent?.backoff, { type: "fixed", delayMs: 600_000 });
+    assert.equal((await new Queue("named-c", conn).getJob(node.children[0]!.id))?.name, "part");
+    // The parent's first attempt fails: it waits its own 10 minutes, not the worker's 1 ms.
+    const w = workers(
+      ctx,
+      ["named-p", "named-c"],
+      (_job, q) => {
+        if (q === "named-p") throw new Error("not yet");
+      },
+      { backoff: { type: "fixed", delayMs: 1 } },
+    );
+    try {
+      await until(
+        "the parent is scheduled for its retry",
+        async () => (await new Queue("named-p", conn).getJob(node.id))?.state === "scheduled",
+        10_000,
+      );
+    } finally {
+      await w.close();
+    }
+    const due = Number(await server.cli("ZSCORE", "emq:{named-p}:schedule", node.id));
+    const [secs] = (await server.cli("TIME")) as unknown as string[];
+    assert.ok(due - Number(secs) * 1000 > 500_000, `due in ${due - Number(secs) * 1000} ms`);
+    for (const [opts, argument] of [
+      [{ name: "a\nb" }, "flow.opts.name"],
+      [{ name: "x".repeat(256) }, "flow.opts.name"],
+      [{ backoff: -5 }, "flow.opts.backoff"],
+      [{ backoff: { type: "fixed", delay: 5 } }, "flow.opts.backoff.delay"],
+    ] as [Record<string, unknown>, string][]) {
+      await assert.rejects(
+        new FlowProducer(conn).add({
+          queue: "named-bad",
+          payload: "p",
+          opts,
+          children: [{ queue: "c", payload: "c" }],
+        }),
+        (err: unknown) => err instanceof InvalidArgumentError && err.argument === argument,
+        JSON.stringify(opts),
+      );
+    }
+    assert.deepEqual(await server.cli("KEYS", "emq:{named-bad}:*"), []);
+  });
+
   test("a partial add (the parent only) is completed by adding the same flow again", async () => {
     const { conn } = ctx();
     const [pid, a, b] = [newId(), newId(), newId()];
     // As a producer that crashed after the parent's write would leave it.
-    assert.equal(await addParent(conn, "again", pid, "p", ["0", "0", "2", "fail", ""]), true);
+    assert.equal(await addParent(conn, "again", pid, "p", ["0", "0", "2", "fail", "", "", ""]), true);
     const flow = {
       queue: "again",
       payload: "p",

@@ -112,6 +112,74 @@ forEachWire("schedules", (ctx) => {
     );
   });
 
+  test("a schedule's jobs take name and backoff: kept in the record, compared, written on each row", async () => {
+    const { conn, server } = ctx();
+    const q = new Queue("sched-named", conn);
+    const opts = {
+      name: "send-report é",
+      backoff: { type: "exponential" as const, delayMs: 100, jitter: 0.5 },
+    };
+    const first = await q.schedule("r", { everyMs: 60_000, payload: "p", opts });
+    assert.equal(first.outcome, "created");
+    assert.equal((await q.schedule("r", { everyMs: 60_000, payload: "p", opts })).outcome, "unchanged");
+    const [info] = await q.schedules();
+    assert.deepEqual(info!.opts, {
+      priority: 0,
+      maxAttempts: 0,
+      timeoutMs: 0,
+      name: "send-report é",
+      backoff: { type: "exponential", delayMs: 100, maxDelayMs: 999_999_999_999_999, jitter: 0.5 },
+    });
+    const record = `emq:{sched-named}:repeat:r`;
+    const stored = (await dumpQueue(server, "sched-named"))[record] as Record<string, string>;
+    assert.equal(stored.job_name, "send-report é");
+    assert.equal(stored.backoff, "exponential:100:999999999999999:0.5");
+    // another name, another backoff, or none: replaced
+    for (const o of [{ ...opts, name: "other" }, { ...opts, backoff: 5 }, {}]) {
+      assert.equal((await q.schedule("r", { everyMs: 60_000, payload: "p", opts: o })).outcome, "replaced");
+      await q.schedule("r", { everyMs: 60_000, payload: "p", opts });
+    }
+    // a record written before schedules kept them (no job_name, no backoff) reads as without both
+    await q.schedule("old", { everyMs: 60_000, payload: "p" });
+    await server.cli("HDEL", "emq:{sched-named}:repeat:old", "job_name", "backoff");
+    assert.equal((await q.schedule("old", { everyMs: 60_000, payload: "p" })).outcome, "unchanged");
+    const old = (await q.schedules()).find((x) => x.name === "old")!;
+    assert.deepEqual(old.opts, { priority: 0, maxAttempts: 0, timeoutMs: 0 });
+    assert.equal(
+      (await q.schedule("old", { everyMs: 60_000, payload: "p", opts: { name: "n" } })).outcome,
+      "replaced",
+    );
+    // the jobs FIRE adds carry them: a schedule due now
+    const w = await workers(conn, q);
+    await q.schedule("now", { everyMs: 200, payload: "t", opts: { name: "tick", backoff: 250 } });
+    await until("a fired job ran", () => w.jobs.length >= 1, 10_000);
+    await q.unschedule("now");
+    await sleep(300); // a FIRE in flight lands
+    await w.close();
+    const job = await q.getJob(w.jobs[0]!.id);
+    assert.equal(job?.name, "tick");
+    assert.deepEqual(job?.backoff, { type: "fixed", delayMs: 250 });
+    const bad: [unknown, string][] = [
+      [{ name: "a\tb" }, "opts.name"],
+      [{ name: "" }, "opts.name"],
+      [{ name: 7 }, "opts.name"],
+      [{ backoff: -1 }, "opts.backoff"],
+      [{ backoff: { type: "linear", delayMs: 1 } }, "opts.backoff.type"],
+      [{ backoff: () => 1 }, "opts.backoff"],
+    ];
+    for (const [o, argument] of bad) {
+      await assert.rejects(
+        q.schedule("bad", { everyMs: 100, payload: "p", opts: o as never }),
+        (err: unknown) => err instanceof InvalidArgumentError && err.argument === argument,
+        JSON.stringify(o),
+      );
+    }
+    assert.equal(
+      (await q.schedules()).some((x) => x.name === "bad"),
+      false,
+    );
+  });
+
   test("obliterate removes the queue's schedules with its jobs", async () => {
     const { conn, server } = ctx();
     const q = new Queue("sched-gone", conn);

@@ -1,11 +1,12 @@
 /**
- * How a BullMQ job's name, data and backoff travel in an EchoMQ job. A job added by `add`,
- * `addBulk` or as a flow's leaf uses the core's own fields: the row's `name` and `backoff`, and
- * its data as the payload's JSON text (what the core `Queue`'s default `json` serializer writes
- * and reads), so the core API reads it the same and this entry reads the core's jobs. A flow's
- * parent and a scheduler's jobs have no row `name` or `backoff` in the core yet (`PARENT` and
- * `SCHEDULE` do not take them): their payload is the envelope `{ "bullmq": 1, name, data,
- * backoff? }`, read back only where a row has no name. Results and progress are JSON text. Pure.
+ * How a BullMQ job's name, data and backoff travel in an EchoMQ job. Every job — added by `add`,
+ * `addBulk`, as a flow's leaf or parent, or by a scheduler — uses the core's own fields: the row's
+ * `name` and `backoff` (`ADD`, `PARENT`, and `SCHEDULE` for the jobs `FIRE` adds), and its data as
+ * the payload's JSON text (what the core `Queue`'s default `json` serializer writes and reads), so
+ * the core API reads it the same and this entry reads the core's jobs. An older release wrote a
+ * flow's parent and a scheduler's jobs as the envelope `{ "bullmq": 1, name, data, backoff? }`
+ * (the core kept no name for them then): such a payload is still read back, where a row has no
+ * name, and `updateData` on it keeps the envelope. Results and progress are JSON text. Pure.
  */
 import { InvalidArgumentError } from "../errors.js";
 import type { JobBackoff } from "../jobs/job-backoff.js";
@@ -18,7 +19,7 @@ export interface Carried {
   name: string;
   data: unknown;
   backoff?: Backoff;
-  /** They came in an envelope (a flow's parent, a scheduler's job). */
+  /** They came in an envelope (a flow's parent or a scheduler's job an older release wrote). */
   envelope: boolean;
 }
 
@@ -35,7 +36,7 @@ export function encodeData(data: unknown): string {
   return text;
 }
 
-/** The envelope payload of a flow's parent or a scheduler's job (the core keeps no name for them). */
+/** The envelope payload an older release wrote for a flow's parent or a scheduler's job (`updateData` of one keeps it). */
 export function encodeEnvelope(name: string, data: unknown, backoff?: Backoff): string {
   if (typeof name !== "string")
     throw new InvalidArgumentError("name", `must be a string, got ${typeof name}`);

@@ -1,15 +1,17 @@
 /**
  * BullMQ's `FlowProducer` over EchoMQ's (src/flows/producer.ts): a flow of `{ name, queueName,
- * data, opts, children }` nodes becomes the core's flow: each leaf a core job with its name, data
- * and backoff, each parent an envelope (src/bullmq/codec.ts: the core's parents keep no name); the
- * parent runs once every child has completed, and fails when a child fails (EchoMQ's policy).
+ * data, opts, children }` nodes becomes the core's flow: each job, leaf or parent, a core job with
+ * its row's name and backoff and its data as the payload's JSON (a parent an older release wrote
+ * as an envelope still reads: src/bullmq/codec.ts); the parent runs once every child has
+ * completed, and fails when a child fails (EchoMQ's policy).
  */
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
+import { assertLabel } from "../jobs/add-options.js";
 import { type FlowJob, type FlowNode, FlowProducer as CoreFlowProducer } from "../flows/producer.js";
 import { Queue as CoreQueue } from "../queue.js";
-import { encodeData, encodeEnvelope } from "./codec.js";
-import { inEnvelope, Job, type JobHome } from "./job.js";
+import { encodeData } from "./codec.js";
+import { Job, type JobHome } from "./job.js";
 import { Link } from "./link.js";
 import {
   addOptions,
@@ -78,13 +80,10 @@ function toCore(node: FlowJobNode, where: string): FlowJob {
     throw refusal("FlowProducer", "jobId in a flow");
   if (o.repeat !== undefined)
     throw new InvalidArgumentError(`${where}.opts.repeat`, "a flow's job does not repeat");
-  const parent = node.children !== undefined;
-  const { core, backoff } = addOptions(o, parent ? undefined : node.name);
-  // A leaf is the core's job with its name; a parent (PARENT keeps no name or backoff) an envelope.
-  const { backoff: _, ...parentOpts } = core;
-  const job: FlowJob = parent
-    ? { queue: node.queueName, payload: encodeEnvelope(node.name, node.data, backoff), opts: parentOpts }
-    : { queue: node.queueName, payload: encodeData(node.data), opts: core };
+  // Leaf or parent, the core's job with its row's name and backoff (PARENT takes them as ADD does).
+  if (typeof node.name === "string" && node.name !== "") assertLabel(`${where}.name`, node.name);
+  const { core } = addOptions(o, node.name);
+  const job: FlowJob = { queue: node.queueName, payload: encodeData(node.data), opts: core };
   if (node.children !== undefined) {
     if (!Array.isArray(node.children))
       throw new InvalidArgumentError(`${where}.children`, "must be an array");
@@ -96,7 +95,7 @@ function toCore(node: FlowJobNode, where: string): FlowJob {
 function fromCore(conn: Connection, node: FlowJobNode, added: FlowNode): JobNode {
   const home: JobHome = { name: added.queue, core: async () => new CoreQueue(added.queue, conn) };
   const job = new Job(home, added.id, node.name, node.data, node.opts ?? {});
-  const out: JobNode = { job: node.children === undefined ? job : inEnvelope(job) };
+  const out: JobNode = { job };
   if (node.children !== undefined)
     out.children = added.children.map((c, i) => fromCore(conn, node.children![i]!, c));
   return out;

@@ -41,16 +41,10 @@ export interface FinishEvents {
   off(event: "completed" | "failed", listener: (e: Untyped) => void): unknown;
 }
 
-/** The jobs whose name and data travel in an envelope (a flow's parent, a scheduler's job). */
+/** The jobs whose name and data travel in an envelope (rows an older release wrote: src/bullmq/codec.ts). */
 const ENVELOPED = new WeakSet<object>();
 /** The jobs whose processor called `discard()`: a failure is final. */
 const DISCARDED = new WeakSet<object>();
-
-/** Marks `job` as one whose name and data travel in an envelope (src/bullmq/codec.ts). */
-export function inEnvelope<J extends object>(job: J): J {
-  ENVELOPED.add(job);
-  return job;
-}
 
 /** `discard()` was called on `job`: the worker throws its failure on as an UnrecoverableError. */
 export function wasDiscarded(job: object): boolean {
@@ -241,8 +235,8 @@ export class Job<DataType = Untyped, ReturnType = Untyped, NameType extends stri
 
   /**
    * Replaces the job's data on its row (`UPDATE`, any state, no lease token): the attempts that
-   * start from then on read it, and so does this `Job`. A flow's parent or a scheduler's job keeps
-   * its name in an envelope: the new envelope keeps the name and backoff.
+   * start from then on read it, and so does this `Job`. A row an older release wrote with an
+   * envelope (a flow's parent, a scheduler's job) keeps it: the new envelope keeps the name and backoff.
    */
   async updateData(data: DataType): Promise<void> {
     const payload = ENVELOPED.has(this)

@@ -251,7 +251,7 @@ export const NAMES: readonly Entry[] = [
   h(
     "Job",
     "name",
-    "the row's name (the core's opts.name; a flow's parent and a scheduler's job: their envelope's); '' for a core job without one",
+    "the row's name (the core's opts.name, a flow parent's and a schedule's jobs' too); '' for a core job without one",
   ),
   h(
     "Job",

@@ -6,11 +6,12 @@
 import { isValidBrandedId } from "../branded-id.js";
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
+import { assertLabel } from "../jobs/add-options.js";
 import { assertValidQueue, queueKey } from "../keyspace.js";
 import { Queue as CoreQueue } from "../queue.js";
 import type { ScheduleInfo } from "../schedules/api.js";
 import { serverTime } from "../schedules/api.js";
-import { decodeJob, encodeData, encodeEnvelope } from "./codec.js";
+import { decodeJob, encodeData } from "./codec.js";
 import { Job, type JobHome } from "./job.js";
 import { Link } from "./link.js";
 import {
@@ -304,7 +305,9 @@ export class Queue<DataType = Untyped, ResultType = Untyped, NameType extends st
           "a scheduler's jobs take attempts, priority and backoff",
         );
     const o = jobOptions(this.defaults, t.opts, "template.opts");
-    const { core, backoff } = addOptions({ attempts: o.attempts, priority: o.priority, backoff: o.backoff });
+    const name = t.name ?? id;
+    if (typeof name === "string" && name !== "") assertLabel("template.name", name);
+    const { core } = addOptions({ attempts: o.attempts, priority: o.priority, backoff: o.backoff }, name);
     const at = (d: Date | number | string | undefined) =>
       d === undefined ? undefined : new Date(d).getTime();
     const spec = {
@@ -317,9 +320,14 @@ export class Queue<DataType = Untyped, ResultType = Untyped, NameType extends st
     };
     await (await this.core()).schedule(id, {
       ...spec,
-      // The core's schedules keep no job name or backoff: the jobs carry them in an envelope.
-      payload: encodeEnvelope(t.name ?? id, t.data ?? {}, backoff),
-      opts: { priority: core.priority ?? 0, maxAttempts: core.maxAttempts ?? 1 },
+      // The jobs' name and backoff are the schedule's own (each job's row keeps them), the data the payload.
+      payload: encodeData(t.data ?? {}),
+      opts: {
+        priority: core.priority ?? 0,
+        maxAttempts: core.maxAttempts ?? 1,
+        ...(core.name === undefined ? {} : { name: core.name }),
+        ...(core.backoff === undefined ? {} : { backoff: core.backoff }),
+      },
     });
     return undefined;
   }
@@ -383,7 +391,8 @@ export class Queue<DataType = Untyped, ResultType = Untyped, NameType extends st
 }
 
 function schedulerOf(s: ScheduleInfo): JobSchedulerJson {
-  const { name, data, backoff } = decodeJob(s.payload);
+  // A record an older release wrote keeps no name: its payload is the envelope (decodeJob reads it).
+  const { name, data, backoff } = decodeJob(s.payload, s.opts.name, s.opts.backoff);
   const opts: JobsOptions = { attempts: s.opts.maxAttempts };
   if (s.opts.priority > 0) opts.priority = s.opts.priority;
   if (backoff !== undefined) opts.backoff = backoff;

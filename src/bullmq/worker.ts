@@ -276,7 +276,7 @@ export class Worker<D = Untyped, R = Untyped, N extends string = string>
         this.discarded.add(final);
         throw final;
       }
-      // An envelope's backoff (the row has none for it): the core worker's backoff reads it.
+      // An older release's envelope's backoff (its row has none): the core worker's backoff reads it.
       if (job.opts.backoff !== undefined) Object.defineProperty(error, BACKOFF, { value: job.opts.backoff });
       throw error;
     }

@@ -25,7 +25,7 @@ import { FIXED_KEYSPACE, checkKeys, type OptionTable } from "../option-keys.js";
 /**
  * A flow job's options: a leaf child takes `add`'s but an idempotency key (a flow's idempotency
  * is its ids) and `parent` (the flow's); a job with children takes `id`, `priority`,
- * `maxAttempts` and `onChildFailure` only (any other is refused).
+ * `maxAttempts`, `onChildFailure`, `name` and `backoff` only (any other is refused).
  */
 export interface FlowJobOptions extends Omit<AddOptions, "parent" | "durability"> {
   /**
@@ -65,7 +65,14 @@ const LEAF: OptionTable = { ...ADD_OPTIONS, of: "a flow's job", keys: leafKeys }
 const PARENT: OptionTable = {
   ...ADD_OPTIONS,
   of: "a job with children",
-  keys: { id: "any", priority: "number", maxAttempts: "number", onChildFailure: "string" },
+  keys: {
+    id: "any",
+    priority: "number",
+    maxAttempts: "number",
+    onChildFailure: "string",
+    name: ADD_OPTIONS.keys.name!,
+    backoff: ADD_OPTIONS.keys.backoff!,
+  },
 };
 
 export interface FlowJob {
@@ -260,8 +267,8 @@ function checkJob(
 
 /**
  * A job's `opts`, checked (every node's options pass here): a leaf's (`children` 0) are `add`'s
- * but `key`, `keyTtlMs` and `parent`; a parent's are `id`, `priority`, `maxAttempts` and
- * `onChildFailure` → the options, the job's id (`opts.id`, or a new one), and a parent's
+ * but `key`, `keyTtlMs` and `parent`; a parent's are `id`, `priority`, `maxAttempts`,
+ * `onChildFailure`, `name` and `backoff` → the options, the job's id (`opts.id`, or a new one), and a parent's
  * `PARENT` values (`null` for a leaf).
  */
 function jobOptions(

@@ -7,7 +7,8 @@
  */
 import type { Connection } from "../connector/connection.js";
 import { InvalidArgumentError } from "../errors.js";
-import { type ParentRef, parentValue } from "./add-options.js";
+import { assertLabel, type ParentRef, parentValue } from "./add-options.js";
+import { checkJobBackoff, type JobBackoff } from "./job-backoff.js";
 import { assertValidQueue, isValidQueue } from "../keyspace.js";
 import {
   assertInteger,
@@ -36,6 +37,10 @@ export interface ParentOptions {
   onChildFailure?: ChildFailurePolicy;
   /** This parent's own parent (a nested flow). */
   parent?: ParentRef;
+  /** The parent's name, kept on its row (as `AddOptions.name`). Default: none. */
+  name?: string;
+  /** The parent's own retry backoff, kept on its row (as `AddOptions.backoff`). Default: the worker's. */
+  backoff?: JobBackoff;
 }
 
 /** `settle`'s reply: what recording the child did to its parent. */
@@ -78,7 +83,9 @@ export function parentValues(children: number, opts: unknown, where = ""): strin
   assertInteger(`${where}children`, children, 1, MAX_INTEGER);
   const policy = assertPolicy(o.onChildFailure, `${where}onChildFailure`);
   const parent = o.parent === undefined ? "" : parentRefArg(o.parent, `${where}parent`);
-  return [String(priority), String(maxAttempts), String(children), policy, parent];
+  const name = o.name === undefined ? "" : assertLabel(`${where}name`, o.name);
+  const backoff = checkJobBackoff(`${where}backoff`, o.backoff);
+  return [String(priority), String(maxAttempts), String(children), policy, parent, name, backoff];
 }
 
 /**

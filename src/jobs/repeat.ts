@@ -41,6 +41,8 @@ export async function scheduleRecord(
     String(s.priority),
     String(s.maxAttempts),
     String(s.timeoutMs),
+    s.jobName,
+    s.backoff,
   ];
   const reply = Number(await call(conn, "SCHEDULE", queue, values));
   return reply === 1 ? "created" : reply === 2 ? "replaced" : "unchanged";
@@ -97,6 +99,10 @@ interface ScheduleRecord {
   priority: number;
   maxAttempts: number;
   timeoutMs: number;
+  /** The jobs' row `name` (`""`: none, or a record written before schedules kept one). */
+  jobName: string;
+  /** The jobs' own backoff as the row keeps it (`""`: none). */
+  backoff: string;
   /** The instant of the last job it added (0: none yet). */
   lastFired: number;
   paused: boolean;
@@ -104,7 +110,7 @@ interface ScheduleRecord {
 
 const FIELDS = [
   ...["spec", "next", "fired", "payload", "priority", "max_attempts", "timeout"],
-  ...["last_fired", "paused"],
+  ...["last_fired", "paused", "job_name", "backoff"],
 ] as const;
 
 /** The record of `name`, or null when there is none. */
@@ -126,6 +132,8 @@ export async function readRecord(
     timeoutMs: num(got[6]),
     lastFired: num(got[7]),
     paused: got[8] !== null && got[8] !== undefined && text(got[8]) === "1",
+    jobName: got[9] ? got[9].toString("utf8") : "",
+    backoff: got[10] ? got[10].toString("utf8") : "",
   };
 }
 

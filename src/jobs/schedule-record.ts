@@ -27,6 +27,10 @@ export interface CheckedSchedule {
   priority: number;
   maxAttempts: number;
   timeoutMs: number;
+  /** The jobs' row `name` (the record's `job_name`); `""` for none. */
+  jobName: string;
+  /** The jobs' own backoff as the row keeps it (`fixed:<ms>`, `exponential:…`); `""` for none. */
+  backoff: string;
 }
 
 /** The spec as the record keeps it: JSON with its keys in one order, so equal specs are equal text. */

@@ -15,6 +15,7 @@ import {
   soonest,
   unscheduleRecord,
 } from "../jobs/repeat.js";
+import { type JobBackoff, jobBackoffOf } from "../jobs/job-backoff.js";
 import { queueKey } from "../keyspace.js";
 import { Instants } from "./instants.js";
 import { assertScheduleName, checkSchedule, parseSpec, type ScheduleSpec } from "./options.js";
@@ -39,7 +40,8 @@ export interface ScheduleInfo {
   paused: boolean;
   spec: ScheduleSpec;
   payload: Buffer;
-  opts: { priority: number; maxAttempts: number; timeoutMs: number };
+  /** What its jobs carry; `name` and `backoff` only when the schedule gives them. */
+  opts: { priority: number; maxAttempts: number; timeoutMs: number; name?: string; backoff?: JobBackoff };
 }
 
 /** The server's clock in ms (on a cluster, the clock of the node that holds the queue). */
@@ -133,8 +135,21 @@ export async function listSchedules(conn: Connection, queue: string): Promise<Sc
       paused: record.paused,
       spec: parseSpec(record.spec),
       payload: record.payload,
-      opts: { priority: record.priority, maxAttempts: record.maxAttempts, timeoutMs: record.timeoutMs },
+      opts: jobOpts(record),
     });
   }
   return out;
+}
+
+/** What a record's jobs carry, as `ScheduleInfo.opts` shows it. */
+function jobOpts(record: NonNullable<Awaited<ReturnType<typeof readRecord>>>): ScheduleInfo["opts"] {
+  const opts: ScheduleInfo["opts"] = {
+    priority: record.priority,
+    maxAttempts: record.maxAttempts,
+    timeoutMs: record.timeoutMs,
+  };
+  if (record.jobName !== "") opts.name = record.jobName;
+  const backoff = jobBackoffOf(record.backoff);
+  if (backoff !== undefined) opts.backoff = backoff;
+  return opts;
 }

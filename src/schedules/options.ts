@@ -16,7 +16,8 @@ import {
   type Payload,
   typeOf,
 } from "../jobs/common.js";
-import { ADD_FOREIGN } from "../jobs/add-options.js";
+import { ADD_FOREIGN, assertLabel, EXTRAS_KEYS } from "../jobs/add-options.js";
+import { checkJobBackoff, type JobBackoff } from "../jobs/job-backoff.js";
 import { checkKeys, type KeyType, type OptionTable } from "../option-keys.js";
 import type { CheckedSchedule, MissedPolicy, ScheduleSpec } from "../jobs/schedule-record.js";
 
@@ -35,6 +36,10 @@ export interface ScheduleJobOptions {
   maxAttempts?: number;
   /** The job's timeout in ms (its row's `timeout`). Default 0 = none. */
   timeoutMs?: number;
+  /** Every job's name, kept on its row (as `AddOptions.name`). Default: none. */
+  name?: string;
+  /** Every job's own retry backoff, kept on its row (as `AddOptions.backoff`). Default: the worker's. */
+  backoff?: JobBackoff;
 }
 
 export interface ScheduleOptions {
@@ -125,10 +130,13 @@ const SCHEDULE_OPTIONS: OptionTable = {
 
 const SCHEDULE_JOB_OPTIONS: OptionTable = {
   of: "a schedule's jobs",
-  keys: { priority: "number", maxAttempts: "number", timeoutMs: "number" } satisfies Record<
-    keyof ScheduleJobOptions,
-    KeyType
-  >,
+  keys: {
+    priority: "number",
+    maxAttempts: "number",
+    timeoutMs: "number",
+    name: EXTRAS_KEYS.name,
+    backoff: EXTRAS_KEYS.backoff,
+  } satisfies Record<keyof ScheduleJobOptions, KeyType>,
   foreign: ADD_FOREIGN,
 };
 
@@ -215,6 +223,8 @@ export function checkSchedule(options: unknown, stored = false): CheckedSchedule
       job.timeoutMs === undefined
         ? 0
         : assertInteger("opts.timeoutMs", job.timeoutMs, 0, MAX_INTEGER, " of milliseconds"),
+    jobName: job.name === undefined ? "" : assertLabel("opts.name", job.name),
+    backoff: checkJobBackoff("opts.backoff", job.backoff),
   };
 }
 

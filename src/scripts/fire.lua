@@ -18,6 +18,8 @@
 --          2 added, ended | 3 no job (skipped, or the row exists), goes on | 4 no job, ended
 -- Event:   added (id, attempt 0) when due; delayed (id, attempt 0, delay) when the instant is ahead
 -- Wake:    SPUBLISH emq:{q}:wake 1 (added ready) or 0 (added for later)
+-- Row:     the record's payload, priority, max_attempts, timeout, and its job_name as name and
+--          backoff as backoff (each when set; a stored value outside its grammar reads as unset)
 -- Record:  goes on: next <next>, fired <n>, and last_fired <instant> when a job was added
 -- Errors:  shape, name, expected, instant, next, JOB prefix, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
@@ -26,9 +28,13 @@
 --- @include "count"
 --- @include "typed"
 --- @include "priority"
+--- @include "label"
+--- @include "unless"
 --- @include "bus"
 -- A stored number read by its grammar; anything else reads as 0.
 local function stored(s) if s and count(s) then return tonumber(s) end return 0 end
+-- A stored label read by its grammar; anything else (or absent) reads as empty.
+local function text(s) if s and label(s) then return s end return '' end
 
 local row, pending, schedule, repeats, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, name, expected, instant, nxt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -36,7 +42,8 @@ local id, name, expected, instant, nxt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARG
 if string.sub(id, 1, 3) ~= 'JOB' then return redis.error_reply('ERR EMQ.FIRE id must start with JOB') end
 local record = base .. 'repeat:' .. name
 if not (typed({ pending, schedule, repeats }, 'zset') and typed({ record }, 'hash')) then return wrongtype() end
-local r = redis.call('HMGET', record, 'next', 'fired', 'limit', 'end_at', 'payload', 'priority', 'max_attempts', 'timeout', 'paused')
+local r = redis.call('HMGET', record, 'next', 'fired', 'limit', 'end_at', 'payload', 'priority', 'max_attempts', 'timeout', 'paused',
+  'job_name', 'backoff')
 if r[1] ~= expected or r[9] == '1' then return 0 end
 
 local fired, limit, end_at = stored(r[2]), stored(r[3]), stored(r[4])
@@ -66,6 +73,8 @@ if at ~= 0 and redis.call('EXISTS', row) == 0 then
     table.insert(fields, 'timeout')
     table.insert(fields, string.format('%d', timeout))
   end
+  unless(fields, 'name', text(r[10]), '')
+  unless(fields, 'backoff', text(r[11]), '')
   redis.call('HSET', row, unpack(fields))
   if at <= now then
     redis.call('ZADD', pending, score, id)

@@ -1,7 +1,8 @@
 #!lua
--- parent: a flow's parent job, waiting for its children (in any queue, on any slot) to settle.
+-- parent: a flow's parent job, waiting for its children (in any queue, on any slot) to settle,
+--         with its name and its own backoff when given.
 -- Memory:  an admission (no shebang flags): over maxmemory the server refuses it before it runs
--- Form:    EMQ.PARENT 2 <row> <waiting> <id> <payload> <priority> <max_attempts> <children> <on_failure> <parent>
+-- Form:    EMQ.PARENT 2 <row> <waiting> <id> <payload> <priority> <max_attempts> <children> <on_failure> <parent> <name> <backoff>
 -- KEYS[1]  emq:{q}:job:<id>   the parent's row
 -- KEYS[2]  emq:{q}:waiting    the parents waiting for children (score = time added ms)
 -- ARGV[1]  <id>               a branded id (gated on its JOB prefix)
@@ -11,9 +12,12 @@
 -- ARGV[5]  <children>         positive integer: how many children must settle
 -- ARGV[6]  <on_failure>       'fail' (a dead child kills the parent) or 'ignore' (it counts as settled)
 -- ARGV[7]  <parent>           empty, or this parent's own parent: <queue> NUL <id> (nested flows)
+-- ARGV[8]  <name>             empty (none), or a label: the parent's name (as ADD's)
+-- ARGV[9]  <backoff>          empty (none), or a label: its own backoff, as the host encodes it
 -- Reply:   1 added | 0 duplicate id (nothing written)
 -- Event:   waiting (id, attempt 0) on emq:{q}:events
--- Errors:  shape, payload, priority, max attempts, children, on failure, parent, JOB prefix, WRONGTYPE
+-- Errors:  shape, payload, priority, max attempts, children, on failure, parent, name, backoff, JOB
+--          prefix, WRONGTYPE
 --          (see docs/protocol.md, "Flows")
 --- @include "protocol/form"
 
@@ -35,6 +39,7 @@ end
 local row, waiting = KEYS[1], KEYS[2]
 local id, payload, priority, max, children, policy, parent =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local name, backoff = ARGV[8], ARGV[9]
 --- @include "protocol/checks"
 if policy ~= 'fail' and policy ~= 'ignore' then return must('on failure', 'fail or ignore') end
 if not ancestor(parent) then return must('parent', 'empty or <queue> NUL <id>') end
@@ -49,10 +54,9 @@ if policy == 'ignore' then
   table.insert(fields, 'on_failure')
   table.insert(fields, 'ignore')
 end
-if parent ~= '' then
-  table.insert(fields, 'parent')
-  table.insert(fields, parent)
-end
+unless(fields, 'parent', parent, '')
+unless(fields, 'name', name, '')
+unless(fields, 'backoff', backoff, '')
 redis.call('HSET', row, unpack(fields))
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

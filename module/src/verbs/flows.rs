@@ -35,10 +35,11 @@ fn parented(value: &[u8]) -> bool {
 }
 
 /// `EMQ.PARENT 2 <row> <waiting> <id> <payload> <priority> <max_attempts> <children>
-/// <on_failure> <parent>` → `1` added, `0` duplicate id.
+/// <on_failure> <parent> <name> <backoff>` → `1` added, `0` duplicate id.
 pub fn parent(ctx: &Context, args: Args) -> Reply {
     use parent::{
-        CHILDREN, FORM, ID, MAX_ATTEMPTS, ON_FAILURE, PARENT, PAYLOAD, PRIORITY, ROW, WAITING,
+        BACKOFF, CHILDREN, FORM, ID, MAX_ATTEMPTS, NAME, ON_FAILURE, PARENT, PAYLOAD, PRIORITY,
+        ROW, WAITING,
     };
     let argv = argv(args);
     let (call, queue) = open(ctx, &FORM, &argv)?;
@@ -50,6 +51,8 @@ pub fn parent(ctx: &Context, args: Args) -> Reply {
     let priority = PRIORITY.read(&call)?;
     let max_attempts = MAX_ATTEMPTS.read(&call)?;
     CHILDREN.read(&call)?;
+    let name = NAME.read(&call)?;
+    let backoff = BACKOFF.read(&call)?;
     let policy = ON_FAILURE.of(&call);
     if policy != b"fail" && policy != IGNORE {
         return Err(errors::value(FORM.verb, "on failure", "fail or ignore"));
@@ -87,9 +90,8 @@ pub fn parent(ctx: &Context, args: Args) -> Reply {
     if policy == IGNORE {
         more.push((b"on_failure", IGNORE));
     }
-    if !parent.is_empty() {
-        more.push((b"parent", parent));
-    }
+    let named: [(&[u8], &[u8]); 3] = [(b"parent", parent), (b"name", name), (b"backoff", backoff)];
+    more.extend(named.into_iter().filter(|(_, value)| !value.is_empty()));
     if !more.is_empty() {
         row.hset(&more)?;
     }

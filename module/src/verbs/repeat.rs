@@ -19,13 +19,14 @@ use crate::keyspace::Queue;
 use crate::moves;
 use crate::open::{argv, open};
 use crate::protocol::{fire, pauseschedule, resumeschedule, schedule, unschedule};
-use crate::values::Grammar;
+use crate::values::{Grammar, TextGrammar};
 
 /// A paused schedule's score in `repeats`: 2^53 − 1, after every instant.
 const PAUSED_SCORE: i64 = 9_007_199_254_740_991;
 
-/// The record's fields that describe a schedule, in the order `EMQ.SCHEDULE` compares them.
-const DESCRIBED: [&[u8]; 7] = [
+/// The record's fields that describe a schedule, in the order `EMQ.SCHEDULE` compares them: the
+/// [`HELD`] every record holds, then `job_name` and `backoff`, which an older record may lack.
+const DESCRIBED: [&[u8]; 9] = [
     b"spec",
     b"payload",
     b"priority",
@@ -33,13 +34,38 @@ const DESCRIBED: [&[u8]; 7] = [
     b"timeout",
     b"limit",
     b"end_at",
+    b"job_name",
+    b"backoff",
 ];
 
+/// How many of [`DESCRIBED`] every record holds; a later one absent reads as empty.
+const HELD: usize = 7;
+
+/// Whether a record's described fields (`stored`, as read; `None` absent) equal the `given` ones:
+/// the schedule is unchanged. A `job_name` or `backoff` an older record lacks reads as empty.
+fn unchanged(stored: &[Option<Vec<u8>>], given: &[&[u8]]) -> bool {
+    stored.len() == given.len()
+        && stored
+            .iter()
+            .zip(given)
+            .enumerate()
+            .all(|(i, (stored, given))| {
+                let empty: &[u8] = b"";
+                let stored = match stored.as_deref() {
+                    None if i >= HELD => Some(empty),
+                    other => other,
+                };
+                stored == Some(*given)
+            })
+}
+
 /// `EMQ.SCHEDULE 2 <repeats> <base> <name> <spec> <next> <limit> <end_at> <payload> <priority>
-/// <max_attempts> <timeout>` → `1` created, `2` replaced, `0` unchanged (nothing written).
+/// <max_attempts> <timeout> <job_name> <backoff>` → `1` created, `2` replaced, `0` unchanged
+/// (nothing written).
 pub fn schedule(ctx: &Context, args: Args) -> Reply {
     use schedule::{
-        END_AT, FORM, LIMIT, MAX_ATTEMPTS, NAME, NEXT, PAYLOAD, PRIORITY, REPEATS, SPEC, TIMEOUT,
+        BACKOFF, END_AT, FORM, JOB_NAME, LIMIT, MAX_ATTEMPTS, NAME, NEXT, PAYLOAD, PRIORITY,
+        REPEATS, SPEC, TIMEOUT,
     };
     let argv = argv(args);
     let (call, queue) = open(ctx, &FORM, &argv)?;
@@ -54,7 +80,9 @@ pub fn schedule(ctx: &Context, args: Args) -> Reply {
     PRIORITY.read(&call)?;
     MAX_ATTEMPTS.read(&call)?;
     TIMEOUT.read(&call)?;
-    let given: [&[u8]; 7] = [
+    let job_name = JOB_NAME.read(&call)?;
+    let backoff = BACKOFF.read(&call)?;
+    let given: [&[u8]; 9] = [
         SPEC.of(&call),
         PAYLOAD.of(&call),
         PRIORITY.of(&call),
@@ -62,21 +90,16 @@ pub fn schedule(ctx: &Context, args: Args) -> Reply {
         TIMEOUT.of(&call),
         LIMIT.of(&call),
         END_AT.of(&call),
+        job_name,
+        backoff,
     ];
 
     let [mut repeats] = gates::sorted_sets(&db, [REPEATS.of(&call)])?;
     let mut record = db.open(&queue.repeat(name));
     gates::hash(&record)?;
     let existed = record.exists();
-    if existed {
-        let stored = record.hash_get(DESCRIBED)?;
-        let same = stored
-            .iter()
-            .zip(given)
-            .all(|(stored, given)| stored.as_deref() == Some(given));
-        if same {
-            return Ok(ValkeyValue::Integer(0));
-        }
+    if existed && unchanged(&record.hash_get(DESCRIBED)?, &given) {
+        return Ok(ValkeyValue::Integer(0));
     }
 
     guard?;
@@ -202,6 +225,14 @@ fn stored(value: &Option<Vec<u8>>) -> i64 {
         .unwrap_or(0)
 }
 
+/// A text the record stores, read by the *label* grammar; anything else (or absent) reads as empty.
+fn stored_label(value: &Option<Vec<u8>>) -> &[u8] {
+    value
+        .as_deref()
+        .filter(|text| TextGrammar::Label.accepts(text))
+        .unwrap_or_default()
+}
+
 /// `EMQ.FIRE 5 <row> <pending> <schedule> <repeats> <base> <id> <name> <expected> <instant>
 /// <next>` → `0` miss, `1` added, `2` added and ended, `3` no job, `4` no job and ended.
 pub fn fire(ctx: &Context, args: Args) -> Reply {
@@ -224,8 +255,8 @@ pub fn fire(ctx: &Context, args: Args) -> Reply {
     )?;
     let mut record = db.open(&queue.repeat(name));
     gates::hash(&record)?;
-    let [at, fired, limit, end_at, payload, priority, max_attempts, timeout, paused] = record
-        .hash_get([
+    let [at, fired, limit, end_at, payload, priority, max_attempts, timeout, paused, job_name, backoff] =
+        record.hash_get([
             b"next",
             b"fired",
             b"limit",
@@ -235,6 +266,8 @@ pub fn fire(ctx: &Context, args: Args) -> Reply {
             b"max_attempts",
             b"timeout",
             b"paused",
+            b"job_name",
+            b"backoff",
         ])?;
     if at.as_deref() != Some(EXPECTED.of(&call)) || paused.as_deref() == Some(b"1") {
         return Ok(ValkeyValue::Integer(MISS));
@@ -259,6 +292,8 @@ pub fn fire(ctx: &Context, args: Args) -> Reply {
             priority: priority.as_deref(),
             max_attempts: stored(&max_attempts),
             timeout: stored(&timeout),
+            name: stored_label(&job_name),
+            backoff: stored_label(&backoff),
         };
         job.add(
             &db,
@@ -292,6 +327,10 @@ struct Job<'r> {
     priority: Option<&'r [u8]>,
     max_attempts: i64,
     timeout: i64,
+    /// The record's `job_name`, the row's `name` (empty: none).
+    name: &'r [u8],
+    /// The record's `backoff`, the row's own (empty: none).
+    backoff: &'r [u8],
 }
 
 impl Job<'_> {
@@ -329,6 +368,8 @@ impl Job<'_> {
         if self.timeout != 0 {
             fields.push((b"timeout", timeout.as_bytes()));
         }
+        let named: [(&[u8], &[u8]); 2] = [(b"name", self.name), (b"backoff", self.backoff)];
+        fields.extend(named.into_iter().filter(|(_, value)| !value.is_empty()));
         row.hset(&fields)?;
         let mut bus = Bus::open(db, queue);
         if instant <= now {
@@ -342,5 +383,56 @@ impl Job<'_> {
             moves::wake_scheduled(db, queue);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{unchanged, DESCRIBED};
+
+    /// The given fields of one schedule, `job_name` and `backoff` as given.
+    fn given<'a>(job_name: &'a [u8], backoff: &'a [u8]) -> [&'a [u8]; 9] {
+        [b"{}", b"p", b"0", b"0", b"0", b"0", b"0", job_name, backoff]
+    }
+
+    /// A record as read: each field present with the given text, or absent.
+    fn record(fields: &[Option<&[u8]>]) -> Vec<Option<Vec<u8>>> {
+        fields.iter().map(|f| f.map(<[u8]>::to_vec)).collect()
+    }
+
+    #[test]
+    fn equal_fields_are_unchanged() {
+        let g = given(b"send", b"fixed:5");
+        let stored = record(&g.map(Some));
+        assert!(unchanged(&stored, &g));
+    }
+
+    #[test]
+    fn a_new_name_or_backoff_replaces() {
+        let stored = record(&given(b"send", b"fixed:5").map(Some));
+        assert!(!unchanged(&stored, &given(b"mail", b"fixed:5")));
+        assert!(!unchanged(&stored, &given(b"send", b"fixed:6")));
+        assert!(!unchanged(&stored, &given(b"", b"fixed:5")));
+    }
+
+    #[test]
+    fn an_older_record_without_name_or_backoff_reads_as_empty() {
+        let mut stored = record(&given(b"", b"").map(Some));
+        stored[7] = None;
+        stored[8] = None;
+        assert!(unchanged(&stored, &given(b"", b"")));
+        assert!(!unchanged(&stored, &given(b"send", b"")));
+        assert!(!unchanged(&stored, &given(b"", b"fixed:5")));
+    }
+
+    #[test]
+    fn an_absent_held_field_is_a_change() {
+        for held in 0..7 {
+            let mut stored = record(&given(b"", b"").map(Some));
+            stored[held] = None;
+            let mut g = given(b"", b"");
+            g[held] = b"";
+            assert!(!unchanged(&stored, &g), "{:?}", DESCRIBED[held]);
+        }
     }
 }
