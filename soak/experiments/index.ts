@@ -7,6 +7,7 @@ import { acl, aclDefaults } from "./acl.js";
 import type { Outcome, Params } from "./common.js";
 import { connectionCuts, connectionCutsDefaults } from "./connection-cuts.js";
 import { failover, failoverDefaults } from "./failover.js";
+import { fusedCuts, fusedCutsDefaults } from "./fused-cuts.js";
 import { flowsAcrossShards, flowsDefaults } from "./flows.js";
 import { memoryLimit, memoryLimitDefaults } from "./memory-limit.js";
 import { moduleFuzz, moduleFuzzDefaults } from "./module-fuzz.js";
@@ -84,6 +85,13 @@ export const EXPERIMENTS: readonly Experiment[] = [
     BOTH,
     workerKillDefaults,
     workerKill,
+  ),
+  experiment(
+    "fused-cuts",
+    "cut the connection between a COMPLETENEXT / COMPLETEN and its reply (ran, or not): each once, leases back, no stall",
+    BOTH,
+    fusedCutsDefaults,
+    fusedCuts,
   ),
   experiment(
     "resharding",
