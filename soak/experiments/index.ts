@@ -4,6 +4,7 @@
  */
 import type { Wire } from "../../src/index.js";
 import { acl, aclDefaults } from "./acl.js";
+import { batchKill, batchKillDefaults } from "./batch-kill.js";
 import type { Outcome, Params } from "./common.js";
 import { connectionCuts, connectionCutsDefaults } from "./connection-cuts.js";
 import { failover, failoverDefaults } from "./failover.js";
@@ -85,6 +86,13 @@ export const EXPERIMENTS: readonly Experiment[] = [
     BOTH,
     workerKillDefaults,
     workerKill,
+  ),
+  experiment(
+    "batch-kill",
+    "SIGKILL a worker process holding two batches, or 100 slots: every held job back by its lease, completed once",
+    BOTH,
+    batchKillDefaults,
+    batchKill,
   ),
   experiment(
     "fused-cuts",
