@@ -22,7 +22,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type Connection, connect, Queue, type Wire, Worker } from "../../src/index.js";
 import { parseReply } from "../../src/resp.js";
 import { scriptFor } from "../../src/scripts/index.js";
-import { startProxy } from "../../test/support/proxy.js";
+import { type FaultProxy, startProxy } from "../../test/support/proxy.js";
+import { queueOn } from "../../test/support/cluster-helpers.js";
+import { clusterFor } from "./cluster-load.js";
 import {
   brief,
   checkTargets,
@@ -81,7 +83,6 @@ export const fusedCutsDefaults = {
   },
 } satisfies Record<string, FusedCutsParams>;
 
-const Q = "fused";
 type Verb = "COMPLETENEXT" | "COMPLETEN";
 type Way = "reply lost" | "call lost";
 
@@ -120,6 +121,21 @@ function range(xs: readonly number[]): string {
   return `${Math.min(...xs)}–${Math.max(...xs)} ms`;
 }
 
+/** Where the experiment runs: a node or a cluster, the proxy in front of the queue's node. */
+interface Env {
+  queue: string;
+  direct: Connection;
+  /** The proxy in front of the node that holds the queue. */
+  proxy: FaultProxy;
+  /** Every proxy (connections accepted are counted over them all). */
+  proxies: readonly FaultProxy[];
+  /** A connection through the proxies. */
+  proxied(name: string): Promise<Connection>;
+  /** A connection straight to the server (the finisher's). */
+  straight(name: string): Promise<Connection>;
+  crashes(): Promise<number>;
+}
+
 export function fusedCuts(wire: Wire, p: FusedCutsParams): Promise<Outcome> {
   return measure("fused cuts", wire, { ...p }, async (out) => {
     const server = await startFor(wire);
@@ -127,127 +143,180 @@ export function fusedCuts(wire: Wire, p: FusedCutsParams): Promise<Outcome> {
     let direct: Connection | undefined;
     try {
       direct = await connectTo(server.port, wire, "emq-direct");
-      const queue = new Queue(Q, direct);
-      const ledger = new JobsLedger();
-      const startedAt = new Map<string, number[]>();
-      let next = 0;
-      const topUp = async (n: number) => {
-        const added = await queue.addBulk(Array.from({ length: n }, () => ({ payload: `f${next++}` })));
-        for (const a of added) ledger.acked.add(a.id);
-      };
-      const handler = ledger.handler(async (job) => {
-        startedAt.set(job.id, [...(startedAt.get(job.id) ?? []), Date.now()]);
-        await sleep(p.handlerMs);
+      await fusedRun(out, p, {
+        queue: "fused",
+        direct,
+        proxy,
+        proxies: [proxy],
+        proxied: (name) => connect({ port: proxy.port, wire, name }),
+        straight: (name) => connectTo(server.port, wire, name),
+        crashes: () => crashedOnItsOwn(server),
       });
-      const lostLeases: { id: string; cutAt: number }[] = [];
-      const roundTimes = new Map<string, number[]>();
-      const errors = new Tally();
-      let cuts = 0;
-      for (const verb of ["COMPLETENEXT", "COMPLETEN"] as const) {
-        const conn = await connect({ port: proxy.port, wire, name: "emq-fused-worker" });
-        const common = { leaseMs: p.leaseMs, reapEveryMs: 250, attempts: 100, keepCompleted: 1_000_000 };
-        const worker =
-          verb === "COMPLETENEXT"
-            ? new Worker(new Queue(Q, conn), handler, { ...common, concurrency: p.concurrency })
-            : new Worker(
-                new Queue(Q, conn),
-                async (jobs) => {
-                  for (const job of jobs) await handler(job);
-                  return jobs.map(() => "ok");
-                },
-                { ...common, concurrency: 2, batch: { size: p.batchSize, maxWaitMs: 20 } },
-              );
-        ledger.follow(worker);
-        worker.on("error", (err) => errors.add(brief(err)));
-        try {
-          await worker.ready;
-          for (let r = 1; r <= p.rounds; r++) {
-            for (const way of ["reply lost", "call lost"] as Way[]) {
-              const kind = `${verb} ${way}`;
-              await topUp(p.perRound * 3);
-              const trap =
-                way === "reply lost"
-                  ? proxy.loseReplyOf(isVerb(verb))
-                  : proxy
-                      .swallowNext(isVerb(verb))
-                      .then((command) => ({ command, dropped: Buffer.alloc(0) }));
-              const { dropped } = await within(`a ${verb} to cut (${kind}, round ${r})`, trap, p.roundMs);
-              if (p.cutAll) proxy.cut();
-              const cutAt = Date.now();
-              ledger.fault();
-              cuts += 1;
-              for (const id of leasedIn(dropped, ledger.acked)) lostLeases.push({ id, cutAt });
-              const before = ledger.confirmed.size;
-              const went = await waitFor(() => ledger.confirmed.size >= before + p.perRound, p.roundMs, 10);
-              if (!went) {
-                out.breaches += 1;
-                out.failures.push(
-                  `${kind}, round ${r} (cut ${cuts}): ${ledger.confirmed.size - before} of ${p.perRound} more jobs completed within ${p.roundMs} ms of the cut (a stall)`,
-                );
-                throw new Error(`the worker stalled after cut ${cuts} (${kind}, round ${r})`);
-              }
-              roundTimes.set(kind, [...(roundTimes.get(kind) ?? []), Date.now() - cutAt]);
-            }
-          }
-        } finally {
-          await quietly(worker.close());
-          await quietly(conn.close());
-        }
-      }
-
-      // The rest of the queue, and every lease a lost reply took, on a worker with no cuts.
-      const finisherConn = await connectTo(server.port, wire, "emq-finisher");
-      const finisher = new Worker(new Queue(Q, finisherConn), handler, {
-        concurrency: p.concurrency,
-        leaseMs: p.leaseMs,
-        reapEveryMs: 250,
-        attempts: 100,
-        keepCompleted: 1_000_000,
-      });
-      ledger.follow(finisher);
-      finisher.on("error", (err) => errors.add(brief(err)));
-      const drained = await waitFor(
-        async () => {
-          if (!ledger.allRan()) return false;
-          const c = await queue.counts();
-          return c.pending + c.active + c.scheduled === 0;
-        },
-        p.drainMs,
-        50,
-      );
-      await quietly(finisher.close());
-      await quietly(finisherConn.close());
-      if (!drained) out.failures.push(`the queue did not drain within ${p.drainMs} ms`);
-
-      out.crashes += await crashedOnItsOwn(server);
-      await ledger.settle(out, direct, Q);
-      // Each job a lost reply leased starts again after the cut, once its lease has ended.
-      const backAfter: number[] = [];
-      for (const { id, cutAt } of lostLeases) {
-        const starts = (startedAt.get(id) ?? []).filter((t) => t >= cutAt);
-        if (starts.length === 0) {
-          out.breaches += 1;
-          out.failures.push(`job ${id}, leased in a lost reply, never ran after the cut`);
-          continue;
-        }
-        const ms = starts[0]! - cutAt;
-        backAfter.push(ms);
-        if (ms < p.leaseMs - 300) {
-          out.breaches += 1;
-          out.failures.push(
-            `job ${id}, leased in a lost reply, ran ${ms} ms after the cut: before its lease ended`,
-          );
-        }
-      }
-      out.notes.push(
-        `${cuts} cuts; ${[...roundTimes].map(([k, ms]) => `${k}: ${p.perRound} more done ${range(ms)} after`).join("; ")}`,
-        `jobs leased in lost replies ${lostLeases.length}, running again ${range(backAfter)} after the cut (lease ${p.leaseMs} ms, reaper every 250 ms)`,
-        `proxy connections accepted ${proxy.stats.accepted}; worker errors: ${errors.text(3)}`,
-      );
-      checkTargets(out);
     } finally {
       await quietly(direct?.close(), proxy.close());
       await server.stop();
     }
   });
+}
+
+/**
+ * The same on a local cluster of three primaries: a proxy in front of every primary, the worker's
+ * cluster client sent through them (`natMap`: each node's announced address to its proxy), the
+ * queue on the first primary's shard.
+ */
+export function fusedCutsCluster(wire: Wire, p: FusedCutsParams): Promise<Outcome> {
+  return measure("fused cuts (cluster)", wire, { ...p }, async (out) => {
+    const cluster = await clusterFor(wire, {});
+    const proxies: FaultProxy[] = [];
+    let direct: Connection | undefined;
+    try {
+      const natMap: Record<string, { host: string; port: number }> = {};
+      for (const node of cluster.nodes) {
+        const proxy = await startProxy({ targetPort: node.port });
+        proxies.push(proxy);
+        natMap[`127.0.0.1:${node.port}`] = { host: proxy.host, port: proxy.port };
+      }
+      const home = cluster.primaries()[0]!;
+      const proxy = proxies[cluster.nodes.indexOf(home)]!;
+      const seeds = proxies.map((x) => ({ host: x.host, port: x.port }));
+      direct = await connect({ nodes: cluster.seeds, wire, name: "emq-direct" });
+      await fusedRun(out, p, {
+        queue: queueOn(home, "fused-"),
+        direct,
+        proxy,
+        proxies,
+        proxied: (name) => connect({ nodes: seeds, natMap, wire, name }),
+        straight: (name) => connect({ nodes: cluster.seeds, wire, name }),
+        crashes: async () => {
+          let n = 0;
+          for (const node of cluster.nodes) n += await crashedOnItsOwn(node);
+          return n;
+        },
+      });
+    } finally {
+      await quietly(direct?.close(), ...proxies.map((x) => x.close()));
+      await cluster.stop();
+    }
+  });
+}
+
+async function fusedRun(out: Outcome, p: FusedCutsParams, env: Env): Promise<void> {
+  const { proxy, direct } = env;
+  const Q = env.queue;
+  const queue = new Queue(Q, direct);
+  const ledger = new JobsLedger();
+  const startedAt = new Map<string, number[]>();
+  let next = 0;
+  const topUp = async (n: number) => {
+    const added = await queue.addBulk(Array.from({ length: n }, () => ({ payload: `f${next++}` })));
+    for (const a of added) ledger.acked.add(a.id);
+  };
+  const handler = ledger.handler(async (job) => {
+    startedAt.set(job.id, [...(startedAt.get(job.id) ?? []), Date.now()]);
+    await sleep(p.handlerMs);
+  });
+  const lostLeases: { id: string; cutAt: number }[] = [];
+  const roundTimes = new Map<string, number[]>();
+  const errors = new Tally();
+  let cuts = 0;
+  for (const verb of ["COMPLETENEXT", "COMPLETEN"] as const) {
+    const conn = await env.proxied("emq-fused-worker");
+    const common = { leaseMs: p.leaseMs, reapEveryMs: 250, attempts: 100, keepCompleted: 1_000_000 };
+    const worker =
+      verb === "COMPLETENEXT"
+        ? new Worker(new Queue(Q, conn), handler, { ...common, concurrency: p.concurrency })
+        : new Worker(
+            new Queue(Q, conn),
+            async (jobs) => {
+              for (const job of jobs) await handler(job);
+              return jobs.map(() => "ok");
+            },
+            { ...common, concurrency: 2, batch: { size: p.batchSize, maxWaitMs: 20 } },
+          );
+    ledger.follow(worker);
+    worker.on("error", (err) => errors.add(brief(err)));
+    try {
+      await worker.ready;
+      for (let r = 1; r <= p.rounds; r++) {
+        for (const way of ["reply lost", "call lost"] as Way[]) {
+          const kind = `${verb} ${way}`;
+          await topUp(Math.max(p.perRound, p.concurrency) * 3);
+          const trap =
+            way === "reply lost"
+              ? proxy.loseReplyOf(isVerb(verb))
+              : proxy.swallowNext(isVerb(verb)).then((command) => ({ command, dropped: Buffer.alloc(0) }));
+          const { dropped } = await within(`a ${verb} to cut (${kind}, round ${r})`, trap, p.roundMs);
+          if (p.cutAll) proxy.cut();
+          const cutAt = Date.now();
+          ledger.fault();
+          cuts += 1;
+          for (const id of leasedIn(dropped, ledger.acked)) lostLeases.push({ id, cutAt });
+          const before = ledger.confirmed.size;
+          const went = await waitFor(() => ledger.confirmed.size >= before + p.perRound, p.roundMs, 10);
+          if (!went) {
+            out.breaches += 1;
+            out.failures.push(
+              `${kind}, round ${r} (cut ${cuts}): ${ledger.confirmed.size - before} of ${p.perRound} more jobs completed within ${p.roundMs} ms of the cut (a stall)`,
+            );
+            throw new Error(`the worker stalled after cut ${cuts} (${kind}, round ${r})`);
+          }
+          roundTimes.set(kind, [...(roundTimes.get(kind) ?? []), Date.now() - cutAt]);
+        }
+      }
+    } finally {
+      await quietly(worker.close());
+      await quietly(conn.close());
+    }
+  }
+
+  // The rest of the queue, and every lease a lost reply took, on a worker with no cuts.
+  const finisherConn = await env.straight("emq-finisher");
+  const finisher = new Worker(new Queue(Q, finisherConn), handler, {
+    concurrency: p.concurrency,
+    leaseMs: p.leaseMs,
+    reapEveryMs: 250,
+    attempts: 100,
+    keepCompleted: 1_000_000,
+  });
+  ledger.follow(finisher);
+  finisher.on("error", (err) => errors.add(brief(err)));
+  const drained = await waitFor(
+    async () => {
+      if (!ledger.allRan()) return false;
+      const c = await queue.counts();
+      return c.pending + c.active + c.scheduled === 0;
+    },
+    p.drainMs,
+    50,
+  );
+  await quietly(finisher.close());
+  await quietly(finisherConn.close());
+  if (!drained) out.failures.push(`the queue did not drain within ${p.drainMs} ms`);
+
+  out.crashes += await env.crashes();
+  await ledger.settle(out, direct, Q);
+  // Each job a lost reply leased starts again after the cut, once its lease has ended.
+  const backAfter: number[] = [];
+  for (const { id, cutAt } of lostLeases) {
+    const starts = (startedAt.get(id) ?? []).filter((t) => t >= cutAt);
+    if (starts.length === 0) {
+      out.breaches += 1;
+      out.failures.push(`job ${id}, leased in a lost reply, never ran after the cut`);
+      continue;
+    }
+    const ms = starts[0]! - cutAt;
+    backAfter.push(ms);
+    if (ms < p.leaseMs - 300) {
+      out.breaches += 1;
+      out.failures.push(
+        `job ${id}, leased in a lost reply, ran ${ms} ms after the cut: before its lease ended`,
+      );
+    }
+  }
+  out.notes.push(
+    `${cuts} cuts; ${[...roundTimes].map(([k, ms]) => `${k}: ${p.perRound} more done ${range(ms)} after`).join("; ")}`,
+    `jobs leased in lost replies ${lostLeases.length}, running again ${range(backAfter)} after the cut (lease ${p.leaseMs} ms; reaper: on wire 4 the worker's, every 250 ms, on wire 6 the node's)`,
+    `proxy connections accepted ${env.proxies.reduce((n, x) => n + x.stats.accepted, 0)}; worker errors: ${errors.text(3)}`,
+  );
+  checkTargets(out);
 }

@@ -8,7 +8,7 @@ import { batchKill, batchKillDefaults } from "./batch-kill.js";
 import type { Outcome, Params } from "./common.js";
 import { connectionCuts, connectionCutsDefaults } from "./connection-cuts.js";
 import { failover, failoverDefaults } from "./failover.js";
-import { fusedCuts, fusedCutsDefaults } from "./fused-cuts.js";
+import { fusedCuts, fusedCutsCluster, fusedCutsDefaults } from "./fused-cuts.js";
 import { flowsAcrossShards, flowsDefaults } from "./flows.js";
 import { memoryLimit, memoryLimitDefaults } from "./memory-limit.js";
 import { moduleFuzz, moduleFuzzDefaults } from "./module-fuzz.js";
@@ -100,6 +100,13 @@ export const EXPERIMENTS: readonly Experiment[] = [
     BOTH,
     fusedCutsDefaults,
     fusedCuts,
+  ),
+  experiment(
+    "fused-cuts-cluster",
+    "the same cuts on a local cluster (a proxy per node, natMap): each once, leases back, no stall",
+    BOTH,
+    fusedCutsDefaults,
+    fusedCutsCluster,
   ),
   experiment(
     "resharding",
