@@ -19,7 +19,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Connection, Queue, type Wire, Worker } from "../../src/index.js";
+import { type Connection, connect, Queue, type Wire, Worker } from "../../src/index.js";
+import { queueOn } from "../../test/support/cluster-helpers.js";
+import type { ValkeyServer } from "../../test/support/valkey.js";
+import { clusterFor } from "./cluster-load.js";
 import { queueKey } from "../../src/protocol.js";
 import {
   brief,
@@ -56,7 +59,6 @@ export const batchKillDefaults = {
   suite: { kills: 1, batchSize: 50, slots: 100, extra: 200, leaseMs: 2000, marginMs: 5000 },
 } satisfies Record<string, BatchKillParams>;
 
-const Q = "bkill";
 const REAP_EVERY_MS = 100;
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const CHILD = fileURLToPath(new URL("../../test/fixtures/hold-process.ts", import.meta.url));
@@ -68,10 +70,17 @@ interface Child {
   held: Set<string>;
 }
 
-function spawnChild(port: number, wire: Wire, mode: "batch" | "wide", n: number, leaseMs: number): Child {
+function spawnChild(
+  target: string,
+  wire: Wire,
+  queue: string,
+  mode: "batch" | "wide",
+  n: number,
+  leaseMs: number,
+): Child {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", CHILD, String(port), String(wire), Q, mode, String(n), String(leaseMs)],
+    ["--import", "tsx", CHILD, target, String(wire), queue, mode, String(n), String(leaseMs)],
     { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] },
   );
   let stderr = "";
@@ -110,148 +119,199 @@ function range(xs: readonly number[]): string {
   return `${Math.min(...xs)}–${Math.max(...xs)} ms`;
 }
 
+/** Where the experiment runs: a node, or a cluster (the queue on one primary's shard). */
+interface Env {
+  queue: string;
+  conn: Connection;
+  /** The child's first argument: the node's port, or the cluster's seeds as JSON. */
+  target: string;
+  /** The node that holds the queue (its `CLIENT LIST` shows the child's connections). */
+  node: ValkeyServer;
+  crashes(): Promise<number>;
+}
+
 export function batchKill(wire: Wire, p: BatchKillParams): Promise<Outcome> {
   return measure("batch kill", wire, { ...p }, async (out) => {
     const server = await startFor(wire);
     let conn: Connection | undefined;
-    let survivorConn: Connection | undefined;
-    let survivor: Worker | undefined;
-    let child: Child | undefined;
     try {
       conn = await connectTo(server.port, wire, "emq-direct");
-      const queue = new Queue(Q, conn);
-      const ids: string[] = [];
-      /** Survivor runs: start times per id. */
-      const starts = new Map<string, number[]>();
-      /** The held jobs of every kill, and when their child was killed. */
-      const heldAt = new Map<string, number>();
-      const heldPerKill: string[] = [];
-      const reclaim = new Map<string, number[]>();
-      const leftAtKill: number[] = [];
-      let early = 0;
-      let late = 0;
-      const errors = new Tally();
-      survivorConn = await conn.duplicate({ name: "emq-survivor" });
-      let next = 0;
-      for (const mode of ["batch", "wide"] as const) {
-        const held = mode === "batch" ? 2 * p.batchSize : p.slots;
-        for (let k = 1; k <= p.kills; k++) {
-          const added = await queue.addBulk(
-            Array.from({ length: held + p.extra }, () => ({ payload: `b${next++}` })),
-          );
-          for (const a of added) ids.push(a.id);
-          const before = await clientIds(server.cli.bind(server));
-          child = spawnChild(server.port, wire, mode, mode === "batch" ? p.batchSize : p.slots, p.leaseMs);
-          await within("the child worker to be ready", child.ready, 60_000);
-          const c = child;
-          if (!(await waitFor(() => c.held.size >= held, 30_000, 10)))
-            throw new Error(`the ${mode} child held ${c.held.size} of ${held} jobs after 30 s`);
-          const childIds = [...(await clientIds(server.cli.bind(server)))].filter((id) => !before.has(id));
-          // A survivor (one per round) drains the rest while the child holds its jobs (renewing their leases).
-          survivor = startSurvivor(survivorConn, starts, errors);
-          await survivor.ready;
-          const drained = await waitFor(
-            async () => {
-              const n = await queue.counts();
-              return n.pending + n.scheduled === 0 && survivor!.activeCount === 0;
-            },
-            60_000,
-            20,
-          );
-          if (!drained) throw new Error(`the survivor did not drain the ${p.extra} other jobs in 60 s`);
-          // Wait out more than a lease: the child's heartbeat must keep every held job its own.
-          await sleep(p.leaseMs + 500);
-          c.child.kill("SIGKILL");
-          const killAt = Date.now();
-          await within("the child to exit", c.exited, 10_000);
-          child = undefined;
-          const gone = await waitFor(async () => {
-            const now = await clientIds(server.cli.bind(server));
-            return childIds.every((id) => !now.has(id));
-          }, 10_000);
-          if (!gone) throw new Error("the server kept the killed child's connections for 10 s");
-          const active = (await conn.send("ZRANGE", [
-            queueKey(Q, "active"),
-            0,
-            -1,
-            "WITHSCORES",
-          ])) as Buffer[];
-          const [sec, micro] = (await conn.send("TIME", [])) as Buffer[];
-          const serverNow = Number(String(sec)) * 1000 + Math.floor(Number(String(micro)) / 1000);
-          const heldNow: string[] = [];
-          for (let i = 0; i < active.length; i += 2) {
-            heldNow.push(String(active[i]));
-            // The lease left at the kill (the deadline, server time, less the time the kill took to read).
-            leftAtKill.push(Number(String(active[i + 1])) - serverNow + (Date.now() - killAt));
-          }
-          for (const id of c.held)
-            if (!heldNow.includes(id)) out.notes.push(`job ${id} reported held, not active at the kill`);
-          for (const id of heldNow) heldAt.set(id, killAt);
-          heldPerKill.push(`${mode} ${heldNow.length} (reported ${c.held.size})`);
-          // Every held job back and run by the survivor.
-          const back = await waitFor(() => heldNow.every((id) => starts.has(id)), p.leaseMs * 3 + 30_000, 20);
-          if (!back) {
-            const missing = heldNow.filter((id) => !starts.has(id)).length;
-            out.failures.push(`${mode} kill ${k}: ${missing} held jobs not run by the survivor`);
-          }
-          const times: number[] = [];
-          for (const id of heldNow) {
-            const first = starts.get(id)?.[0];
-            if (first === undefined) continue;
-            if (first < killAt) early += 1;
-            else times.push(first - killAt);
-            if (first - killAt > p.leaseMs + REAP_EVERY_MS + p.marginMs) late += 1;
-          }
-          reclaim.set(mode, [...(reclaim.get(mode) ?? []), ...times]);
-          // The next round's child must get its jobs: this round's survivor stops.
-          await survivor.close();
-          survivor = undefined;
-        }
-      }
-      const counts = await queue.counts();
-      if (counts.completed < ids.length)
-        out.failures.push(`${ids.length - counts.completed} jobs not completed after the last round`);
-      out.acknowledged = ids.length;
-      const where = await whereAre(conn, Q);
-      let rerunOutsideHeld = 0;
-      let notOnce = 0;
-      for (const id of ids) {
-        const set = where.get(id);
-        if (set === undefined) out.lost += 1;
-        else if (set !== "done") out.stuck += 1;
-        const runs = starts.get(id)?.length ?? 0;
-        if (runs !== 1) notOnce += 1;
-        // The child's run of a held job, and the survivor's: run twice.
-        if (heldAt.has(id)) out.completedTwice += 1;
-        else if (runs > 1) rerunOutsideHeld += 1;
-      }
-      out.breaches += rerunOutsideHeld + notOnce + early + late;
-      if (notOnce > 0) out.failures.push(`${notOnce} jobs not run exactly once by the survivor`);
-      if (early > 0) out.failures.push(`${early} held jobs run by the survivor before the kill`);
-      if (late > 0)
-        out.failures.push(
-          `${late} held jobs back later than lease + reaper + ${p.marginMs} ms after the kill`,
-        );
-      out.crashes += await crashedOnItsOwn(server);
-      out.notes.push(
-        `held at each kill: ${heldPerKill.join(", ")}; run twice ${out.completedTwice} (the held; outside them ${rerunOutsideHeld})`,
-        `held jobs started again after the kill: ${[...reclaim].map(([m, t]) => `${m} ${range(t)}`).join(", ")} (lease ${p.leaseMs} ms, ${range(leftAtKill.map(Math.round))} of it left at the kill; reaper ${wire === 6 ? "the node's" : `every ${REAP_EVERY_MS} ms`})`,
-        `survivor errors: ${errors.text(2)}`,
-      );
-      checkTargets(out);
+      await killRun(out, wire, p, {
+        queue: "bkill",
+        conn,
+        target: String(server.port),
+        node: server,
+        crashes: () => crashedOnItsOwn(server),
+      });
     } finally {
-      if (child && child.child.exitCode === null && child.child.signalCode === null)
-        child.child.kill("SIGKILL");
-      await quietly(survivor?.close());
-      await quietly(survivorConn?.close(), conn?.close());
+      await quietly(conn?.close());
       await server.stop();
     }
   });
 }
 
-function startSurvivor(conn: Connection, starts: Map<string, number[]>, errors: Tally): Worker {
+/** The same on a local cluster of three primaries, the queue on the first one's shard. */
+export function batchKillCluster(wire: Wire, p: BatchKillParams): Promise<Outcome> {
+  return measure("batch kill (cluster)", wire, { ...p }, async (out) => {
+    const cluster = await clusterFor(wire, {});
+    let conn: Connection | undefined;
+    try {
+      conn = await connect({ nodes: cluster.seeds, wire, name: "emq-direct" });
+      const home = cluster.primaries()[0]!;
+      await killRun(out, wire, p, {
+        queue: queueOn(home, "bkill-"),
+        conn,
+        target: JSON.stringify(cluster.seeds),
+        node: home,
+        crashes: async () => {
+          let n = 0;
+          for (const node of cluster.nodes) n += await crashedOnItsOwn(node);
+          return n;
+        },
+      });
+    } finally {
+      await quietly(conn?.close());
+      await cluster.stop();
+    }
+  });
+}
+
+async function killRun(out: Outcome, wire: Wire, p: BatchKillParams, env: Env): Promise<void> {
+  const { conn, node: server } = env;
+  const Q = env.queue;
+  let survivorConn: Connection | undefined;
+  let survivor: Worker | undefined;
+  let child: Child | undefined;
+  try {
+    const queue = new Queue(Q, conn);
+    const ids: string[] = [];
+    /** Survivor runs: start times per id. */
+    const starts = new Map<string, number[]>();
+    /** The held jobs of every kill, and when their child was killed. */
+    const heldAt = new Map<string, number>();
+    const heldPerKill: string[] = [];
+    const reclaim = new Map<string, number[]>();
+    const leftAtKill: number[] = [];
+    let early = 0;
+    let late = 0;
+    const errors = new Tally();
+    survivorConn = await conn.duplicate({ name: "emq-survivor" });
+    let next = 0;
+    for (const mode of ["batch", "wide"] as const) {
+      const held = mode === "batch" ? 2 * p.batchSize : p.slots;
+      for (let k = 1; k <= p.kills; k++) {
+        const added = await queue.addBulk(
+          Array.from({ length: held + p.extra }, () => ({ payload: `b${next++}` })),
+        );
+        for (const a of added) ids.push(a.id);
+        const before = await clientIds(server.cli.bind(server));
+        child = spawnChild(env.target, wire, Q, mode, mode === "batch" ? p.batchSize : p.slots, p.leaseMs);
+        await within("the child worker to be ready", child.ready, 60_000);
+        const c = child;
+        if (!(await waitFor(() => c.held.size >= held, 30_000, 10)))
+          throw new Error(`the ${mode} child held ${c.held.size} of ${held} jobs after 30 s`);
+        const childIds = [...(await clientIds(server.cli.bind(server)))].filter((id) => !before.has(id));
+        // A survivor (one per round) drains the rest while the child holds its jobs (renewing their leases).
+        survivor = startSurvivor(survivorConn, Q, starts, errors);
+        await survivor.ready;
+        const drained = await waitFor(
+          async () => {
+            const n = await queue.counts();
+            return n.pending + n.scheduled === 0 && survivor!.activeCount === 0;
+          },
+          60_000,
+          20,
+        );
+        if (!drained) throw new Error(`the survivor did not drain the ${p.extra} other jobs in 60 s`);
+        // Wait out more than a lease: the child's heartbeat must keep every held job its own.
+        await sleep(p.leaseMs + 500);
+        c.child.kill("SIGKILL");
+        const killAt = Date.now();
+        await within("the child to exit", c.exited, 10_000);
+        child = undefined;
+        const gone = await waitFor(async () => {
+          const now = await clientIds(server.cli.bind(server));
+          return childIds.every((id) => !now.has(id));
+        }, 10_000);
+        if (!gone) throw new Error("the server kept the killed child's connections for 10 s");
+        const active = (await conn.send("ZRANGE", [queueKey(Q, "active"), 0, -1, "WITHSCORES"])) as Buffer[];
+        const [sec, micro] = (await conn.send("TIME", [], queueKey(Q, ""))) as Buffer[];
+        const serverNow = Number(String(sec)) * 1000 + Math.floor(Number(String(micro)) / 1000);
+        const heldNow: string[] = [];
+        for (let i = 0; i < active.length; i += 2) {
+          heldNow.push(String(active[i]));
+          // The lease left at the kill (the deadline, server time, less the time the kill took to read).
+          leftAtKill.push(Number(String(active[i + 1])) - serverNow + (Date.now() - killAt));
+        }
+        for (const id of c.held)
+          if (!heldNow.includes(id)) out.notes.push(`job ${id} reported held, not active at the kill`);
+        for (const id of heldNow) heldAt.set(id, killAt);
+        heldPerKill.push(`${mode} ${heldNow.length} (reported ${c.held.size})`);
+        // Every held job back and run by the survivor.
+        const back = await waitFor(() => heldNow.every((id) => starts.has(id)), p.leaseMs * 3 + 30_000, 20);
+        if (!back) {
+          const missing = heldNow.filter((id) => !starts.has(id)).length;
+          out.failures.push(`${mode} kill ${k}: ${missing} held jobs not run by the survivor`);
+        }
+        const times: number[] = [];
+        for (const id of heldNow) {
+          const first = starts.get(id)?.[0];
+          if (first === undefined) continue;
+          if (first < killAt) early += 1;
+          else times.push(first - killAt);
+          if (first - killAt > p.leaseMs + REAP_EVERY_MS + p.marginMs) late += 1;
+        }
+        reclaim.set(mode, [...(reclaim.get(mode) ?? []), ...times]);
+        // The next round's child must get its jobs: this round's survivor stops.
+        await survivor.close();
+        survivor = undefined;
+      }
+    }
+    const counts = await queue.counts();
+    if (counts.completed < ids.length)
+      out.failures.push(`${ids.length - counts.completed} jobs not completed after the last round`);
+    out.acknowledged = ids.length;
+    const where = await whereAre(conn, Q);
+    let rerunOutsideHeld = 0;
+    let notOnce = 0;
+    for (const id of ids) {
+      const set = where.get(id);
+      if (set === undefined) out.lost += 1;
+      else if (set !== "done") out.stuck += 1;
+      const runs = starts.get(id)?.length ?? 0;
+      if (runs !== 1) notOnce += 1;
+      // The child's run of a held job, and the survivor's: run twice.
+      if (heldAt.has(id)) out.completedTwice += 1;
+      else if (runs > 1) rerunOutsideHeld += 1;
+    }
+    out.breaches += rerunOutsideHeld + notOnce + early + late;
+    if (notOnce > 0) out.failures.push(`${notOnce} jobs not run exactly once by the survivor`);
+    if (early > 0) out.failures.push(`${early} held jobs run by the survivor before the kill`);
+    if (late > 0)
+      out.failures.push(`${late} held jobs back later than lease + reaper + ${p.marginMs} ms after the kill`);
+    out.crashes += await env.crashes();
+    out.notes.push(
+      `held at each kill: ${heldPerKill.join(", ")}; run twice ${out.completedTwice} (the held; outside them ${rerunOutsideHeld})`,
+      `held jobs started again after the kill: ${[...reclaim].map(([m, t]) => `${m} ${range(t)}`).join(", ")} (lease ${p.leaseMs} ms, ${range(leftAtKill.map(Math.round))} of it left at the kill; reaper ${wire === 6 ? "the node's" : `every ${REAP_EVERY_MS} ms`})`,
+      `survivor errors: ${errors.text(2)}`,
+    );
+    checkTargets(out);
+  } finally {
+    if (child && child.child.exitCode === null && child.child.signalCode === null)
+      child.child.kill("SIGKILL");
+    await quietly(survivor?.close());
+    await quietly(survivorConn?.close());
+  }
+}
+
+function startSurvivor(
+  conn: Connection,
+  queue: string,
+  starts: Map<string, number[]>,
+  errors: Tally,
+): Worker {
   const w = new Worker(
-    new Queue(Q, conn),
+    new Queue(queue, conn),
     async (job) => {
       starts.set(job.id, [...(starts.get(job.id) ?? []), Date.now()]);
       await sleep(1);

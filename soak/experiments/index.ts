@@ -4,7 +4,7 @@
  */
 import type { Wire } from "../../src/index.js";
 import { acl, aclDefaults } from "./acl.js";
-import { batchKill, batchKillDefaults } from "./batch-kill.js";
+import { batchKill, batchKillCluster, batchKillDefaults } from "./batch-kill.js";
 import type { Outcome, Params } from "./common.js";
 import { connectionCuts, connectionCutsDefaults } from "./connection-cuts.js";
 import { failover, failoverDefaults } from "./failover.js";
@@ -93,6 +93,13 @@ export const EXPERIMENTS: readonly Experiment[] = [
     BOTH,
     batchKillDefaults,
     batchKill,
+  ),
+  experiment(
+    "batch-kill-cluster",
+    "the same kills on a local cluster (the queue on one shard): every held job back by its lease, completed once",
+    BOTH,
+    batchKillDefaults,
+    batchKillCluster,
   ),
   experiment(
     "fused-cuts",
