@@ -192,6 +192,8 @@ async function killRun(out: Outcome, wire: Wire, p: BatchKillParams, env: Env): 
     const heldPerKill: string[] = [];
     const reclaim = new Map<string, number[]>();
     const leftAtKill: number[] = [];
+    /** Per held job: how long after its lease ended the survivor started it (ms). */
+    const lag: number[] = [];
     let early = 0;
     let late = 0;
     const errors = new Tally();
@@ -238,15 +240,20 @@ async function killRun(out: Outcome, wire: Wire, p: BatchKillParams, env: Env): 
         const [sec, micro] = (await conn.send("TIME", [], queueKey(Q, ""))) as Buffer[];
         const serverNow = Number(String(sec)) * 1000 + Math.floor(Number(String(micro)) / 1000);
         const heldNow: string[] = [];
+        const leftOf = new Map<string, number>();
         for (let i = 0; i < active.length; i += 2) {
           heldNow.push(String(active[i]));
           // The lease left at the kill (the deadline, server time, less the time the kill took to read).
-          leftAtKill.push(Number(String(active[i + 1])) - serverNow + (Date.now() - killAt));
+          const left = Number(String(active[i + 1])) - serverNow + (Date.now() - killAt);
+          leftOf.set(String(active[i]), left);
+          leftAtKill.push(left);
         }
         for (const id of c.held)
           if (!heldNow.includes(id)) out.notes.push(`job ${id} reported held, not active at the kill`);
         for (const id of heldNow) heldAt.set(id, killAt);
-        heldPerKill.push(`${mode} ${heldNow.length} (reported ${c.held.size})`);
+        heldPerKill.push(
+          `${mode} ${heldNow.length}${heldNow.length === c.held.size ? "" : ` (reported ${c.held.size})`}`,
+        );
         // Every held job back and run by the survivor.
         const back = await waitFor(() => heldNow.every((id) => starts.has(id)), p.leaseMs * 3 + 30_000, 20);
         if (!back) {
@@ -258,7 +265,10 @@ async function killRun(out: Outcome, wire: Wire, p: BatchKillParams, env: Env): 
           const first = starts.get(id)?.[0];
           if (first === undefined) continue;
           if (first < killAt) early += 1;
-          else times.push(first - killAt);
+          else {
+            times.push(first - killAt);
+            lag.push(first - killAt - leftOf.get(id)!);
+          }
           if (first - killAt > p.leaseMs + REAP_EVERY_MS + p.marginMs) late += 1;
         }
         reclaim.set(mode, [...(reclaim.get(mode) ?? []), ...times]);
@@ -292,7 +302,7 @@ async function killRun(out: Outcome, wire: Wire, p: BatchKillParams, env: Env): 
     out.crashes += await env.crashes();
     out.notes.push(
       `held at each kill: ${heldPerKill.join(", ")}; run twice ${out.completedTwice} (the held; outside them ${rerunOutsideHeld})`,
-      `held jobs started again after the kill: ${[...reclaim].map(([m, t]) => `${m} ${range(t)}`).join(", ")} (lease ${p.leaseMs} ms, ${range(leftAtKill.map(Math.round))} of it left at the kill; reaper ${wire === 6 ? "the node's" : `every ${REAP_EVERY_MS} ms`})`,
+      `held jobs started again after the kill: ${[...reclaim].map(([m, t]) => `${m} ${range(t)}`).join(", ")} (lease ${p.leaseMs} ms, ${range(leftAtKill.map(Math.round))} of it left at the kill; reaper ${wire === 6 ? "the node's" : `every ${REAP_EVERY_MS} ms`}): ${range(lag.map(Math.round))} after each one's lease ended`,
       `survivor errors: ${errors.text(2)}`,
     );
     checkTargets(out);
