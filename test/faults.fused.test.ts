@@ -1,5 +1,6 @@
 /**
- * A cut between a fused completion (`COMPLETENEXT`) and its reply must not idle the worker.
+ * A cut between a fused settlement (`COMPLETENEXT`, `FAILNEXT`) and its reply must not idle the
+ * worker.
  *
  * When the call's reply is lost (the server ran it) or the call itself is (it never ran), the
  * slot sends the plain completion again and the job completes once; the job a lost reply leased
@@ -79,4 +80,44 @@ forEachWire("a cut between COMPLETENEXT and its reply", (ctx) => {
       assert.ok(added.length === jobs);
     });
   }
+});
+
+const failSha = scriptFor("FAILNEXT").sha1;
+const isFailNext = (a: string[]) =>
+  a[0]?.toUpperCase() === "EMQ.FAILNEXT" || (a[0]?.toUpperCase() === "EVALSHA" && a[1] === failSha);
+
+forEachWire("a cut between FAILNEXT and its reply", (ctx) => {
+  test("reply lost (the server ran it): the worker goes on failing the backlog, each job once", async () => {
+    const { server, conn, wire } = ctx();
+    const proxy = await startProxy({ targetPort: server.port });
+    const q = new Queue("ff", conn);
+    await q.addBulk(Array.from({ length: 1000 }, (_, i) => ({ payload: `j${i}` })));
+    const workerConn = await connect({ port: proxy.port, wire });
+    const failed: string[] = [];
+    const worker = new Worker(
+      new Queue("ff", workerConn),
+      async () => {
+        await sleep(5);
+        throw new Error("no");
+      },
+      // One attempt: each failure is the job's last (dead), so none comes back to run again.
+      { concurrency: 4, attempts: 1, leaseMs: 60_000, idleCheckMs: 60_000, logger: { warn: () => {} } },
+    );
+    worker.on("failed", (job) => failed.push(job.id));
+    worker.on("error", () => {});
+    try {
+      await until("10 failures", () => failed.length >= 10, 30_000);
+      const { command } = await proxy.loseReplyOf(isFailNext);
+      assert.equal(command.forwarded, true);
+      const before = failed.length;
+      const left = (await q.counts()).pending;
+      assert.ok(left >= 100, `a backlog at the cut (${left} pending)`);
+      await until("40 more failures after the cut", () => failed.length >= before + 40, 15_000);
+    } finally {
+      await worker.close();
+      await workerConn.close();
+      await proxy.close();
+    }
+    assert.equal(new Set(failed).size, failed.length, "no job reported failed twice");
+  });
 });
