@@ -380,7 +380,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const pick = fusable ? this.lanes.set.next() : null;
     const fused = pick !== null && pick.lane === lane ? pick : null;
     let leased: Carry;
-    const onNext = fused ? (next: Carry) => (leased = next) : undefined;
+    let answered = false;
+    const onNext = fused
+      ? (next: Carry) => {
+          answered = true;
+          leased = next;
+        }
+      : undefined;
     const settled = spans
       ? spans.settle(outcome.ok ? "complete" : "fail", () => settle(this.ctx, entry, outcome, onNext))
       : settle(this.ctx, entry, outcome, onNext);
@@ -388,10 +394,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     void settled.finally(() => this.settling.delete(settled));
     if (!fused) return pick ? { pick } : undefined;
     await settled;
-    return leased ?? (await this.nothingLeased(fused));
+    if (leased) return leased;
+    // No reply to the fused call (cut, abandoned; a resend completed the job alone): nothing says
+    // the lane is empty, so the slot claims there next. Marking it empty would idle the slot until
+    // a wake or the safety tick (idleCheckMs) — every slot of the worker, after a cut.
+    return answered ? this.nothingLeased(fused) : { pick: fused };
   }
 
-  /** The settlement leased nothing: the lane is empty (paused, or refused: its claim tells). */
+  /** The settlement's reply leased nothing: the lane is empty (paused, or refused: its claim tells). */
   private async nothingLeased(pick: Pick): Promise<Carry> {
     this.lanes.set.empty(pick.lane, pick.epoch);
     return undefined;

@@ -1,9 +1,10 @@
 /**
  * The fault experiments of `npm run soak` (soak/experiments/), in their short forms: a server
  * SIGKILLed mid-load, connections cut every 300 ms, a node over maxmemory, random EMQ.* calls
- * against a module node, an ACL user limited to one queue, a worker process SIGKILLed, and on a
- * local cluster: slots resharded under load (the legacy way; atomically too on Valkey 9), a primary
- * SIGKILLed and failed over. Each runs on every wire it supports and must meet its targets (the
+ * against a module node, an ACL user limited to one queue, a worker process SIGKILLed (also one
+ * holding two batches or 100 slots: `batch-kill`), the connection cut between a fused completion
+ * and its reply (`fused-cuts`), and on a local cluster: those two again, slots resharded under load
+ * (the legacy way; atomically too on Valkey 9), a primary SIGKILLed and failed over. Each runs on every wire it supports and must meet its targets (the
  * outcome's `failures` is empty); the figures go to the spec reporter as diagnostics. An
  * experiment that needs a newer server than the one under test is skipped, saying so.
  *

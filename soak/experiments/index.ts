@@ -4,9 +4,11 @@
  */
 import type { Wire } from "../../src/index.js";
 import { acl, aclDefaults } from "./acl.js";
+import { batchKill, batchKillCluster, batchKillDefaults } from "./batch-kill.js";
 import type { Outcome, Params } from "./common.js";
 import { connectionCuts, connectionCutsDefaults } from "./connection-cuts.js";
 import { failover, failoverDefaults } from "./failover.js";
+import { fusedCuts, fusedCutsCluster, fusedCutsDefaults } from "./fused-cuts.js";
 import { flowsAcrossShards, flowsDefaults } from "./flows.js";
 import { memoryLimit, memoryLimitDefaults } from "./memory-limit.js";
 import { moduleFuzz, moduleFuzzDefaults } from "./module-fuzz.js";
@@ -84,6 +86,34 @@ export const EXPERIMENTS: readonly Experiment[] = [
     BOTH,
     workerKillDefaults,
     workerKill,
+  ),
+  experiment(
+    "batch-kill",
+    "SIGKILL a worker process holding two batches, or 100 slots: every held job back by its lease, completed once",
+    BOTH,
+    batchKillDefaults,
+    batchKill,
+  ),
+  experiment(
+    "batch-kill-cluster",
+    "the same kills on a local cluster (the queue on one shard): every held job back by its lease, completed once",
+    BOTH,
+    batchKillDefaults,
+    batchKillCluster,
+  ),
+  experiment(
+    "fused-cuts",
+    "cut the connection between a COMPLETENEXT / COMPLETEN and its reply (ran, or not): each once, leases back, no stall",
+    BOTH,
+    fusedCutsDefaults,
+    fusedCuts,
+  ),
+  experiment(
+    "fused-cuts-cluster",
+    "the same cuts on a local cluster (a proxy per node, natMap): each once, leases back, no stall",
+    BOTH,
+    fusedCutsDefaults,
+    fusedCutsCluster,
   ),
   experiment(
     "resharding",

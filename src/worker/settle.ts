@@ -120,7 +120,9 @@ async function failLeasing(
 
 /**
  * What a settlement that leases (`…NEXT`) brought, bounded like a claim (an unanswered one is
- * abandoned; a job it brings late is handed back): the job, or a limited claim's wait, to the slot.
+ * abandoned; a job it brings late is handed back): the job, a limited claim's wait, or nothing
+ * (`undefined`: the lane had no job to lease), to the slot. `onNext` is called only when the reply
+ * came: a call that failed (its connection cut, abandoned) says nothing about the lane.
  */
 async function leaseAfter(
   ctx: WorkerContext,
@@ -140,7 +142,7 @@ async function leaseAfter(
   if (next && "id" in next) {
     if (ctx.closing()) handBackLeased(ctx, lane, next);
     else onNext({ job: next, lane, claimedAt });
-  } else if (next) onNext({ waitMs: next.waitMs });
+  } else onNext(next ? { waitMs: next.waitMs } : undefined);
 }
 
 /**

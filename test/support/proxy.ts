@@ -17,6 +17,10 @@
  *                                     the same, from the first matching command on, on its
  *                                     connection only: a command that reaches the server later
  *
+ *   proxy.loseReplyOf((a) => …)      forward the next matching command, drop every byte the server
+ *                                     sends that connection from then on, and cut it shortly after:
+ *                                     a call that ran whose reply is lost
+ *
  *   const mark = proxy.mark();  ...;  proxy.since(mark)   commands that reached the server since
  */
 import net from "node:net";
@@ -72,6 +76,15 @@ export interface FaultProxy {
    * `cutAfterMs` later. Resolves with the swallowed command once the cut is done.
    */
   swallowNext(predicate?: CommandPredicate, opts?: SwallowOptions): Promise<ProxyCommand>;
+  /**
+   * Forwards the next client command matching `predicate`, then drops what the server sends that
+   * connection from then on (the call's reply too) and cuts it `cutAfterMs` later: the server ran
+   * the call, its reply is lost. Resolves with the command and the bytes dropped, once cut.
+   */
+  loseReplyOf(
+    predicate: CommandPredicate,
+    opts?: SwallowOptions,
+  ): Promise<{ command: ProxyCommand; dropped: Buffer }>;
   /** From now on, what clients send is held back (nothing reaches the server); replies still flow. */
   hold(): void;
   /**
@@ -156,6 +169,14 @@ interface Link {
   held: Buffer[];
   /** This connection's commands are held (`holdFrom`). */
   holding: boolean;
+  /** What the server sends is dropped, kept here (`loseReplyOf`). */
+  deaf: Buffer[] | undefined;
+}
+
+interface LoseReply {
+  predicate: CommandPredicate;
+  cutAfterMs: number;
+  resolve: (lost: { command: ProxyCommand; dropped: Buffer }) => void;
 }
 
 interface HoldFrom {
@@ -169,6 +190,7 @@ class FaultProxyImpl implements FaultProxy {
   readonly stats = { accepted: 0, refused: 0, open: 0 };
   private readonly links = new Set<Link>();
   private readonly swallows: Swallow[] = [];
+  private readonly loseReplies: LoseReply[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private refuseUntil = 0;
   private holding = false;
@@ -212,6 +234,15 @@ class FaultProxyImpl implements FaultProxy {
   swallowNext(predicate: CommandPredicate = () => true, opts: SwallowOptions = {}): Promise<ProxyCommand> {
     return new Promise<ProxyCommand>((resolve) => {
       this.swallows.push({ predicate, cutAfterMs: opts.cutAfterMs ?? 20, resolve });
+    });
+  }
+
+  loseReplyOf(
+    predicate: CommandPredicate,
+    opts: SwallowOptions = {},
+  ): Promise<{ command: ProxyCommand; dropped: Buffer }> {
+    return new Promise((resolve) => {
+      this.loseReplies.push({ predicate, cutAfterMs: opts.cutAfterMs ?? 20, resolve });
     });
   }
 
@@ -273,6 +304,7 @@ class FaultProxyImpl implements FaultProxy {
       raw: false,
       held: [],
       holding: false,
+      deaf: undefined,
     };
     this.links.add(link);
     this.stats.open = this.links.size;
@@ -280,7 +312,8 @@ class FaultProxyImpl implements FaultProxy {
     server.setNoDelay(true);
     client.on("data", (chunk: Buffer) => this.fromClient(link, chunk));
     server.on("data", (chunk: Buffer) => {
-      if (!client.destroyed) client.write(chunk);
+      if (link.deaf) link.deaf.push(chunk);
+      else if (!client.destroyed) client.write(chunk);
     });
     for (const socket of [client, server]) {
       socket.on("error", () => this.drop(link));
@@ -355,6 +388,20 @@ class FaultProxyImpl implements FaultProxy {
     };
     this.commands.push(command);
     if (link.doomed) return false;
+    const lose = this.loseReplies.findIndex((l) => l.predicate(args));
+    if (lose !== -1 && !link.deaf) {
+      const [l] = this.loseReplies.splice(lose, 1);
+      const deaf: Buffer[] = [];
+      link.deaf = deaf;
+      command.forwarded = true;
+      if (l) {
+        this.later(l.cutAfterMs, () => {
+          this.drop(link);
+          l.resolve({ command, dropped: Buffer.concat(deaf) });
+        });
+      }
+      return true;
+    }
     const i = this.swallows.findIndex((s) => s.predicate(args));
     if (i === -1) {
       command.forwarded = true;
