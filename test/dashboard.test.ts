@@ -7,8 +7,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { startDashboard } from "../src/dashboard/server.js";
-import { type Job, Queue, Worker } from "../src/index.js";
+import { connect, type Job, Queue, Worker } from "../src/index.js";
 import { newId } from "../src/protocol.js";
+import { jobKey, queueKey } from "../src/keyspace.js";
+import { startProxy } from "./support/proxy.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
@@ -138,6 +140,64 @@ forEachWire("dashboard API", (ctx) => {
       abort.abort();
       await worker?.close();
       await dash.close();
+    }
+  });
+
+  test("right after a retry, a page of dead jobs and its total agree: a job re-dying while the page is read is not counted ('1–8 of 9')", async () => {
+    const { conn, server, wire } = ctx();
+    const q = new Queue("dash-range", conn);
+    const added = await q.addBulk(Array.from({ length: 9 }, (_, i) => ({ payload: `bad-${i}` })));
+    const failing = () =>
+      new Worker(
+        q,
+        async (job: Job) => {
+          throw new Error(`refused ${job.text()}`);
+        },
+        { attempts: 1, idleCheckMs: 50 },
+      );
+    const dead = async () => Number(await server.cli("ZCARD", queueKey("dash-range", "dead")));
+    let worker = failing();
+    await until("9 jobs dead", async () => (await dead()) === 9, 20_000);
+    await worker.close();
+    // The dashboard reads through a proxy: the test can act between its reads of one request.
+    const proxy = await startProxy({ targetPort: server.port });
+    const viaProxy = await connect({ port: proxy.port, wire });
+    const dash = await startDashboard(viaProxy, { port: 0, sampleMs: 100 });
+    try {
+      const retried = added[4]!.id;
+      assert.deepEqual((await post(dash.url, `/api/queues/dash-range/jobs/${retried}/retry`)).body, {
+        ok: true,
+      });
+      const held = await dead();
+      assert.equal(held, 8, "the retry took one job out of dead");
+      const rows = new Set(added.filter((r) => r.id !== retried).map((r) => jobKey("dash-range", r.id)));
+      // The page's ids are read; its rows' reads (and all the dashboard sends after them) are held
+      // while the retried job dies again, then forwarded: a total read after the page sees 9.
+      const rowRead = proxy.holdFrom((a) => a[0]!.toUpperCase() === "HGETALL" && rows.has(a[1]!));
+      const pending = get(dash.url, "/api/queues/dash-range/jobs?state=dead&limit=20");
+      await rowRead;
+      worker = failing();
+      await until("the retried job dead again", async () => (await dead()) === 9, 20_000);
+      await worker.close();
+      proxy.release();
+      const page = (await pending).body;
+      const range = `${page.offset + 1}–${page.offset + page.jobs.length} of ${page.total}`;
+      assert.equal(range, `1–${held} of ${held}`, "the page and its total are read at one moment");
+      assert.ok(
+        !page.jobs.some((j: { id: string }) => j.id === retried),
+        "the page is the set as it was read",
+      );
+
+      const again = (await get(dash.url, "/api/queues/dash-range/jobs?state=dead&limit=20")).body;
+      const now = await dead();
+      assert.equal(now, 9);
+      assert.deepEqual([again.jobs.length, again.total], [now, now]);
+      assert.ok(again.jobs.some((j: { id: string }) => j.id === retried));
+    } finally {
+      proxy.release();
+      await dash.close();
+      await viaProxy.close();
+      await proxy.close();
     }
   });
 
