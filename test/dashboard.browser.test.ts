@@ -8,19 +8,17 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { startDashboard } from "../src/dashboard/server.js";
 import { type Job, Queue, Worker } from "../src/index.js";
+import { shot } from "./support/shots.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
-const shots = process.env.ECHOMQ_SCREENSHOTS;
 
 let browser: Browser;
 before(async () => {
@@ -30,12 +28,6 @@ before(async () => {
 after(async () => {
   await browser?.close();
 });
-
-async function shot(page: Page, name: string, wire: number): Promise<void> {
-  if (!shots || wire !== 6) return;
-  await mkdir(shots, { recursive: true });
-  await page.screenshot({ path: join(shots, `dashboard-${name}.png`), fullPage: true });
-}
 
 /** The text of the queue row's cell for `state`. */
 const cell = (page: Page, queue: string, state: string) =>

@@ -2,7 +2,8 @@
  * The operator's console in a real headless Chromium, on both wires: deep links (a filtered,
  * paged list and a job each have their own address; reload and history keep the place), search
  * by idempotency key and by payload text, and a job's times and lease — each figure checked
- * against what the server holds.
+ * against what the server holds. With `ECHOMQ_SCREENSHOTS=<dir>` it shots the schedules, flow,
+ * flow-control and bulk-confirmation views there (how `docs/dashboard-*.png` are made).
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -11,6 +12,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { startDashboard } from "../src/dashboard/server.js";
 import { FlowProducer } from "../src/flows/producer.js";
 import { type Job, Queue, Worker } from "../src/index.js";
+import { shot } from "./support/shots.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
@@ -166,9 +168,10 @@ forEachWire("dashboard console in Chromium", (ctx) => {
     page.on("request", (r) => {
       if (r.url().endsWith("/api/queues/bulk/bulk")) bulkCalls++;
     });
-    const confirm = async (text: string, ok = true) => {
+    const confirm = async (text: string, ok = true, name = "") => {
       await page.locator("#confirm[open]").waitFor();
       assert.equal(await page.locator("#confirm-text").textContent(), text);
+      if (name) await shot(page, name, ctx().wire);
       await page.click(ok ? "#confirm-ok" : "#confirm-cancel");
     };
     try {
@@ -187,7 +190,7 @@ forEachWire("dashboard console in Chromium", (ctx) => {
 
       await page.locator("#page", { hasText: `1–${expect.dead} of ${expect.dead}` }).waitFor();
       await page.click("#all-retry");
-      await confirm(`Retry all ${expect.dead} dead jobs of bulk?`);
+      await confirm(`Retry all ${expect.dead} dead jobs of bulk?`, true, "bulk-confirm");
       await page.locator("#message", { hasText: `Retry: ${expect.dead} of ${expect.dead} done` }).waitFor();
       expect.pending += expect.dead;
       expect.dead = 0;
@@ -306,6 +309,7 @@ forEachWire("dashboard console in Chromium", (ctx) => {
       await page.goto(`${dash.url}#/q/extras/schedules`);
       const row = page.locator('#schedules tr[data-schedule="tick"]');
       await row.waitFor();
+      await shot(page, "schedules", ctx().wire);
       // from the stored next instant, or the one after it when the schedule fired at a minute's turn
       // between the read and the page's
       const shown = await row.locator(".instants").textContent();
@@ -333,6 +337,7 @@ forEachWire("dashboard console in Chromium", (ctx) => {
         (await page.locator("#job-children-left").textContent())!,
         /^1 not settled yet \(1 found in \d+ queues?, \d+ jobs read\), 1 settled$/,
       );
+      await shot(page, "flow", ctx().wire);
       const left = page.locator(`#job-children tr[data-child="${childB!.id}"]`);
       assert.equal(await left.getAttribute("data-settled"), "no");
       assert.equal(
@@ -352,6 +357,7 @@ forEachWire("dashboard console in Chromium", (ctx) => {
       await page.goto(`${dash.url}#/q/extras/limits`);
       const group = page.locator('#groups tr[data-group="g"]');
       await group.waitFor();
+      await shot(page, "flow-control", ctx().wire);
       const groups = await q.groups();
       assert.equal(await group.locator('[data-field="active"]').textContent(), String(groups.g!.active));
       assert.equal(await group.locator('[data-field="parked"]').textContent(), String(groups.g!.parked));

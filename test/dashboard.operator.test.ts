@@ -8,8 +8,6 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
 import { createRequire } from "node:module";
 import { after, before, test } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
@@ -18,6 +16,7 @@ import { FlowProducer } from "../src/flows/producer.js";
 import { type Job, Queue, Worker } from "../src/index.js";
 import { listWorkers } from "../src/observe/workers.js";
 import { post } from "./support/dashboard-http.js";
+import { shot } from "./support/shots.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
@@ -41,14 +40,6 @@ async function cleanPage(): Promise<{ page: Page; errors: string[] }> {
   });
   page.on("pageerror", (e) => errors.push(e.message));
   return { page, errors };
-}
-
-/** `ECHOMQ_SCREENSHOTS=<dir>`: the views shot there (wire 6), as `docs/` holds them. */
-async function shot(page: Page, name: string, wire: number): Promise<void> {
-  const shots = process.env.ECHOMQ_SCREENSHOTS;
-  if (!shots || wire !== 6) return;
-  await mkdir(shots, { recursive: true });
-  await page.screenshot({ path: join(shots, `dashboard-${name}.png`), fullPage: true });
 }
 
 /** axe-core's serious and critical violations of the page as it is now: `rule: target, …`. */
