@@ -4,20 +4,36 @@
  * as the server holds them, the rows off screen said as counted some time ago (or not yet: no
  * number shown), with one sample only so that nothing races what is asserted; the page's files
  * under a versioned path, cached as immutable with an ETag (304 on a match, taken from the
- * browser's cache on a reload), the guard's headers and Host check on that path too.
+ * browser's cache on a reload), the guard's headers and Host check on that path too. On a local
+ * 3-primary cluster (both wires): 200 queues and a queue of 16 lanes, the marks set and the first
+ * page's rows as the server holds them (the laned queue summed over its lanes).
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { after, before, test } from "node:test";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 import { startDashboard } from "../src/dashboard/server.js";
 import { type JobState, Queue } from "../src/index.js";
+import { forEachClusterWire } from "./support/cluster-wires.js";
 import { raw } from "./support/raw-http.js";
 import { forEachWire } from "./support/wires.js";
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 const STATES: JobState[] = ["pending", "scheduled", "active", "completed", "dead", "waiting"];
+
+/** The queue rows on screen: each name and its count per state, as the cells read. */
+const onScreen = (page: Page) =>
+  page
+    .locator("#queues tbody tr")
+    .evaluateAll(
+      (rs, states) =>
+        rs.map((r) => [
+          r.getAttribute("data-queue"),
+          ...states.map((s) => r.querySelector(`td[data-state="${s}"]`)?.textContent),
+        ]),
+      STATES,
+    );
 
 let browser: Browser;
 before(async () => {
@@ -57,14 +73,7 @@ forEachWire("dashboard page among many queues", (ctx) => {
       assert.ok(marks[0]! > 0 && marks[0]! <= marks[1]!, `the table drawn, then live: ${marks.join(", ")}`);
       // Its rows watched, then sampled each time: no row said as counted earlier.
       await page.locator("#queues tbody tr.stale").first().waitFor({ state: "detached", timeout: 20_000 });
-      const shown = await rows.evaluateAll(
-        (rs, states) =>
-          rs.map((r) => [
-            r.getAttribute("data-queue"),
-            ...states.map((s) => r.querySelector(`td[data-state="${s}"]`)?.textContent),
-          ]),
-        STATES,
-      );
+      const shown = await onScreen(page);
       const want = await Promise.all(
         names.slice(0, 50).map(async (n) => {
           const c = await new Queue(n, conn).counts();
@@ -202,6 +211,57 @@ forEachWire("dashboard page among many queues", (ctx) => {
       assert.equal(rebound.status, 403);
       assert.match(rebound.json.error, /^refused: Host "evil\.example:\d+" is not this dashboard's/);
     } finally {
+      await dash.close();
+    }
+  });
+});
+
+forEachClusterWire("dashboard page among many queues, on a cluster", (ctx) => {
+  test("200 queues and a queue of 16 lanes over 3 shards: marks set, the first page as the server holds it", async () => {
+    const { conn, wire } = ctx();
+    const names = Array.from({ length: 200 }, (_, i) => `c${wire}-${String(i).padStart(3, "0")}`);
+    for (let i = 0; i < names.length; i += 50) {
+      await Promise.all(
+        names
+          .slice(i, i + 50)
+          .map((n, k) =>
+            new Queue(n, conn).addBulk(Array.from({ length: 1 + ((i + k) % 3) }, () => ({ payload: "x" }))),
+          ),
+      );
+    }
+    // Sorted right after the first queue: on the first page.
+    const laned = `c${wire}-000-lanes`;
+    await new Queue(laned, conn, { lanes: 16 }).addBulk(Array.from({ length: 40 }, () => ({ payload: "w" })));
+    await new Queue(laned, conn, { lanes: 16 }).add("later", { delay: 60_000 });
+    const dash = await startDashboard(conn, { port: 0, sampleMs: 200 });
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on("console", (m) => {
+      if (m.type() === "error") errors.push(m.text());
+    });
+    try {
+      await page.goto(dash.url);
+      await page.locator("#queues-page", { hasText: `1–50 of ${names.length + 1} queues` }).waitFor();
+      await page.waitForFunction(() =>
+        ["echomq:queues", "echomq:live"].every((m) => performance.getEntriesByName(m).length === 1),
+      );
+      const marks = await page.evaluate(() =>
+        ["echomq:queues", "echomq:live"].map((m) => performance.getEntriesByName(m)[0]!.startTime),
+      );
+      assert.ok(marks[0]! > 0 && marks[0]! <= marks[1]!, `the table drawn, then live: ${marks.join(", ")}`);
+      await page.locator("#queues tbody tr.stale").first().waitFor({ state: "detached", timeout: 30_000 });
+      const first = [names[0]!, laned, ...names.slice(1, 49)];
+      const want = await Promise.all(
+        first.map(async (n) => {
+          const c = await new Queue(n, conn, n === laned ? { lanes: 16 } : {}).counts();
+          return [n, ...STATES.map((s) => String(c[s]))];
+        }),
+      );
+      assert.deepEqual(await onScreen(page), want);
+      assert.deepEqual(want[1]!.slice(1, 3), ["40", "1"], "the laned queue summed over its 16 lanes");
+      assert.deepEqual(errors, [], "no console errors");
+    } finally {
+      await page.close();
       await dash.close();
     }
   });
