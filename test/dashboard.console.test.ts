@@ -189,6 +189,8 @@ forEachWire("dashboard console in Chromium", (ctx) => {
       assert.deepEqual(await counts(), expect);
 
       await page.locator("#page", { hasText: `1–${expect.dead} of ${expect.dead}` }).waitFor();
+      // The live counts caught up too (the next sample): the picture of the confirmation agrees.
+      await page.locator('#states button[data-state="dead"]', { hasText: `dead (${expect.dead})` }).waitFor();
       await page.click("#all-retry");
       await confirm(`Retry all ${expect.dead} dead jobs of bulk?`, true, "bulk-confirm");
       await page.locator("#message", { hasText: `Retry: ${expect.dead} of ${expect.dead} done` }).waitFor();
