@@ -201,8 +201,16 @@ export const NAMES: readonly Entry[] = [
   h("Worker options", "autorun", "false: nothing runs until run()"),
   h("Worker options", "lockDuration", "leaseMs (renewed every third of it)"),
   h("Worker options", "stalledInterval", "reapEveryMs"),
-  h("Worker options", "removeOnComplete", "keepCompleted: true → 0, a number → that many, { count }"),
-  h("Worker options", "removeOnFail", "keepDead: true → 0, a number → that many, { count }"),
+  h(
+    "Worker options",
+    "removeOnComplete",
+    "keepCompleted: true → 0, a number → that many, { count, age } (age in seconds, swept by the worker)",
+  ),
+  h(
+    "Worker options",
+    "removeOnFail",
+    "keepDead: true → 0, a number → that many, { count, age } (age in seconds, swept by the worker)",
+  ),
   r(
     "Worker options",
     "maxStalledCount",
