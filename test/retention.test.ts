@@ -13,49 +13,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Worker as BullWorker, Queue as BullQueue } from "../src/bullmq.js";
-import { type Connection, InvalidArgumentError, Queue, Worker, type WorkerOptions } from "../src/index.js";
-import { queueKey } from "../src/keyspace.js";
+import { InvalidArgumentError, Queue, Worker, type WorkerOptions } from "../src/index.js";
+import { cleaned, finished, finishedAgo } from "./support/retention.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
 const quiet = { logger: { warn: () => {} }, promoteEveryMs: 50 };
 const HOUR = 3_600_000;
-
-/** The ids of a finished set (`done` or `dead`), oldest first. */
-async function finished(conn: Connection, queue: string, set: "done" | "dead"): Promise<string[]> {
-  const ids = (await conn.send("ZRANGE", [queueKey(queue, set), 0, -1], queueKey(queue, set))) as Buffer[];
-  return ids.map(String);
-}
-
-/** Moves the finish time of `ids` back by `agoMs` from the server's now. */
-async function finishedAgo(
-  conn: Connection,
-  queue: string,
-  set: "done" | "dead",
-  ids: readonly string[],
-  agoMs: number,
-): Promise<void> {
-  const key = queueKey(queue, set);
-  const [s, us] = ((await conn.send("TIME", [], key)) as Buffer[]).map((b) => Number(String(b))) as [
-    number,
-    number,
-  ];
-  const at = s * 1000 + Math.floor(us / 1000) - agoMs;
-  await conn.send("ZADD", [key, "XX", ...ids.flatMap((id) => [at, id])], key);
-}
-
-/** The counts of the `cleaned` events on the queue's bus, by state, in order. */
-async function cleaned(conn: Connection, queue: string): Promise<string[]> {
-  const key = queueKey(queue, "events");
-  const entries = (await conn.send("XRANGE", [key, "-", "+"], key)) as [Buffer, Buffer[]][];
-  return entries
-    .map(([, fields]) => {
-      const f = fields.map(String);
-      const get = (name: string) => f[f.indexOf(name) + 1];
-      return f[f.indexOf("event") + 1] === "cleaned" ? `${get("state")}:${get("count")}` : undefined;
-    })
-    .filter((e): e is string => e !== undefined);
-}
 
 /** Runs `jobs` on a worker with `opts` until `settled` of them are finished, then closes it. */
 async function runAll(q: Queue, opts: WorkerOptions, settled: number): Promise<void> {
