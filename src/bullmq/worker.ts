@@ -13,6 +13,7 @@ import { jobBackoffOf } from "../jobs/job-backoff.js";
 import { Queue as CoreQueue } from "../queue.js";
 import { Worker as CoreWorker, type WorkerOptions as CoreWorkerOptions } from "../worker.js";
 import { checkKeys, type KeyType } from "../option-keys.js";
+import { stackText } from "../worker/outcome.js";
 import { type Retention as CoreRetention, resolveOptions } from "../worker/options.js";
 import type { Job as CoreJob } from "../worker/job.js";
 import { InvalidArgumentError, UnrecoverableError } from "../errors.js";
@@ -222,6 +223,9 @@ export class Worker<D = Untyped, R = Untyped, N extends string = string>
       job.finishedOn = Date.now();
       job.attemptsMade = core.attempts;
       job.failedReason = error instanceof Error ? error.message : String(error);
+      // The stack the row now keeps (the core's text of what it failed with): one entry, or none.
+      const stack = stackText(thrown);
+      job.stacktrace = stack === "" ? [] : [stack];
       this.emit("failed", job, error, "active");
       this.settled(worker);
     });
