@@ -93,6 +93,7 @@ export {
   type BatchWorkerOptions,
   type Handler,
   type Job,
+  type Retention,
   type WorkerEvents,
   type WorkerLogger,
   type WorkerOptions,

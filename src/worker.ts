@@ -35,6 +35,7 @@ import {
   resolveOptions,
   type WorkerOptions,
 } from "./worker/options.js";
+import { Retention } from "./worker/retention.js";
 import { type Outcome, settle } from "./worker/settle.js";
 import { checkSerializer, type Serializer } from "./serializer.js";
 import { withinTimeout } from "./worker/timeout.js";
@@ -42,7 +43,7 @@ import { withinTimeout } from "./worker/timeout.js";
 export type { Handler, Job } from "./worker/job.js";
 export type { BatchHandler, BatchOption } from "./worker/batch.js";
 export { failed, JobFailed } from "./worker/batch.js";
-export type { BatchWorkerOptions, WorkerLogger, WorkerOptions } from "./worker/options.js";
+export type { BatchWorkerOptions, Retention, WorkerLogger, WorkerOptions } from "./worker/options.js";
 export type { WorkerEvents } from "./worker/context.js";
 
 export class Worker extends EventEmitter<WorkerEvents> {
@@ -91,6 +92,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly leaseCheck: LeaseCheck;
   /** The queue's schedule loop (a queue without lanes): adds the jobs of due schedules. */
   private readonly schedules: ScheduleLoop | undefined;
+  /** Retention by age (`keepCompleted` / `keepDead` with an `age`): deletes old finished jobs. */
+  private readonly retention: Retention;
 
   private readonly handler: Handler;
 
@@ -183,6 +186,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
       queue.lanes === 1
         ? new ScheduleLoop(this.conn, this.name, { error: (err) => void this.fault(err) })
         : undefined;
+    this.retention = new Retention(
+      this.conn,
+      () => this.lanes.set.all(),
+      this.opts.ages,
+      (err) => this.fault(err),
+    );
     this.closed = new Promise<void>((resolve, reject) => {
       this.settleClosed = (error?: unknown) => (error === undefined ? resolve() : reject(error));
     });
@@ -236,6 +245,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     if (this.closing) return;
     this.schedules?.start();
+    this.retention.start();
     // Batch slots keep the gate's safety tick: none waits inside the server.
     const blocking = this.opts.batch ? undefined : this.blocking.open();
     await Promise.all([blocking, this.leaseCheck.warm(this.lanes.set.all())]);
@@ -437,6 +447,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await withinBound(Promise.allSettled([...this.settling]));
     await this.blocking.close();
     await this.schedules?.stop();
+    await this.retention.stop();
     await this.lanes.stop();
   }
 

@@ -36,7 +36,6 @@ const h = (scope: Scope, name: string, echomq: string): Entry => ({
 });
 const r = (scope: Scope, name: string, echomq: string): Entry => ({ scope, name, status: "refused", echomq });
 
-const MODEL = "not in this release of the core: it is on the way with the job model";
 const NO_LIFO = "EchoMQ has no LIFO order: priority orders waiting jobs (lower runs first)";
 
 export const NAMES: readonly Entry[] = [
@@ -103,7 +102,11 @@ export const NAMES: readonly Entry[] = [
   r("job options", "timestamp", "a job's id carries its creation time: job.timestamp reads it"),
   r("job options", "parent", "add the parent and its children together with FlowProducer.add()"),
   r("job options", "keepLogs", "a job keeps its last 100 log lines"),
-  r("job options", "stackTraceLimit", `a failure keeps the error's message; its stack is ${MODEL}`),
+  r(
+    "job options",
+    "stackTraceLimit",
+    "a job keeps its latest failure's stack only (job.stacktrace: one entry, 20 frames, 8 KiB): drop stackTraceLimit",
+  ),
   r("job options", "sizeLimit", "a payload's bound is the server's (proto-max-bulk-len)"),
   r("job options", "failParentOnFailure", "a parent fails when a child fails: this is EchoMQ's default"),
   r(
@@ -201,8 +204,16 @@ export const NAMES: readonly Entry[] = [
   h("Worker options", "autorun", "false: nothing runs until run()"),
   h("Worker options", "lockDuration", "leaseMs (renewed every third of it)"),
   h("Worker options", "stalledInterval", "reapEveryMs"),
-  h("Worker options", "removeOnComplete", "keepCompleted: true → 0, a number → that many, { count }"),
-  h("Worker options", "removeOnFail", "keepDead: true → 0, a number → that many, { count }"),
+  h(
+    "Worker options",
+    "removeOnComplete",
+    "keepCompleted: true → 0, a number → that many, { count, age } (age in seconds, swept by the worker)",
+  ),
+  h(
+    "Worker options",
+    "removeOnFail",
+    "keepDead: true → 0, a number → that many, { count, age } (age in seconds, swept by the worker)",
+  ),
   r(
     "Worker options",
     "maxStalledCount",

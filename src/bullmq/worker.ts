@@ -12,6 +12,9 @@ import { jobKey, queueKey } from "../keyspace.js";
 import { jobBackoffOf } from "../jobs/job-backoff.js";
 import { Queue as CoreQueue } from "../queue.js";
 import { Worker as CoreWorker, type WorkerOptions as CoreWorkerOptions } from "../worker.js";
+import { checkKeys, type KeyType } from "../option-keys.js";
+import { stackText } from "../worker/outcome.js";
+import { type Retention as CoreRetention, resolveOptions } from "../worker/options.js";
 import type { Job as CoreJob } from "../worker/job.js";
 import { InvalidArgumentError, UnrecoverableError } from "../errors.js";
 import { decodeJob, encodeValue } from "./codec.js";
@@ -65,20 +68,33 @@ const EVENTS = new Set([
   "closed",
 ]);
 
-function keep(name: string, value: Keep | undefined): number | undefined {
+/**
+ * BullMQ's `removeOnComplete` / `removeOnFail` as the core's `keepCompleted` / `keepDead`:
+ * `true` → 0, a number → that count, `{ count?, age? }` → the same, `age` (BullMQ's seconds)
+ * in ms. `false` or absent: the core's default.
+ */
+function keep(name: string, value: Keep | undefined): CoreRetention | number | undefined {
   if (value === undefined || value === false) return undefined;
   if (value === true) return 0;
   if (typeof value === "number") return value;
-  if (typeof value === "object" && value !== null) {
-    if (value.age !== undefined)
-      throw new InvalidArgumentError(
-        `${name}.age`,
-        "jobs are kept by count, not age, here: give { count } and clean() by age",
-      );
-    return value.count;
-  }
-  throw new InvalidArgumentError(name, "must be a boolean, a number or { count }");
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new InvalidArgumentError(name, "must be a boolean, a number or { count, age }");
+  const o = checkKeys(value, { of: name, keys: KEEP_KEYS }, name, `${name}.`) as {
+    count?: number;
+    age?: number;
+  };
+  if (o.age === undefined) return o.count === undefined ? undefined : { count: o.count };
+  if (!Number.isFinite(o.age) || o.age <= 0)
+    throw new InvalidArgumentError(
+      `${name}.age`,
+      `must be a positive number of seconds, got ${String(o.age)}`,
+    );
+  // BullMQ's age is in seconds; the core's in ms (at least 1).
+  const age = Math.max(1, Math.round(o.age * 1000));
+  return o.count === undefined ? { age } : { count: o.count, age };
 }
+
+const KEEP_KEYS = { count: "number", age: "number" } satisfies Record<"count" | "age", KeyType>;
 
 export class Worker<D = Untyped, R = Untyped, N extends string = string>
   extends EventEmitter
@@ -125,6 +141,7 @@ export class Worker<D = Untyped, R = Untyped, N extends string = string>
     if (limiter !== undefined && (typeof limiter !== "object" || limiter === null))
       throw new InvalidArgumentError("limiter", "must be { max, duration }");
     this.limiter = limiter;
+    resolveOptions(core); // the core's checks now, not when the first run starts
     this.coreOptions = core;
     this.link = new Link(o.connection);
     if (o.autorun ?? true) void this.run().catch((err: unknown) => this.report(err));
@@ -206,6 +223,9 @@ export class Worker<D = Untyped, R = Untyped, N extends string = string>
       job.finishedOn = Date.now();
       job.attemptsMade = core.attempts;
       job.failedReason = error instanceof Error ? error.message : String(error);
+      // The stack the row now keeps (the core's text of what it failed with): one entry, or none.
+      const stack = stackText(thrown);
+      job.stacktrace = stack === "" ? [] : [stack];
       this.emit("failed", job, error, "active");
       this.settled(worker);
     });

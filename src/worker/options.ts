@@ -32,10 +32,14 @@ export interface WorkerOptions {
   attempts?: number;
   /** Delay before a retry. Default exponential from 1 s, ±20% jitter, capped at 1 h. */
   backoff?: BackoffOption;
-  /** Completed jobs kept for inspection; 0 deletes each at once. Default 1000. */
-  keepCompleted?: number;
-  /** Dead jobs kept; 0 deletes each at once. Default 10000. */
-  keepDead?: number;
+  /**
+   * Completed jobs kept for inspection: a count (0 deletes each at once), or `{ count, age }`
+   * (`age` in ms: housekeeping deletes jobs that completed longer ago; an object without `count`
+   * bounds them by age only). Default 1000.
+   */
+  keepCompleted?: number | Retention;
+  /** Dead jobs kept: a count (0 deletes each at once), or `{ count, age }` as `keepCompleted`. Default 10000. */
+  keepDead?: number | Retention;
   /** How long `close()` waits for running handlers before handing their jobs back (ms). Default 5000. */
   closeGraceMs?: number;
   /** Promote due scheduled jobs every … ms. Default 1000. */
@@ -78,6 +82,18 @@ export interface WorkerOptions {
   serializer?: SerializerOption;
 }
 
+/**
+ * Finished jobs kept by count, by age, or both. `count`: the newest this many are kept (the
+ * completion or failure trims the rest). `age` (ms): jobs finished longer ago are deleted by the
+ * worker's housekeeping (`CLEAN`, every `min(age / 2, 60 s)`, at least 1 s apart).
+ */
+export interface Retention {
+  /** Jobs kept at most; 0 deletes each at once. Default: no bound when `age` is given. */
+  count?: number;
+  /** Jobs finished longer ago than this are deleted (ms, server time; 1 or more). */
+  age?: number;
+}
+
 /** A batch worker's options: a `Worker`'s, and `batch` (its handler takes `(jobs) => …`, `BatchHandler`). */
 export interface BatchWorkerOptions extends WorkerOptions {
   /**
@@ -95,8 +111,13 @@ const MAX_CONCURRENCY = 10_000;
 const MIN_LEASE_MS = 10;
 
 export type ResolvedOptions = Required<
-  Omit<WorkerOptions, "backoff" | "logger" | "tracing" | "serializer">
+  Omit<WorkerOptions, "backoff" | "logger" | "tracing" | "serializer" | "keepCompleted" | "keepDead">
 > & {
+  /** The counts: done / dead keep at most this many (the transitions trim them). */
+  keepCompleted: number;
+  keepDead: number;
+  /** The ages (ms), when given: housekeeping deletes what finished longer ago (`CLEAN`). */
+  ages: RetentionAges;
   backoff: BackoffOption;
   logger: WorkerLogger | undefined;
   tracing: CheckedTracing | null;
@@ -110,8 +131,8 @@ const WORKER_OPTIONS: OptionTable = {
     leaseMs: "number",
     attempts: "number",
     backoff: ["object", "function"],
-    keepCompleted: "number",
-    keepDead: "number",
+    keepCompleted: ["number", "object"],
+    keepDead: ["number", "object"],
     closeGraceMs: "number",
     promoteEveryMs: "number",
     reapEveryMs: "number",
@@ -148,6 +169,34 @@ function integer(name: string, value: unknown, fallback: number, min: number, ma
   return v;
 }
 
+/** The ages of a worker's retention (ms); absent: that state is bounded by count only. */
+export interface RetentionAges {
+  completed?: number;
+  dead?: number;
+}
+
+const RETENTION_KEYS = { count: "number", age: "number" } satisfies Record<keyof Retention, KeyType>;
+
+/** `keepCompleted` / `keepDead` checked: a count, or `{ count?, age? }` (one at least). */
+function retention(name: string, value: unknown, fallback: number): { count: number; age?: number } {
+  if (typeof value !== "object" || value === null) {
+    return { count: integer(name, value, fallback, 0, MAX_INTEGER) };
+  }
+  const keep = checkKeys(value, { of: name, keys: RETENTION_KEYS }, name, `${name}.`);
+  if (keep.count === undefined && keep.age === undefined) {
+    throw new InvalidArgumentError(
+      name,
+      "must give count, age (ms) or both, e.g. { count: 1000, age: 86400000 }",
+    );
+  }
+  if (keep.age === undefined)
+    return { count: integer(`${name}.count`, keep.count, fallback, 0, MAX_INTEGER) };
+  return {
+    count: integer(`${name}.count`, keep.count, MAX_INTEGER, 0, MAX_INTEGER),
+    age: integer(`${name}.age`, keep.age, 0, 1, MAX_INTEGER),
+  };
+}
+
 /** Every option checked and defaulted. Timer periods are bounded by Node's longest timer. */
 export function resolveOptions(options: WorkerOptions & { batch?: BatchOption }): ResolvedOptions {
   checkKeys(options, WORKER_OPTIONS);
@@ -170,13 +219,16 @@ export function resolveOptions(options: WorkerOptions & { batch?: BatchOption })
       "does not combine with tracing yet: trace one-job handlers, or drop tracing",
     );
   }
+  const completed = retention("keepCompleted", options.keepCompleted, 1000);
+  const dead = retention("keepDead", options.keepDead, 10_000);
   return {
     concurrency: integer("concurrency", options.concurrency, 1, 1, MAX_CONCURRENCY),
     leaseMs,
     attempts: integer("attempts", options.attempts, 3, 1, MAX_INTEGER),
     backoff,
-    keepCompleted: integer("keepCompleted", options.keepCompleted, 1000, 0, MAX_INTEGER),
-    keepDead: integer("keepDead", options.keepDead, 10_000, 0, MAX_INTEGER),
+    keepCompleted: completed.count,
+    keepDead: dead.count,
+    ages: { completed: completed.age, dead: dead.age },
     closeGraceMs: integer("closeGraceMs", options.closeGraceMs, 5000, 0, MAX_TIMER_MS),
     promoteEveryMs: integer("promoteEveryMs", options.promoteEveryMs, 1000, 1, MAX_TIMER_MS),
     reapEveryMs: integer("reapEveryMs", options.reapEveryMs, 5000, 1, MAX_TIMER_MS),
