@@ -158,3 +158,46 @@ forEachWire("dashboard actions in Chromium", (ctx) => {
     }
   });
 });
+
+forEachWire("dashboard drain to nothing in Chromium", (ctx) => {
+  test("a queue drained to nothing: its row leaves the list and its view's tabs read 0", async () => {
+    const { conn, server } = ctx();
+    const q = new Queue("empty", conn);
+    const ids = (await q.addBulk([{ payload: "a" }, { payload: "b" }, { payload: "c" }])).map((r) => r.id);
+    await q.add("later", { delay: 3_600_000 });
+    const dash = await startDashboard(conn, { port: 0, sampleMs: 200 });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors: string[] = [];
+    page.on("console", (m) => void (m.type() === "error" && errors.push(m.text())));
+    page.on("pageerror", (e) => errors.push(e.message));
+    try {
+      await page.goto(`${dash.url}#/q/empty?state=pending`);
+      await page.locator("#live", { hasText: "live" }).waitFor();
+      await page.locator('#states button[data-state="pending"]', { hasText: "pending (3)" }).waitFor();
+      await confirmVia(page, "#drain", "Remove every waiting job of empty?", "ok");
+      assert.equal(
+        await page.locator("#message").textContent(),
+        "Remove every waiting job of empty? — done (4 removed)",
+      );
+      const held = await q.counts();
+      assert.deepEqual([held.pending, held.scheduled], [0, 0]);
+      for (const id of ids) assert.equal(Number(await server.cli("EXISTS", jobKey("empty", id))), 0);
+      // The server holds no key of the queue: the list drops it, the view counts nothing.
+      await page.locator('#queues tr[data-queue="empty"]').waitFor({ state: "detached", timeout: 20_000 });
+      await page.locator('#states button[data-state="pending"]', { hasText: "pending (0)" }).waitFor();
+      assert.deepEqual(await page.locator("#states button").allTextContents(), [
+        "pending (0)",
+        "scheduled (0)",
+        "active (0)",
+        "completed (0)",
+        "dead (0)",
+        "waiting (0)",
+      ]);
+      await page.locator("#page", { hasText: "no jobs" }).waitFor();
+      assert.deepEqual(errors, [], "no console error on the page");
+    } finally {
+      await page.close();
+      await dash.close();
+    }
+  });
+});
