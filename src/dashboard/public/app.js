@@ -122,6 +122,10 @@ function renderQueues(snapshot) {
   $("incomplete").hidden = snapshot.complete;
   const current = [snapshot.current, ...shown].find((q) => q && q.name === view.queue);
   if (current) renderQueueHead(current);
+  // A complete snapshot without the queue shown: the server holds none of its keys (drained or
+  // removed to nothing), so every count is 0 — not the last counts drawn.
+  else if (view.queue && snapshot.complete)
+    renderQueueHead({ counts: { ...Object.fromEntries(STATES.map((s) => [s, 0])), paused: false } });
   if (current && Date.now() - hourAt > 10_000) {
     hourAt = Date.now();
     drawHour(view.queue).catch(fail);
