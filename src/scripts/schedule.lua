@@ -26,7 +26,7 @@
 --- @include "protocol/form"
 
 --- @include "schedule_record"
---- @include "described"
+--- @include "unchanged"
 
 local repeats, base = KEYS[1], KEYS[2]
 local name, spec, nxt, limit, end_at = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
