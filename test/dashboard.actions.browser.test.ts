@@ -1,7 +1,8 @@
 /**
  * The queue's and a job's actions through the page's own buttons, in a real headless Chromium, on
  * both wires (issue 26): Pause (cancelled once: no request, nothing changed; then confirmed),
- * Resume, a scheduled job's "Run now" (promote), a pending job's Remove, and "Drain waiting jobs".
+ * Resume, a scheduled job's "Run now" (promote), a pending job's Remove, "Drain waiting jobs", and
+ * the two Clean buttons (completed, dead).
  * Each confirmation's text is asserted as the page states it, each outcome read by the test from
  * the server (the `meta` pause flag, `getJob`, `EXISTS` on the row, the counts), and the page's
  * figures checked against it after the next sample. The page logs no console error. (A completed
@@ -194,6 +195,72 @@ forEachWire("dashboard drain to nothing in Chromium", (ctx) => {
         "waiting (0)",
       ]);
       await page.locator("#page", { hasText: "no jobs" }).waitFor();
+      assert.deepEqual(errors, [], "no console error on the page");
+    } finally {
+      await page.close();
+      await dash.close();
+    }
+  });
+});
+
+forEachWire("dashboard clean in Chromium", (ctx) => {
+  test("Clean completed, then Clean dead, through the page's buttons: as many removed as the server held", async () => {
+    const { conn, server } = ctx();
+    const q = new Queue("cleans", conn);
+    const good = (await q.addBulk([{ payload: "ok" }, { payload: "ok" }])).map((r) => r.id);
+    const bad = (await q.addBulk([1, 2, 3].map(() => ({ payload: "bad", opts: { maxAttempts: 1 } })))).map(
+      (r) => r.id,
+    );
+    const worker = new Worker(
+      q,
+      async (job) => {
+        if (job.payload.toString() === "bad") throw new Error("boom");
+        return "ok";
+      },
+      { idleCheckMs: 50 },
+    );
+    await until(
+      "2 completed and 3 dead",
+      async () => {
+        const c = await q.counts();
+        return c.completed === 2 && c.dead === 3;
+      },
+      20_000,
+    );
+    await worker.close();
+    const waiting = (await q.add("stays")).id; // the queue keeps a pending job: its row stays listed
+    const dash = await startDashboard(conn, { port: 0, sampleMs: 200 });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors: string[] = [];
+    page.on("console", (m) => void (m.type() === "error" && errors.push(m.text())));
+    page.on("pageerror", (e) => errors.push(e.message));
+    const row = (state: string) => page.locator(`#queues tr[data-queue="cleans"] td[data-state="${state}"]`);
+    try {
+      await page.goto(`${dash.url}#/q/cleans?state=completed`);
+      await page.locator("#live", { hasText: "live" }).waitFor();
+      await page.locator("#page", { hasText: "1–2 of 2" }).waitFor();
+      const held = await q.counts();
+      await confirmVia(page, "#clean-completed", "Remove the completed jobs of cleans?", "ok");
+      assert.equal(
+        await page.locator("#message").textContent(),
+        `Remove the completed jobs of cleans? — done (${held.completed} removed)`,
+      );
+      const after1 = await q.counts();
+      assert.deepEqual([after1.completed, after1.dead, after1.pending], [0, held.dead, 1]);
+      for (const id of good) assert.equal(Number(await server.cli("EXISTS", jobKey("cleans", id))), 0);
+      await row("completed").filter({ hasText: /^0$/ }).waitFor({ timeout: 20_000 });
+
+      await confirmVia(page, "#clean-dead", "Remove the dead jobs of cleans?", "ok");
+      assert.equal(
+        await page.locator("#message").textContent(),
+        `Remove the dead jobs of cleans? — done (${held.dead} removed)`,
+      );
+      const after2 = await q.counts();
+      assert.deepEqual([after2.completed, after2.dead, after2.pending], [0, 0, 1]);
+      for (const id of bad) assert.equal(Number(await server.cli("EXISTS", jobKey("cleans", id))), 0);
+      assert.equal((await q.getJob(waiting))?.state, "pending", "a clean leaves a pending job");
+      await row("dead").filter({ hasText: /^0$/ }).waitFor({ timeout: 20_000 });
+      assert.equal(await row("pending").textContent(), "1");
       assert.deepEqual(errors, [], "no console error on the page");
     } finally {
       await page.close();
