@@ -1,6 +1,6 @@
 /**
  * The queue's and a job's actions through the page's own buttons, in a real headless Chromium, on
- * both wires (issue 26): Pause (cancelled once: no request, nothing changed; then confirmed),
+ * both wires: Pause (cancelled once: no request, nothing changed; then confirmed),
  * Resume, a scheduled job's "Run now" (promote), a pending job's Remove, "Drain waiting jobs", and
  * the two Clean buttons (completed, dead).
  * Each confirmation's text is asserted as the page states it, each outcome read by the test from
