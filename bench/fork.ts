@@ -16,12 +16,21 @@ export const live = {
   servers: new Set<{ stop(): Promise<void> }>(),
 };
 
+/**
+ * `ECHOMQ_BENCH_CPU_PROF=<dir>`: every child writes a V8 CPU profile there (`--cpu-prof`), to be
+ * read in Chrome's DevTools or summed by `node --import tsx bench/profile.ts <dir>`.
+ */
+function cpuProfile(): string[] {
+  const dir = process.env.ECHOMQ_BENCH_CPU_PROF;
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
+}
+
 /** Runs `plan` in a child of its own (bench/child.ts); kills it after `timeoutMs`. */
 export function runChild<R>(plan: { system: string }, timeoutMs: number): Promise<R> {
   return new Promise((resolvePromise, reject) => {
     const child = fork(join(here, "child.ts"), [], {
       cwd: root,
-      execArgv: ["--import", "tsx"],
+      execArgv: ["--import", "tsx", ...cpuProfile()],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     live.children.add(child);
