@@ -79,3 +79,30 @@ test("after a tick of many writes the next tick's first write is held too; after
   assert.deepEqual(events.slice(-1), ["sent e"]);
   await tick();
 });
+
+test("after a tick of fewer writes than `batch`, the next tick flushes at half that count, so it leaves in two parts", async () => {
+  const { socket, events } = recordingSocket();
+  coalesceWrites(socket, 16);
+  const ten = (tag: string) => Array.from({ length: 10 }, (_, i) => `${tag}${i}`);
+  for (const c of ten("a")) socket.write(c);
+  await tick();
+  // The first tick follows no busy one: its first write leaves alone, the rest are flushed at its end.
+  assert.deepEqual(events.splice(0), [
+    "sent a0",
+    ...ten("a")
+      .slice(1)
+      .map((c) => `held ${c}`),
+    "flush",
+  ]);
+  for (const c of ten("b")) socket.write(c);
+  await tick();
+  const held = ten("b").map((c) => `held ${c}`);
+  assert.deepEqual(events.splice(0), [...held.slice(0, 5), "flush", ...held.slice(5), "flush"]);
+  // A tick of two: the next flushes after two, and a tick of many never waits past `batch`.
+  for (const c of ["c0", "c1"]) socket.write(c);
+  await tick();
+  events.splice(0);
+  for (const c of ["d0", "d1", "d2"]) socket.write(c);
+  await tick();
+  assert.deepEqual(events.splice(0), ["held d0", "held d1", "flush", "held d2", "flush"]);
+});
