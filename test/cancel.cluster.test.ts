@@ -8,18 +8,9 @@
  * retried; every call went to its queue's slot (no `MOVED`).
  */
 import assert from "node:assert/strict";
-import { beforeEach, test } from "node:test";
-import {
-  type BusEvent,
-  type Connection,
-  JobCancelledError,
-  Queue,
-  QueueEvents,
-  type Wire,
-  Worker,
-} from "../src/index.js";
+import { test } from "node:test";
+import { type BusEvent, JobCancelledError, Queue, QueueEvents, Worker } from "../src/index.js";
 import { jobKey } from "../src/keyspace.js";
-import type { LocalCluster } from "./support/cluster.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
 import { movedCount, queuePerShard, resetStats } from "./support/cluster-helpers.js";
 import { awaitsSignal, outcomes } from "./support/cancel.js";
@@ -28,16 +19,10 @@ import { until } from "./support/until.js";
 const LEASE = { leaseMs: 900, idleCheckMs: 200, promoteEveryMs: 50, reapEveryMs: 100 };
 
 forEachClusterWire("queue.cancel on a cluster", (ctx) => {
-  let cluster: LocalCluster;
-  let conn: Connection;
-  let wire: Wire;
-  beforeEach(() => {
-    ({ cluster, conn, wire } = ctx());
-  });
-
   test("a running job on each shard: dead with error cancelled, its signal aborted, cancelled reported once, failed and dead on the bus", {
     timeout: 120_000,
   }, async () => {
+    const { cluster, conn, wire } = ctx();
     const names = queuePerShard(cluster, `cancel${wire}-`);
     const runs = names.map((name) => {
       const q = new Queue(name, conn);

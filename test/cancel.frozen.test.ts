@@ -10,7 +10,7 @@
  * — not `leaseLost`, not `failed`; the bus holds one `failed` and one `dead`, reason `cancelled`.
  */
 import assert from "node:assert/strict";
-import { after, test } from "node:test";
+import { test } from "node:test";
 import { type BusEvent, Queue, QueueEvents } from "../src/index.js";
 import { queueKey } from "../src/keyspace.js";
 import { reap } from "../src/protocol.js";
@@ -20,11 +20,6 @@ import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
 forEachWire("queue.cancel of a frozen worker's job", (ctx) => {
-  let child: FrozenWorker | undefined;
-  after(async () => {
-    await child?.stop();
-  });
-
   test("dead at once; the lease runs out unreaped; thawed, the handler's signal aborts and the worker reports cancelled once", {
     timeout: 120_000,
   }, async () => {
@@ -35,6 +30,7 @@ forEachWire("queue.cancel of a frozen worker's job", (ctx) => {
     const bus: BusEvent[] = [];
     events.on("event", (e) => bus.push(e));
     await events.ready;
+    let child: FrozenWorker | undefined;
     try {
       child = await startFrozenWorker({ port: server.port }, wire, queue, "signal");
       const frozen = child;
@@ -87,6 +83,7 @@ forEachWire("queue.cancel of a frozen worker's job", (ctx) => {
         ],
       );
     } finally {
+      await child?.stop();
       await events.close();
     }
   });
