@@ -10,7 +10,6 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   type BusEvent,
-  type Job,
   JobCancelledError,
   JobNotFoundError,
   Queue,
@@ -18,33 +17,9 @@ import {
   Worker,
 } from "../src/index.js";
 import { InvalidIdError } from "../src/errors.js";
+import { awaitsSignal, outcomes } from "./support/cancel.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
-
-/** A handler that waits for its signal, and what it saw. */
-function awaitsSignal() {
-  const seen: { started: Job[]; reasons: unknown[] } = { started: [], reasons: [] };
-  const handler = (job: Job) =>
-    new Promise<never>((_, reject) => {
-      seen.started.push(job);
-      job.signal.addEventListener("abort", () => {
-        seen.reasons.push(job.signal.reason);
-        reject(job.signal.reason);
-      });
-    });
-  return { seen, handler };
-}
-
-/** A worker's outcome events, by kind. */
-function outcomes(worker: Worker) {
-  const got: Record<string, unknown[]> = {};
-  for (const kind of ["completed", "failed", "retrying", "dead", "leaseLost", "cancelled"] as const) {
-    worker.on(kind as "completed", (...args: unknown[]) => {
-      got[kind] = [...(got[kind] ?? []), args[1]];
-    });
-  }
-  return got;
-}
 
 const LEASE = { leaseMs: 900, idleCheckMs: 200, promoteEveryMs: 50, reapEveryMs: 100 };
 

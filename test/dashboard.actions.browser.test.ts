@@ -9,25 +9,16 @@
  * job keeps the queue's keys through the drain: a queue drained to nothing leaves the list.)
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { after, before, test } from "node:test";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { test } from "node:test";
+import type { Page } from "playwright-core";
 import { startDashboard } from "../src/dashboard/server.js";
 import { Queue, Worker } from "../src/index.js";
 import { jobKey, queueKey } from "../src/keyspace.js";
+import { useBrowser, WIDE } from "./support/browser.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
-
-let browser: Browser;
-before(async () => {
-  assert.ok(CHROMIUM, "chromium is installed (scripts/setup.sh installs Debian's chromium)");
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-});
-after(async () => {
-  await browser?.close();
-});
+const chromium = useBrowser();
 
 const Q = "acts";
 
@@ -61,10 +52,7 @@ forEachWire("dashboard actions in Chromium", (ctx) => {
     const kept = (await q.add("kept", { delay: 3_600_000 })).id;
     const pausedFlag = async () => server.cli("HGET", queueKey(Q, "meta"), "paused");
     const dash = await startDashboard(conn, { port: 0, sampleMs: 200, token: "actions-token-1" });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors: string[] = [];
-    page.on("console", (m) => void (m.type() === "error" && errors.push(m.text())));
-    page.on("pageerror", (e) => errors.push(e.message));
+    const { page, errors } = await chromium.newPage(WIDE);
     const posts: string[] = [];
     page.on("request", (r) => void (r.method() === "POST" && posts.push(new URL(r.url()).pathname)));
     try {
@@ -167,10 +155,7 @@ forEachWire("dashboard drain to nothing in Chromium", (ctx) => {
     const ids = (await q.addBulk([{ payload: "a" }, { payload: "b" }, { payload: "c" }])).map((r) => r.id);
     await q.add("later", { delay: 3_600_000 });
     const dash = await startDashboard(conn, { port: 0, sampleMs: 200 });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors: string[] = [];
-    page.on("console", (m) => void (m.type() === "error" && errors.push(m.text())));
-    page.on("pageerror", (e) => errors.push(e.message));
+    const { page, errors } = await chromium.newPage(WIDE);
     try {
       await page.goto(`${dash.url}#/q/empty?state=pending`);
       await page.locator("#live", { hasText: "live" }).waitFor();
@@ -230,10 +215,7 @@ forEachWire("dashboard clean in Chromium", (ctx) => {
     await worker.close();
     const waiting = (await q.add("stays")).id; // the queue keeps a pending job: its row stays listed
     const dash = await startDashboard(conn, { port: 0, sampleMs: 200 });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors: string[] = [];
-    page.on("console", (m) => void (m.type() === "error" && errors.push(m.text())));
-    page.on("pageerror", (e) => errors.push(e.message));
+    const { page, errors } = await chromium.newPage(WIDE);
     const row = (state: string) => page.locator(`#queues tr[data-queue="cleans"] td[data-state="${state}"]`);
     try {
       await page.goto(`${dash.url}#/q/cleans?state=completed`);

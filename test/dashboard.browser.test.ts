@@ -7,27 +7,18 @@
  * it saves the main views there (how `docs/dashboard-*.png` are made).
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { after, before, test } from "node:test";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { test } from "node:test";
+import type { Page } from "playwright-core";
 import { startDashboard } from "../src/dashboard/server.js";
 import { type Job, Queue, Worker } from "../src/index.js";
+import { useBrowser, WIDE } from "./support/browser.js";
 import { shot } from "./support/shots.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
-
-let browser: Browser;
-before(async () => {
-  assert.ok(CHROMIUM, "chromium is installed (scripts/setup.sh installs Debian's chromium)");
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-});
-after(async () => {
-  await browser?.close();
-});
+const chromium = useBrowser();
 
 /** The text of the queue row's cell for `state`. */
 const cell = (page: Page, queue: string, state: string) =>
@@ -68,7 +59,7 @@ forEachWire("dashboard in Chromium", (ctx) => {
     assert.deepEqual([before.completed, before.dead], [27, 3]);
 
     const dash = await startDashboard(conn, { port: 0, sampleMs: 200 });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await chromium.browser.newPage(WIDE);
     try {
       await page.goto(dash.url);
       await page.locator("#live", { hasText: "live" }).waitFor();
@@ -144,7 +135,7 @@ forEachWire("dashboard in Chromium", (ctx) => {
     const q = new Queue("steady", conn);
     await q.addBulk(Array.from({ length: 4 }, (_, i) => ({ payload: `s${i}` })));
     const dash = await startDashboard(conn, { port: 0, sampleMs: 100 });
-    const page = await browser.newPage();
+    const page = await chromium.browser.newPage();
     try {
       await fetch(new URL("/api/queues", dash.url)); // the bus's position taken: count from here
       const worker = new Worker(q, async () => "ok", { idleCheckMs: 50 });
@@ -172,7 +163,7 @@ forEachWire("dashboard in Chromium", (ctx) => {
     const q = new Queue("ro", conn);
     await q.add("x");
     const dash = await startDashboard(conn, { port: 0, readOnly: true, token: "page-token-1" });
-    const page = await browser.newPage();
+    const page = await chromium.browser.newPage();
     try {
       await page.goto(dash.url);
       await page.locator("#mode", { hasText: "read-only" }).waitFor();
@@ -214,7 +205,7 @@ forEachWire("dashboard in Chromium", (ctx) => {
     });
     await new Promise<void>((resolve) => evil.listen(0, "127.0.0.1", resolve));
     const evilOrigin = `http://127.0.0.1:${(evil.address() as AddressInfo).port}`;
-    const page = await browser.newPage();
+    const page = await chromium.browser.newPage();
     try {
       for (const path of Object.keys(forms)) {
         const answered = page.waitForResponse((r) => r.url() === drain);

@@ -6,37 +6,17 @@
  * flow-control and bulk-confirmation views there (how `docs/dashboard-*.png` are made).
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { after, before, test } from "node:test";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { test } from "node:test";
+import type { Page } from "playwright-core";
 import { startDashboard } from "../src/dashboard/server.js";
 import { FlowProducer } from "../src/flows/producer.js";
 import { type Job, Queue, Worker } from "../src/index.js";
+import { useBrowser, WIDE } from "./support/browser.js";
 import { shot } from "./support/shots.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
-
-let browser: Browser;
-before(async () => {
-  assert.ok(CHROMIUM, "chromium is installed (scripts/setup.sh installs Debian's chromium)");
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-});
-after(async () => {
-  await browser?.close();
-});
-
-/** A page that fails the test on any console error or uncaught exception. */
-async function cleanPage(): Promise<{ page: Page; errors: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  const errors: string[] = [];
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(`${m.text()} (${m.location().url})`);
-  });
-  page.on("pageerror", (e) => errors.push(e.message));
-  return { page, errors };
-}
+const chromium = useBrowser();
 
 const ids = (page: Page) =>
   page.locator("#jobs tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-id")));
@@ -64,7 +44,7 @@ forEachWire("dashboard console in Chromium", (ctx) => {
     await until("25 dead", async () => (await q.counts()).dead === 25, 20_000);
     await worker.close();
     const dash = await startDashboard(conn, { port: 0 });
-    const { page, errors } = await cleanPage();
+    const { page, errors } = await chromium.newPage(WIDE);
     try {
       // A deep link to the second page of the dead jobs; reload keeps it.
       await page.goto(`${dash.url}#/q/links?state=dead&offset=20`);
@@ -163,7 +143,7 @@ forEachWire("dashboard console in Chromium", (ctx) => {
       return { pending: c.pending, scheduled: c.scheduled, dead: c.dead };
     };
     const dash = await startDashboard(conn, { port: 0 });
-    const { page, errors } = await cleanPage();
+    const { page, errors } = await chromium.newPage(WIDE);
     let bulkCalls = 0;
     page.on("request", (r) => {
       if (r.url().endsWith("/api/queues/bulk/bulk")) bulkCalls++;
@@ -233,7 +213,7 @@ forEachWire("dashboard console in Chromium", (ctx) => {
     const q = new Queue("hourly", conn);
     await q.addBulk(Array.from({ length: 5 }, (_, i) => ({ payload: i < 2 ? "flaky" : "fine" })));
     const dash = await startDashboard(conn, { port: 0, sampleMs: 100 });
-    const { page, errors } = await cleanPage();
+    const { page, errors } = await chromium.newPage(WIDE);
     const seen = new Set<string>();
     try {
       await fetch(new URL("/api/queues", dash.url)); // the bus's position taken: count from here
@@ -305,7 +285,7 @@ forEachWire("dashboard console in Chromium", (ctx) => {
       async () => JSON.stringify(await q.groups()) === '{"g":{"active":1,"parked":2}}',
     );
     const dash = await startDashboard(conn, { port: 0 });
-    const { page, errors } = await cleanPage();
+    const { page, errors } = await chromium.newPage(WIDE);
     try {
       // Schedules: the next instants the test computes from the spec, then removed through the page.
       await page.goto(`${dash.url}#/q/extras/schedules`);
@@ -388,7 +368,7 @@ forEachWire("dashboard console in Chromium", (ctx) => {
     const { id } = await q.add("k");
     await q.schedule("nightly", { cron: "0 3 * * *", payload: "n" });
     const dash = await startDashboard(conn, { port: 0 });
-    const { page, errors } = await cleanPage();
+    const { page, errors } = await chromium.newPage(WIDE);
     const cdp = await page.context().newCDPSession(page);
     /** The controls the accessibility tree holds without a name. */
     const unnamed = async () => {

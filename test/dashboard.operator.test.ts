@@ -7,40 +7,23 @@
  * navigation between the views, no console error on any page.
  */
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { after, before, test } from "node:test";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { test } from "node:test";
+import type { Page } from "playwright-core";
 import { startDashboard } from "../src/dashboard/server.js";
 import { FlowProducer } from "../src/flows/producer.js";
 import { type Job, Queue, Worker } from "../src/index.js";
 import { listWorkers } from "../src/observe/workers.js";
+import { useBrowser, WIDE } from "./support/browser.js";
 import { post } from "./support/dashboard-http.js";
 import { shot } from "./support/shots.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
-let browser: Browser;
-before(async () => {
-  assert.ok(CHROMIUM, "chromium is installed (scripts/setup.sh installs Debian's chromium)");
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-});
-after(async () => {
-  await browser?.close();
-});
-
-async function cleanPage(): Promise<{ page: Page; errors: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  const errors: string[] = [];
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(`${m.text()} (${m.location().url})`);
-  });
-  page.on("pageerror", (e) => errors.push(e.message));
-  return { page, errors };
-}
+const chromium = useBrowser();
 
 /** axe-core's serious and critical violations of the page as it is now: `rule: target, …`. */
 async function axeViolations(page: Page): Promise<string[]> {
@@ -93,7 +76,7 @@ forEachWire("dashboard operator views in Chromium", (ctx) => {
       async () => (await listWorkers(conn, "w-busy"))[0]?.busy === (await busyQ.counts()).active,
     );
     const dash = await startDashboard(conn, { port: 0 });
-    const { page, errors } = await cleanPage();
+    const { page, errors } = await chromium.newPage(WIDE);
     try {
       await page.goto(`${dash.url}#/workers`);
       await page.locator("#workers tbody tr").nth(2).waitFor();
@@ -149,7 +132,7 @@ forEachWire("dashboard operator views in Chromium", (ctx) => {
     const q = new Queue("steer", conn);
     await q.add("first");
     const dash = await startDashboard(conn, { port: 0 });
-    const { page, errors } = await cleanPage();
+    const { page, errors } = await chromium.newPage(WIDE);
     try {
       await page.goto(`${dash.url}#/q/steer?state=pending`);
       await page.locator("#jobs tbody tr").first().waitFor();
@@ -283,7 +266,7 @@ forEachWire("dashboard operator views in Chromium", (ctx) => {
     const worker = new Worker(new Queue("a11y-idle", conn), async () => "ok", { idleCheckMs: 50 });
     await worker.ready;
     const dash = await startDashboard(conn, { port: 0 });
-    const { page, errors } = await cleanPage();
+    const { page, errors } = await chromium.newPage(WIDE);
     try {
       // Keyboard only: from the page's start, Tab reaches the Workers link; Enter opens the view.
       await page.goto(dash.url);

@@ -6,26 +6,16 @@
  * the primary its queue lives on, as `listWorkers` reads them; a closed one leaves.
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { after, before, test } from "node:test";
-import { type Browser, chromium } from "playwright-core";
+import { test } from "node:test";
 import { startDashboard } from "../src/dashboard/server.js";
 import { type Job, Queue, Worker } from "../src/index.js";
 import { listWorkers } from "../src/observe/workers.js";
+import { useBrowser } from "./support/browser.js";
 import { queuePerShard } from "./support/cluster-helpers.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
 import { until } from "./support/until.js";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
-
-let browser: Browser;
-before(async () => {
-  assert.ok(CHROMIUM, "chromium is installed (scripts/setup.sh installs Debian's chromium)");
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-});
-after(async () => {
-  await browser?.close();
-});
+const chromium = useBrowser();
 
 forEachClusterWire("dashboard at scale in Chromium", (ctx) => {
   test("150 queues over three shards: 50 a page, the shown ones sampled, counts as the shards hold them", async () => {
@@ -37,11 +27,7 @@ forEachClusterWire("dashboard at scale in Chromium", (ctx) => {
       ),
     );
     const dash = await startDashboard(conn, { port: 0, sampleMs: 200 });
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on("console", (m) => {
-      if (m.type() === "error") errors.push(m.text());
-    });
+    const { page, errors } = await chromium.newPage();
     const rows = page.locator("#queues tbody tr");
     try {
       await page.goto(dash.url);
@@ -93,11 +79,7 @@ forEachClusterWire("dashboard at scale in Chromium", (ctx) => {
       (await listWorkers(conn)).filter((w) => w.pid === process.pid && names.includes(w.queue));
     await until("each busy slot announced", async () => (await mine()).every((w) => w.busy === 1));
     const dash = await startDashboard(conn, { port: 0, sampleMs: 200 });
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on("console", (m) => {
-      if (m.type() === "error") errors.push(m.text());
-    });
+    const { page, errors } = await chromium.newPage();
     try {
       await page.goto(`${dash.url}#/workers`);
       const held = await mine();

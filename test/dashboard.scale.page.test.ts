@@ -9,17 +9,16 @@
  * page's rows as the server holds them (the laned queue summed over its lanes).
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { after, before, test } from "node:test";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { test } from "node:test";
+import type { Page } from "playwright-core";
 import { startDashboard } from "../src/dashboard/server.js";
 import { type JobState, Queue } from "../src/index.js";
+import { useBrowser } from "./support/browser.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
 import { raw } from "./support/raw-http.js";
 import { forEachWire } from "./support/wires.js";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 const STATES: JobState[] = ["pending", "scheduled", "active", "completed", "dead", "waiting"];
 
 /** The queue rows on screen: each name and its count per state, as the cells read. */
@@ -35,14 +34,7 @@ const onScreen = (page: Page) =>
       STATES,
     );
 
-let browser: Browser;
-before(async () => {
-  assert.ok(CHROMIUM, "chromium is installed (scripts/setup.sh installs Debian's chromium)");
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-});
-after(async () => {
-  await browser?.close();
-});
+const chromium = useBrowser();
 
 forEachWire("dashboard page among many queues", (ctx) => {
   test("300 queues: the first 50 drawn with the server's counts, marks set, the others counted earlier", async () => {
@@ -55,11 +47,7 @@ forEachWire("dashboard page among many queues", (ctx) => {
     );
     await new Queue(names[1]!, conn).add("later", { delay: 60_000 });
     const dash = await startDashboard(conn, { port: 0, sampleMs: 200 });
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on("console", (m) => {
-      if (m.type() === "error") errors.push(m.text());
-    });
+    const { page, errors } = await chromium.newPage();
     const rows = page.locator("#queues tbody tr");
     try {
       await page.goto(dash.url);
@@ -122,11 +110,7 @@ forEachWire("dashboard page among many queues", (ctx) => {
     );
     // The longest interval: the first sample is the only one this test sees, its page not yet shown.
     const dash = await startDashboard(conn, { port: 0, sampleMs: 3_600_000 });
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on("console", (m) => {
-      if (m.type() === "error") errors.push(m.text());
-    });
+    const { page, errors } = await chromium.newPage();
     const rows = page.locator("#queues tbody tr");
     const read = () =>
       rows.evaluateAll((rs) =>
@@ -234,11 +218,7 @@ forEachClusterWire("dashboard page among many queues, on a cluster", (ctx) => {
     await new Queue(laned, conn, { lanes: 16 }).addBulk(Array.from({ length: 40 }, () => ({ payload: "w" })));
     await new Queue(laned, conn, { lanes: 16 }).add("later", { delay: 60_000 });
     const dash = await startDashboard(conn, { port: 0, sampleMs: 200 });
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on("console", (m) => {
-      if (m.type() === "error") errors.push(m.text());
-    });
+    const { page, errors } = await chromium.newPage();
     try {
       await page.goto(dash.url);
       await page.locator("#queues-page", { hasText: `1–50 of ${names.length + 1} queues` }).waitFor();

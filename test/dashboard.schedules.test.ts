@@ -5,25 +5,15 @@
  * no button and refuses the POST (403); an unknown schedule answers 409 with its typed code.
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { after, before, test } from "node:test";
-import { type Browser, chromium } from "playwright-core";
+import { test } from "node:test";
 import { startDashboard } from "../src/dashboard/server.js";
 import { Queue, Worker } from "../src/index.js";
+import { useBrowser, WIDE } from "./support/browser.js";
 import { get, post } from "./support/dashboard-http.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
-
-let browser: Browser;
-before(async () => {
-  assert.ok(CHROMIUM, "chromium is installed (scripts/setup.sh installs Debian's chromium)");
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-});
-after(async () => {
-  await browser?.close();
-});
+const chromium = useBrowser();
 
 forEachWire("dashboard schedule pause", (ctx) => {
   test("Pause and Resume behind a confirmation; the record holds what the row shows", async () => {
@@ -36,10 +26,7 @@ forEachWire("dashboard schedule pause", (ctx) => {
     await q.pauseSchedule("fast"); // its last fired instant stands still
     await worker.close();
     const dash = await startDashboard(conn, { port: 0 });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors: string[] = [];
-    page.on("console", (m) => void (m.type() === "error" && errors.push(m.text())));
-    page.on("pageerror", (e) => errors.push(e.message));
+    const { page, errors } = await chromium.newPage(WIDE);
     try {
       await page.goto(`${dash.url}#/q/sp/schedules`);
       const fast = page.locator('#schedules tr[data-schedule="fast"]');
@@ -90,7 +77,7 @@ forEachWire("dashboard schedule pause", (ctx) => {
 
     // Read-only: no button, and the POST refused with nothing written.
     const ro = await startDashboard(conn, { port: 0, readOnly: true });
-    const view = await browser.newPage();
+    const view = await chromium.browser.newPage();
     try {
       await view.goto(`${ro.url}#/q/sp/schedules`);
       await view.locator('#schedules tr[data-schedule="tick"]').waitFor();

@@ -28,8 +28,10 @@ import {
   brief,
   checkTargets,
   connectTo,
+  crashedAmong,
   crashedOnItsOwn,
   measure,
+  msRange,
   type Outcome,
   quietly,
   startFor,
@@ -114,11 +116,6 @@ async function clientIds(cli: (...args: string[]) => Promise<unknown>): Promise<
   return new Set([...list.matchAll(/^id=(\d+) /gm)].map((m) => m[1]!));
 }
 
-function range(xs: readonly number[]): string {
-  if (xs.length === 0) return "none";
-  return `${Math.min(...xs)}–${Math.max(...xs)} ms`;
-}
-
 /** Where the experiment runs: a node, or a cluster (the queue on one primary's shard). */
 interface Env {
   queue: string;
@@ -163,11 +160,7 @@ export function batchKillCluster(wire: Wire, p: BatchKillParams): Promise<Outcom
         conn,
         target: JSON.stringify(cluster.seeds),
         node: home,
-        crashes: async () => {
-          let n = 0;
-          for (const node of cluster.nodes) n += await crashedOnItsOwn(node);
-          return n;
-        },
+        crashes: () => crashedAmong(cluster.nodes),
       });
     } finally {
       await quietly(conn?.close());
@@ -302,7 +295,7 @@ async function killRun(out: Outcome, wire: Wire, p: BatchKillParams, env: Env): 
     out.crashes += await env.crashes();
     out.notes.push(
       `held at each kill: ${heldPerKill.join(", ")}; run twice ${out.completedTwice} (the held; outside them ${rerunOutsideHeld})`,
-      `held jobs started again after the kill: ${[...reclaim].map(([m, t]) => `${m} ${range(t)}`).join(", ")} (lease ${p.leaseMs} ms, ${range(leftAtKill.map(Math.round))} of it left at the kill; reaper ${wire === 6 ? "the node's" : `every ${REAP_EVERY_MS} ms`}): ${range(lag.map(Math.round))} after each one's lease ended`,
+      `held jobs started again after the kill: ${[...reclaim].map(([m, t]) => `${m} ${msRange(t)}`).join(", ")} (lease ${p.leaseMs} ms, ${msRange(leftAtKill.map(Math.round))} of it left at the kill; reaper ${wire === 6 ? "the node's" : `every ${REAP_EVERY_MS} ms`}): ${msRange(lag.map(Math.round))} after each one's lease ended`,
       `survivor errors: ${errors.text(2)}`,
     );
     checkTargets(out);

@@ -134,6 +134,19 @@ export async function crashedOnItsOwn(server: ValkeyServer): Promise<number> {
   }
 }
 
+/** `crashedOnItsOwn` over every node of a cluster: how many crashed. */
+export async function crashedAmong(nodes: readonly ValkeyServer[]): Promise<number> {
+  let n = 0;
+  for (const node of nodes) n += await crashedOnItsOwn(node);
+  return n;
+}
+
+/** The span of a list of milliseconds for notes: "12–480 ms", or "none" when it is empty. */
+export function msRange(xs: readonly number[]): string {
+  if (xs.length === 0) return "none";
+  return `${Math.min(...xs)}–${Math.max(...xs)} ms`;
+}
+
 /** The per-job state of queue `q` the server holds: id → the set it is in. */
 export async function whereAre(conn: Connection, q: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();

@@ -29,8 +29,10 @@ import {
   brief,
   checkTargets,
   connectTo,
+  crashedAmong,
   crashedOnItsOwn,
   measure,
+  msRange,
   type Outcome,
   quietly,
   startFor,
@@ -116,11 +118,6 @@ function leasedIn(bytes: Buffer, known: ReadonlySet<string>): string[] {
   return ids;
 }
 
-function range(xs: readonly number[]): string {
-  if (xs.length === 0) return "none";
-  return `${Math.min(...xs)}–${Math.max(...xs)} ms`;
-}
-
 /** Where the experiment runs: a node or a cluster, the proxy in front of the queue's node. */
 interface Env {
   queue: string;
@@ -187,11 +184,7 @@ export function fusedCutsCluster(wire: Wire, p: FusedCutsParams): Promise<Outcom
         proxies,
         proxied: (name) => connect({ nodes: seeds, natMap, wire, name }),
         straight: (name) => connect({ nodes: cluster.seeds, wire, name }),
-        crashes: async () => {
-          let n = 0;
-          for (const node of cluster.nodes) n += await crashedOnItsOwn(node);
-          return n;
-        },
+        crashes: () => crashedAmong(cluster.nodes),
       });
     } finally {
       await quietly(direct?.close(), ...proxies.map((x) => x.close()));
@@ -314,8 +307,8 @@ async function fusedRun(out: Outcome, p: FusedCutsParams, env: Env): Promise<voi
     }
   }
   out.notes.push(
-    `${cuts} cuts; ${[...roundTimes].map(([k, ms]) => `${k}: ${p.perRound} more done ${range(ms)} after`).join("; ")}`,
-    `jobs leased in lost replies ${lostLeases.length}, running again ${range(backAfter)} after the cut (lease ${p.leaseMs} ms; reaper: on wire 4 the worker's, every 250 ms, on wire 6 the node's)`,
+    `${cuts} cuts; ${[...roundTimes].map(([k, ms]) => `${k}: ${p.perRound} more done ${msRange(ms)} after`).join("; ")}`,
+    `jobs leased in lost replies ${lostLeases.length}, running again ${msRange(backAfter)} after the cut (lease ${p.leaseMs} ms; reaper: on wire 4 the worker's, every 250 ms, on wire 6 the node's)`,
     `proxy connections accepted ${env.proxies.reduce((n, x) => n + x.stats.accepted, 0)}; worker errors: ${errors.text(3)}`,
   );
   checkTargets(out);

@@ -23,15 +23,19 @@ export interface FrozenWorker {
   stop(): Promise<void>;
 }
 
-/** Starts the child worker on `queue`; resolves once its slot runs. */
+/**
+ * Starts the child worker on `queue` with a `brief` handler (runs 100 ms) or one that waits for
+ * its `signal`; resolves once its slot runs.
+ */
 export async function startFrozenWorker(
   target: { port: number } | { nodes: readonly { host: string; port: number }[] },
   wire: number,
   queue: string,
+  handler: "brief" | "signal" = "brief",
 ): Promise<FrozenWorker> {
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--import", "tsx", CHILD, JSON.stringify(target), String(wire), queue],
+    ["--import", "tsx", CHILD, JSON.stringify(target), String(wire), queue, handler],
     { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] },
   );
   const lines: string[] = [];
