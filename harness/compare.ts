@@ -255,14 +255,16 @@ function leaseTime(
   return entries.map(([field, value]): [string, string] => {
     if (field !== PROCESSED_ON) return [field, value];
     const before = o.prev?.raw.get(rawKey);
-    const kept = before?.type === "hash" && before.fields.some(([f, v]) => latin1(f) === field && latin1(v) === value);
+    const kept =
+      before?.type === "hash" && before.fields.some(([f, v]) => latin1(f) === field && latin1(v) === value);
     if (kept) {
       const token = o.prev?.norm.get(normKey)?.entries.find(([f]) => f === field)?.[1];
       if (token !== undefined) return [field, token];
     }
     if (o.window === undefined) return [field, `=${value}`];
     const leased = o.leased === undefined || o.leased.includes(rawKey);
-    if (leased && /^[0-9]+$/.test(value) && inWindow(Number(value), 0, o.window)) return [field, `T${o.step}`];
+    if (leased && /^[0-9]+$/.test(value) && inWindow(Number(value), 0, o.window))
+      return [field, `T${o.step}`];
     issues.push(
       leased
         ? `${normKey} ${PROCESSED_ON} ${show(value)} is not a now in [${o.window.lo}, ${o.window.hi}]`
