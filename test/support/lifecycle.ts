@@ -145,12 +145,16 @@ export function lifecycle(ctx: () => WireContext) {
     assert.deepEqual(await dump(q), before, `keyspace unchanged after: ${text}`);
   }
 
-  /** Adds one job and claims it: the queue must hold no other ready job. */
+  /**
+   * Adds one job and claims it: the queue must hold no other ready job. `on`: the row field the
+   * lease wrote, `processed_on` = the claim's now (its deadline less the lease).
+   */
   async function leased(q: string, payload = "p", opts: Parameters<typeof add>[3] = {}, leaseMs = 30_000) {
     const { id } = await add(ctx().conn, q, payload, opts);
     const job = await claim(ctx().conn, q, leaseMs);
     assert.ok(job && job.id === id, "claimed the job just added");
-    return { id, token: job.attempts, deadline: job.deadline };
+    const on = { processed_on: String(job.deadline - leaseMs) };
+    return { id, token: job.attempts, deadline: job.deadline, on };
   }
 
   /** A job in `dead`, with one attempt used. */
