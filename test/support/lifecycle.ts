@@ -131,7 +131,10 @@ export function lifecycle(ctx: () => WireContext) {
     assert.ok(n >= lo && n <= hi, `${what} ${n} within [${lo}, ${hi}]`);
   }
 
-  /** The fields a claim adds besides state/attempts: `lease_epoch` on wire 6 (declared difference D1). */
+  /**
+   * The field a claim adds on wire 6 only: `lease_epoch` (declared difference D1). Both wires add
+   * `processed_on` (see `leased`'s `on`).
+   */
   async function epoch(): Promise<Record<string, string>> {
     if (ctx().wire !== 6) return {};
     const info = String(await cli("INFO", "server"));
