@@ -2,8 +2,8 @@
  * What the harness compares, as pure functions: a queue's keyspace dump (every key found under its
  * hashtag, type by type), normalised so the two sides can be compared byte for byte — the queue
  * name taken out of key names, time scores and stream entry ids replaced by tokens once they are
- * matched to the window of server time around their call, the declared `lease_epoch` checked and
- * masked — and typed replies rendered as canonical text.
+ * matched to the window of server time around their call (a row's `processed_on` as well), the
+ * declared `lease_epoch` checked and masked — and typed replies rendered as canonical text.
  */
 import type { RawDump, RawValue } from "./dump.js";
 import type { Reply } from "./resp.js";
@@ -49,6 +49,11 @@ interface NormOptions {
   given?: ReadonlySet<string> | undefined;
   /** Native side: `lease_epoch` must be the run_id (then it is masked), on every leased row. */
   epoch?: { runId: string; leasedRows: readonly string[] } | undefined;
+  /**
+   * The rows this call leased on this side (raw keys): only they may take a new `processed_on`,
+   * the call's now. Absent: any row may (its value still matched to the window).
+   */
+  leased?: readonly string[] | undefined;
 }
 
 interface Normalized {
@@ -138,6 +143,7 @@ export function normalize(raw: RawDump, o: NormOptions): Normalized {
       case "hash":
         entries = value.fields.map(([f, v]) => [latin1(f), latin1(v)]);
         if (o.epoch && isRow(normKey, o.queues)) entries = maskEpoch(normKey, entries, o.epoch, issues);
+        if (isRow(normKey, o.queues)) entries = leaseTime(key, normKey, entries, o, issues);
         break;
       case "zset": {
         const set = timeSetOf(normKey, o.queues);
@@ -228,6 +234,43 @@ function maskEpoch(
     if (value === epoch.runId) return false;
     issues.push(`D1: ${normKey} lease_epoch is ${show(value)}, expected the run_id ${epoch.runId}`);
     return true;
+  });
+}
+
+/** The row field a lease writes with the call's now (docs/protocol.md, "The job row"). */
+const PROCESSED_ON = "processed_on";
+
+/**
+ * A row's `processed_on` (server time, like a time score): a value the step left as it was keeps
+ * its token; a new one, on a row this call leased, must be a now in the call's window and becomes
+ * `T<step>`. Without a window (seeds, plain reads) a new value is kept literally.
+ */
+function leaseTime(
+  rawKey: string,
+  normKey: string,
+  entries: [string, string][],
+  o: NormOptions,
+  issues: string[],
+): [string, string][] {
+  return entries.map(([field, value]): [string, string] => {
+    if (field !== PROCESSED_ON) return [field, value];
+    const before = o.prev?.raw.get(rawKey);
+    const kept =
+      before?.type === "hash" && before.fields.some(([f, v]) => latin1(f) === field && latin1(v) === value);
+    if (kept) {
+      const token = o.prev?.norm.get(normKey)?.entries.find(([f]) => f === field)?.[1];
+      if (token !== undefined) return [field, token];
+    }
+    if (o.window === undefined) return [field, `=${value}`];
+    const leased = o.leased === undefined || o.leased.includes(rawKey);
+    if (leased && /^[0-9]+$/.test(value) && inWindow(Number(value), 0, o.window))
+      return [field, `T${o.step}`];
+    issues.push(
+      leased
+        ? `${normKey} ${PROCESSED_ON} ${show(value)} is not a now in [${o.window.lo}, ${o.window.hi}]`
+        : `${normKey} ${PROCESSED_ON} became ${show(value)} on a row this call did not lease`,
+    );
+    return [field, `?${value}`];
   });
 }
 

@@ -1,6 +1,6 @@
 /**
  * What a step's replies carry that the comparison reads apart: a time in the reply (a deadline, a
- * due time) and the row a native claim leased.
+ * due time) and the rows a claim leased.
  */
 import { tokenizeReply, type Window } from "./compare.js";
 import { queueOf, type Call, type Side } from "./executors.js";
@@ -28,7 +28,7 @@ export function timedReply(
   return one(reply);
 }
 
-/** The rows a native claim leased: the row of each id its reply names. */
+/** The rows a claim leased on `side`: the row of each id its reply names. */
 export function leasedRows(verb: Verb, call: Call, reply: Reply, side: Side): string[] {
   if ((verb.verb === "CLAIMN" || verb.verb === "COMPLETEN") && reply.t === "array") {
     // COMPLETEN's jobs follow its outcomes.

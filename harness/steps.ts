@@ -264,6 +264,7 @@ export class CaseRun {
       offsets,
       carried,
       given,
+      leased: leasedRows(verb, call, replies.script, this.script),
     });
     const n = normalize(rawN, {
       queues: this.names(this.native),
@@ -274,6 +275,7 @@ export class CaseRun {
       carried,
       given,
       epoch: { runId: this.ex.scratch.runId, leasedRows: leased },
+      leased,
     });
     const problems = [...s.issues.map((i) => `script: ${i}`), ...n.issues.map((i) => `native: ${i}`)];
     const replyIssues: string[] = [];

@@ -151,7 +151,8 @@ forEachWire("bullmq: the core's job model", (ctx) => {
     );
     assert.ok(g.finishedOn! >= on.get("good:0")! && on.get("good:0")! >= g.timestamp);
     assert.ok(b.finishedOn! >= on.get("bad:1")! && on.get("bad:1")! >= on.get("bad:0")!);
-    assert.equal(g.processedOn, undefined); // a read row keeps no processedOn
+    // The row's processed_on: the last attempt's lease time, the processor's own processedOn.
+    assert.deepEqual([g.processedOn, b.processedOn], [on.get("good:0"), on.get("bad:1")]);
     const [listed] = await q.getFailed();
     assert.deepEqual([listed?.id, listed?.finishedOn], [bad.id, b.finishedOn]);
   });

@@ -38,7 +38,13 @@ forEachWire("enqueue and claim", (ctx) => {
       job.deadline >= before + 30_000 && job.deadline <= afterMs + 30_000,
       "deadline in the server-time window",
     );
-    const row: Record<string, string> = { state: "active", attempts: "1", payload: "hello" };
+    // processed_on: the claim's now, the one its deadline counts from.
+    const row: Record<string, string> = {
+      state: "active",
+      attempts: "1",
+      payload: "hello",
+      processed_on: String(job.deadline - 30_000),
+    };
     if (wire === 6) {
       const info = String(await server.cli("INFO", "server"));
       row.lease_epoch = /run_id:(\w+)/.exec(info)![1]!;

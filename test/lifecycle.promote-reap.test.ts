@@ -101,6 +101,7 @@ forEachWire("job lifecycle: PROMOTE and REAP", (ctx) => {
       payload: "b",
       priority: "2",
       ...e,
+      ...back.on,
     });
     assert.deepEqual(snap[jobKey("rp", gone.id)], {
       state: "dead",
@@ -109,6 +110,7 @@ forEachWire("job lifecycle: PROMOTE and REAP", (ctx) => {
       max_attempts: "1",
       error: "lease expired",
       ...e,
+      ...gone.on,
     });
     assert.deepEqual(snap["emq:{rp}:pending"], [back.id, "2"]);
     assert.deepEqual(snap["emq:{rp}:active"], [live.id, String(live.deadline)]);

@@ -32,7 +32,7 @@ forEachWire("job lifecycle: EXTEND, COMPLETE, FAIL, RETRY", (ctx) => {
 
   test("COMPLETE keep > 0: row completed with the result, id in done at finish time; keep 0 deletes the row", async () => {
     const { conn } = ctx();
-    const { id, token } = await leased("c", "work");
+    const { id, token, on } = await leased("c", "work");
     const bytes = Buffer.from([0, 13, 10, 255]);
     const { lo, hi } = await timed(() => complete(conn, "c", id, token, bytes, 10));
     const snap = await dump("c");
@@ -42,6 +42,7 @@ forEachWire("job lifecycle: EXTEND, COMPLETE, FAIL, RETRY", (ctx) => {
       payload: "work",
       result: String(bytes),
       ...(await epoch()),
+      ...on,
     });
     const raw = await rawCommand(ctx().server.port, ["HGET", jobKey("c", id), "result"], {
       returnBuffers: true,
@@ -123,6 +124,7 @@ forEachWire("job lifecycle: EXTEND, COMPLETE, FAIL, RETRY", (ctx) => {
         priority: "4",
         error: "oops",
         ...e,
+        ...a.on,
       },
       "emq:{f}:pending": [a.id, "4"],
     });
@@ -140,6 +142,7 @@ forEachWire("job lifecycle: EXTEND, COMPLETE, FAIL, RETRY", (ctx) => {
       priority: "4",
       error: "later",
       ...e,
+      processed_on: String(again!.deadline - 1000), // the second lease's
     });
     const schedule = snap["emq:{f}:schedule"] as string[];
     assert.equal(schedule[0], a.id);
@@ -162,6 +165,7 @@ forEachWire("job lifecycle: EXTEND, COMPLETE, FAIL, RETRY", (ctx) => {
       payload: "x",
       error: "fatal",
       ...e,
+      ...a.on,
     });
     const dead = snap["emq:{fd}:dead"] as string[];
     assert.equal(dead[0], a.id);
@@ -204,9 +208,13 @@ forEachWire("job lifecycle: EXTEND, COMPLETE, FAIL, RETRY", (ctx) => {
   test("RETRY: a dead job returns to pending at its priority with max_attempts = attempts + extra", async () => {
     const { conn } = ctx();
     const e = await epoch();
-    const id = await buried("rt", { priority: 9 });
+    const { value: id, lo, hi } = await timed(() => buried("rt", { priority: 9 }));
     await retry(conn, "rt", id, 2);
-    assert.deepEqual(await dump("rt"), {
+    const snap = await dump("rt");
+    // processed_on: the dead attempt's lease time, kept through RETRY.
+    const on = (snap[jobKey("rt", id)] as Record<string, string>).processed_on!;
+    within(on, lo, hi, "processed_on");
+    assert.deepEqual(snap, {
       [jobKey("rt", id)]: {
         state: "pending",
         attempts: "1",
@@ -215,6 +223,7 @@ forEachWire("job lifecycle: EXTEND, COMPLETE, FAIL, RETRY", (ctx) => {
         error: "boom",
         max_attempts: "3",
         ...e,
+        processed_on: on,
       },
       "emq:{rt}:pending": [id, "9"],
     });

@@ -1,7 +1,8 @@
 /**
  * Keyspace equality between the wire-4 scripts and the module's native verbs: enqueue and claim
- * through both wires leave the same keys and values (lease_epoch = run_id, active scores in their
- * time windows), and a claim is lease-exact against TIME in one MULTI/EXEC.
+ * through both wires leave the same keys and values (lease_epoch = run_id, active scores and the
+ * rows' processed_on in their time windows), and a claim is lease-exact against TIME in one
+ * MULTI/EXEC (deadline and processed_on alike).
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -37,7 +38,7 @@ describe("keyspace equality: wire-4 scripts vs the native verbs", () => {
     await Promise.all([plain.stop(), mod.stop()]);
   });
 
-  test("enqueue + claim through both wires: the same keys and values, but lease_epoch = run_id and active scores in their time windows", async () => {
+  test("enqueue + claim through both wires: the same keys and values, but lease_epoch = run_id, active scores and processed_on in their time windows", async () => {
     assert.equal(await installModuleBrand({ port: mod.port }), 1);
     const c4 = await connect({ port: plain.port });
     const c6 = await connect({ port: mod.port, wire: 6, requiredVerbs: VERBS });
@@ -117,15 +118,30 @@ describe("keyspace equality: wire-4 scripts vs the native verbs", () => {
         );
       } else if (a.type === "hash") {
         const native = { ...(b.value as Record<string, string>) };
+        const script = { ...(a.value as Record<string, string>) };
         const id = key.slice(key.lastIndexOf(":") + 1);
         if (claimed.has(id)) {
           assert.equal(native.lease_epoch, epoch, `${key}: lease_epoch is the run_id`);
           delete native.lease_epoch;
+          // processed_on: the claim's now, the deadline less the lease, on each side's clock.
+          for (const [fields, port] of [
+            [script, plain.port],
+            [native, mod.port],
+          ] as const) {
+            const [lo, hi] = windows[port]!.get(id)!;
+            const on = Number(fields.processed_on);
+            assert.ok(
+              on >= lo - lease && on <= hi - lease,
+              `${key} processed_on ${on} in [${lo - lease}, ${hi - lease}]`,
+            );
+            delete fields.processed_on;
+          }
         } else {
           assert.equal(native.lease_epoch, undefined, `${key}: an unclaimed row has no lease_epoch`);
+          assert.equal(native.processed_on, undefined, `${key}: an unclaimed row has no processed_on`);
         }
-        assert.equal((a.value as Record<string, string>).lease_epoch, undefined);
-        assert.deepEqual(native, a.value, `${key} field by field`);
+        assert.equal(script.lease_epoch, undefined);
+        assert.deepEqual(native, script, `${key} field by field`);
       } else if (a.type === "stream") {
         // Entry ids are each server's time: the same entries, fields and order.
         const fields = (side: typeof a) => (side.value as string[][]).map(([, ...rest]) => rest);
@@ -135,11 +151,10 @@ describe("keyspace equality: wire-4 scripts vs the native verbs", () => {
         assert.deepEqual(b, a, key);
       }
     }
-    assert.deepEqual(d4[`emq:{${q}}:job:${jobs[0]![0]}`]!.value, {
-      state: "active",
-      attempts: "1",
-      payload: "alpha",
-    });
+    const first = { ...(d4[`emq:{${q}}:job:${jobs[0]![0]}`]!.value as Record<string, string>) };
+    assert.match(first.processed_on ?? "", /^\d+$/);
+    delete first.processed_on;
+    assert.deepEqual(first, { state: "active", attempts: "1", payload: "alpha" });
   });
 
   test("lease-exact: EVAL claim.lua, EMQ.CLAIM and TIME in one MULTI/EXEC give equal deadlines = TIME ms + lease", async () => {
@@ -165,12 +180,8 @@ describe("keyspace equality: wire-4 scripts vs the native verbs", () => {
     assert.equal(Number(await mod.cli("ZSCORE", k("lx1", "active"), id)), now + 30000);
     assert.equal(Number(await mod.cli("ZSCORE", k("lx2", "active"), id)), now + 30000);
     const d = await dumpAll(mod.port);
-    assert.deepEqual(d[row("lx1", id)]!.value, { state: "active", attempts: "1", payload: "one" });
-    assert.deepEqual(d[row("lx2", id)]!.value, {
-      state: "active",
-      attempts: "1",
-      payload: "one",
-      lease_epoch: await runId(mod.port),
-    });
+    const leased = { state: "active", attempts: "1", payload: "one", processed_on: String(now) };
+    assert.deepEqual(d[row("lx1", id)]!.value, leased);
+    assert.deepEqual(d[row("lx2", id)]!.value, { ...leased, lease_epoch: await runId(mod.port) });
   });
 });

@@ -22,7 +22,14 @@ forEachWire("requeue and reschedule", (ctx) => {
     const { value: due, lo, hi } = await timed(() => reschedule(conn, "ns", job.id, job.token, 20_000));
     within(due, lo + 20_000, hi + 20_000, "due");
     assert.deepEqual(await dump("ns"), {
-      [jobKey("ns", job.id)]: { state: "scheduled", attempts: "1", payload: "x", priority: "6", ...e },
+      [jobKey("ns", job.id)]: {
+        state: "scheduled",
+        attempts: "1",
+        payload: "x",
+        priority: "6",
+        ...e,
+        ...job.on,
+      },
       "emq:{ns}:schedule": [job.id, String(due)],
     });
     await refusedUnchanged(
@@ -48,6 +55,7 @@ forEachWire("requeue and reschedule", (ctx) => {
         priority: "-2",
         max_attempts: "4",
         ...e,
+        ...job.on,
       },
       "emq:{nr}:pending": [job.id, "-2"],
     });

@@ -68,7 +68,7 @@ describe("the stand (in-process)", () => {
     assert.deepEqual(keys(clm!.keyspace.b), keys(clm!.keyspace.a));
   });
 
-  test("row fields are equal except lease_epoch, present only on B and equal to B's run_id", () => {
+  test("row fields are equal except lease_epoch, present only on B and equal to B's run_id, and processed_on, each node's claim time", () => {
     const row = queueKey(result.queue, "job:") + result.id;
     for (const step of result.steps) {
       const a = fieldsOf(step.keyspace.a, row);
@@ -77,10 +77,20 @@ describe("the stand (in-process)", () => {
       if (step.name === "claim") {
         assert.equal(b.lease_epoch, result.nodes.b.runId);
         delete b.lease_epoch;
+        // processed_on: the claim's now on its own node, its deadline less the lease.
+        for (const [fields, side] of [
+          [a, "a"],
+          [b, "b"],
+        ] as const) {
+          const deadline = (step.reply[side] as { deadline: number }).deadline;
+          assert.equal(fields.processed_on, String(deadline - result.leaseMs));
+          delete fields.processed_on;
+        }
         assert.equal(a.state, "active");
         assert.equal(a.attempts, "1");
       } else {
         assert.equal(b.lease_epoch, undefined);
+        assert.equal(b.processed_on, undefined);
         assert.equal(a.state, "pending");
       }
       assert.deepEqual(b, a);
@@ -195,10 +205,10 @@ describe("the stand's comparison", () => {
       .filter((r) => r.mark === "unexpected")
       .map((r) => (r.what === "keyspace" ? r.note : r.what));
 
-  test("the declared differences pass: lease_epoch = B's run_id, deadlines within their windows", () => {
+  test("the declared differences pass: lease_epoch = B's run_id, deadlines and processed_on within their windows", () => {
     const rows = compareKeyspaces(
-      node(claimed, 31_000),
-      node({ ...claimed, lease_epoch: runIdB }, 31_002),
+      node({ ...claimed, processed_on: "1000" }, 31_000),
+      node({ ...claimed, lease_epoch: runIdB, processed_on: "1002" }, 31_002),
       ctx,
     );
     assert.deepEqual(
@@ -208,8 +218,17 @@ describe("the stand's comparison", () => {
         [`${row} attempts`, "equal"],
         [`${row} lease_epoch`, "declared"],
         [`${row} payload`, "equal"],
+        [`${row} processed_on`, "declared"],
         [`${row} state`, "equal"],
       ],
+    );
+    const late = unexpected(
+      node({ ...claimed, processed_on: "1000" }, 31_000),
+      node({ ...claimed, lease_epoch: runIdB, processed_on: "1004" }, 31_002),
+    );
+    assert.ok(
+      late.some((f) => /processed_on "1004" is not a now in \[1002, 1003\]/.test(f)),
+      late.join("\n"),
     );
   });
 

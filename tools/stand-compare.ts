@@ -142,10 +142,14 @@ export interface KeyspaceContext {
   prev?: Record<Side, { raw: RawDump; norm: NormDump }>;
 }
 
-/** Each node's keyspace after a step, raw and normalised as `compareKeyspaces` normalised it. */
-export function normalised(rawA: RawDump, rawB: RawDump, ctx: KeyspaceContext): Record<Side, NormDump> {
+/**
+ * Each node's keyspace normalised as the harness normalises it: time scores and the leased row's
+ * `processed_on` within their node's window, B's `lease_epoch` = its run_id on that row, masked.
+ */
+function normalizeBoth(rawA: RawDump, rawB: RawDump, ctx: KeyspaceContext) {
   const queues = [{ physical: ctx.queue, logical: ctx.queue }];
-  const epoch = { runId: ctx.runIdB, leasedRows: ctx.leased ? [`emq:{${ctx.queue}}:job:${ctx.leased}`] : [] };
+  const leased = ctx.leased ? [`emq:{${ctx.queue}}:job:${ctx.leased}`] : [];
+  const epoch = { runId: ctx.runIdB, leasedRows: leased };
   const norm = (raw: RawDump, side: Side) =>
     normalize(raw, {
       queues,
@@ -153,9 +157,16 @@ export function normalised(rawA: RawDump, rawB: RawDump, ctx: KeyspaceContext): 
       window: ctx.windows[side],
       offsets: ctx.offsets,
       prev: ctx.prev?.[side],
+      leased,
       ...(side === "b" ? { epoch } : {}),
     });
-  return { a: norm(rawA, "a").norm, b: norm(rawB, "b").norm };
+  return { a: norm(rawA, "a"), b: norm(rawB, "b") };
+}
+
+/** Each node's keyspace after a step, raw and normalised as `compareKeyspaces` normalised it. */
+export function normalised(rawA: RawDump, rawB: RawDump, ctx: KeyspaceContext): Record<Side, NormDump> {
+  const { a, b } = normalizeBoth(rawA, rawB, ctx);
+  return { a: a.norm, b: b.norm };
 }
 
 /** A dump as written (no tokens, nothing masked): key → type and sorted entries. */
@@ -163,22 +174,12 @@ export const literal = (raw: RawDump): NormDump => normalize(raw, { queues: [], 
 
 /**
  * Key by key, field by field: equal as written; declared when equal once normalised as the
- * harness normalises (time scores within their node's window; B's `lease_epoch` = its run_id on
- * the leased row, then masked); unexpected otherwise, and for every issue normalising found.
+ * harness normalises (time scores and the leased row's `processed_on` within their node's window;
+ * B's `lease_epoch` = its run_id on the leased row, then masked); unexpected otherwise, and for
+ * every issue normalising found.
  */
 export function compareKeyspaces(rawA: RawDump, rawB: RawDump, ctx: KeyspaceContext): Row[] {
-  const queues = [{ physical: ctx.queue, logical: ctx.queue }];
-  const epoch = { runId: ctx.runIdB, leasedRows: ctx.leased ? [`emq:{${ctx.queue}}:job:${ctx.leased}`] : [] };
-  const norm = (raw: RawDump, side: Side) =>
-    normalize(raw, {
-      queues,
-      step: ctx.prev ? 2 : 1,
-      window: ctx.windows[side],
-      offsets: ctx.offsets,
-      prev: ctx.prev?.[side],
-      ...(side === "b" ? { epoch } : {}),
-    });
-  const [na, nb] = [norm(rawA, "a"), norm(rawB, "b")];
+  const { a: na, b: nb } = normalizeBoth(rawA, rawB, ctx);
   const [la, lb] = [literal(rawA), literal(rawB)];
   const rows: Row[] = [];
   for (const key of [...new Set([...la.keys(), ...lb.keys()])].sort()) {
@@ -197,7 +198,9 @@ export function compareKeyspaces(rawA: RawDump, rawB: RawDump, ctx: KeyspaceCont
           ? "≠ lease_epoch (declared: native claim adds run_id; = B's run_id)"
           : type === "stream"
             ? "~ entry id: its node's time (the same entry, fields and order)"
-            : `~ deadline: B − A = ${Number(b) - Number(a)} ms (each claim read its own node's clock)`;
+            : field === "processed_on"
+              ? `~ processed_on: B − A = ${Number(b) - Number(a)} ms (each lease read its own node's clock)`
+              : `~ deadline: B − A = ${Number(b) - Number(a)} ms (each claim read its own node's clock)`;
       const differ = a === null || b === null ? `only on ${a === null ? "B" : "A"}` : "values differ";
       const [mark, note]: [Mark, string] =
         xa!.get(field) !== xb!.get(field)

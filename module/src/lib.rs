@@ -41,7 +41,7 @@ const MIN_VALKEY_MAJOR: u32 = 8;
 /// The strings the verbs write and read over and over (the brand key, field names, states, the
 /// lease epoch):
 /// created once at load instead of once per use.
-fn interned(run_id: &'static [u8]) -> [&'static [u8]; 43] {
+fn interned(run_id: &'static [u8]) -> [&'static [u8]; 44] {
     [
         keyspace::VERSION_KEY,
         b"state",
@@ -50,6 +50,7 @@ fn interned(run_id: &'static [u8]) -> [&'static [u8]; 43] {
         b"priority",
         b"max_attempts",
         b"lease_epoch",
+        b"processed_on",
         b"result",
         b"error",
         b"paused",

@@ -1,9 +1,8 @@
 /**
  * BullMQ's `Job` over an EchoMQ job: its fields read from the row (the core's `name`, data,
- * `max_attempts`, `backoff`, `attemptsMade`, `finishedOn`; in a processor the claim's
- * `processedOn` too), its methods through the core's calls. Where the core keeps no such field
- * (a read row's `processedOn`) it says so (docs/migrating-from-bullmq.md); methods
- * it cannot honour are refused by name.
+ * `max_attempts`, `backoff`, `attemptsMade`, `processedOn`, `finishedOn`; in a processor the
+ * claim's `processedOn`), its methods through the core's calls. Where the core keeps no such
+ * field it says so (docs/migrating-from-bullmq.md); methods it cannot honour are refused by name.
  */
 import { idTime } from "../branded-id.js";
 import type { JobInfo } from "../operate/row.js";
@@ -99,6 +98,7 @@ export class Job<DataType = Untyped, ReturnType = Untyped, NameType extends stri
     const settled = info.state === "completed" || info.state === "dead";
     job.attemptsStarted = info.attempts;
     job.attemptsMade = info.attemptsMade;
+    job.processedOn = info.processedOn;
     const finished = info.finishedOn ?? finishedAt;
     if (finished !== undefined && settled) job.finishedOn = finished;
     if (info.result !== undefined) job.returnvalue = decodeValue(info.result);

@@ -276,7 +276,7 @@ export const NAMES: readonly Entry[] = [
   h(
     "Job",
     "processedOn",
-    "a running job: when its claim leased it (server ms, the core's job.processedOn); a read row keeps none (undefined)",
+    "when the current or last attempt's lease was granted (server ms: the row's processed_on, the claim's in a processor); undefined for a job never leased",
   ),
   h(
     "Job",

@@ -42,6 +42,12 @@ export interface JobInfo {
    * one running while the job is active.
    */
   attemptsMade: number;
+  /**
+   * When the current or last attempt's lease was granted (server ms, the row's `processed_on`):
+   * kept after the job leaves `active` (completed, failed, requeued) until the next lease; absent
+   * for a job never leased.
+   */
+  processedOn?: number;
   /** When the job finished (server ms): completed or dead, its score in `done` / `dead`. */
   finishedOn?: number;
   /**
@@ -77,6 +83,8 @@ export function jobInfo(
   info.attemptsMade = info.state === "active" ? Math.max(info.attempts - 1, 0) : info.attempts;
   const finished = info.state === "completed" || info.state === "dead";
   if (finished && finishedAt != null && Number.isFinite(finishedAt)) info.finishedOn = finishedAt;
+  const processedOn = Number(text("processed_on"));
+  if (row.has("processed_on") && Number.isFinite(processedOn)) info.processedOn = processedOn;
   if (row.has("max_attempts")) info.maxAttempts = Number(text("max_attempts"));
   if (row.has("result")) info.result = row.get("result")!;
   if (row.has("error")) info.error = text("error")!;

@@ -131,7 +131,10 @@ export function lifecycle(ctx: () => WireContext) {
     assert.ok(n >= lo && n <= hi, `${what} ${n} within [${lo}, ${hi}]`);
   }
 
-  /** The fields a claim adds besides state/attempts: `lease_epoch` on wire 6 (declared difference D1). */
+  /**
+   * The field a claim adds on wire 6 only: `lease_epoch` (declared difference D1). Both wires add
+   * `processed_on` (see `leased`'s `on`).
+   */
   async function epoch(): Promise<Record<string, string>> {
     if (ctx().wire !== 6) return {};
     const info = String(await cli("INFO", "server"));
@@ -145,12 +148,16 @@ export function lifecycle(ctx: () => WireContext) {
     assert.deepEqual(await dump(q), before, `keyspace unchanged after: ${text}`);
   }
 
-  /** Adds one job and claims it: the queue must hold no other ready job. */
+  /**
+   * Adds one job and claims it: the queue must hold no other ready job. `on`: the row field the
+   * lease wrote, `processed_on` = the claim's now (its deadline less the lease).
+   */
   async function leased(q: string, payload = "p", opts: Parameters<typeof add>[3] = {}, leaseMs = 30_000) {
     const { id } = await add(ctx().conn, q, payload, opts);
     const job = await claim(ctx().conn, q, leaseMs);
     assert.ok(job && job.id === id, "claimed the job just added");
-    return { id, token: job.attempts, deadline: job.deadline };
+    const on = { processed_on: String(job.deadline - leaseMs) };
+    return { id, token: job.attempts, deadline: job.deadline, on };
   }
 
   /** A job in `dead`, with one attempt used. */

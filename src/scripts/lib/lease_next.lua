@@ -185,7 +185,9 @@ local function lease_next(pending, active, base, lease, quiet)
   if added == 0 then return gated(active, 'pending head is already active') end
   skip()
   redis.call('ZREM', pending, id)
-  redis.call('HSET', row, 'state', 'active', 'attempts', string.format('%d', attempts))
+  -- processed_on: when this attempt's lease was granted (the now its deadline is counted from).
+  redis.call('HSET', row, 'state', 'active', 'attempts', string.format('%d', attempts),
+    'processed_on', string.format('%d', clock()))
   if group then redis.call('HSET', groups, group, string.format('%d', gcount + 1)) end
   if qmax > 0 and qms > 0 then counts('start', 'count', qcount) end
   if gwindow then counts('start:' .. group, 'count:' .. group, gwindow[1]) end

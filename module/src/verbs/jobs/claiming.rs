@@ -122,9 +122,12 @@ pub fn lease_next(
     skip(db, queue, &mut pending, &scan)?;
     write_check(form, pending.zrem(&id)?)?;
     let attempts_text = attempts.to_string();
-    let lease_fields: [(&[u8], &[u8]); 3] = [
+    // processed_on: when this attempt's lease was granted (the now its deadline is counted from).
+    let processed_on = now.to_string();
+    let lease_fields: [(&[u8], &[u8]); 4] = [
         (b"state", b"active"),
         (b"attempts", attempts_text.as_bytes()),
+        (b"processed_on", processed_on.as_bytes()),
         (b"lease_epoch", clock::run_id(ctx)),
     ];
     row.hset(&lease_fields)?;
