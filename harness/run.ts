@@ -49,7 +49,7 @@ interface HarnessOptions {
   log?: (line: string) => void;
 }
 
-interface HarnessResult {
+export interface HarnessResult {
   tally: Tally;
   report: string;
   seconds: number;

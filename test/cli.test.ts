@@ -188,8 +188,18 @@ for (const wire of [4, 6] as Wire[]) {
       const deadText = await run(["jobs", "mail", "--state", "dead"]);
       assert.match(deadText.stdout, /^id\s+attempts\s+died\s+payload\s+error$/m);
       assert.match(deadText.stdout, /smtp down/);
-      const one = await json<Listed>(["job", "mail", claimed!.id]);
+      const one = await json<Listed & { processedOn?: number; finishedOn?: number }>([
+        "job",
+        "mail",
+        claimed!.id,
+      ]);
       assert.equal(one.state, "dead");
+      const leasedAt = claimed!.deadline - 30_000;
+      assert.equal(one.processedOn, leasedAt, "started: when its lease was granted");
+      assert.equal(one.finishedOn, dead.jobs[0]!.score, "finished: when it died");
+      const oneText = (await run(["job", "mail", claimed!.id])).stdout;
+      assert.match(oneText, new RegExp(`^started +${new Date(leasedAt).toISOString()}$`, "m"));
+      assert.match(oneText, new RegExp(`^finished +${new Date(one.finishedOn!).toISOString()}$`, "m"));
       assert.equal((await run(["retry", "mail", claimed!.id])).code, 0);
       assert.equal((await json<Listed>(["job", "mail", claimed!.id])).state, "pending");
 

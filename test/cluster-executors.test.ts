@@ -62,10 +62,20 @@ async function shardListener(port: number, channel: string) {
   };
 }
 
-/** Waits (up to 15 s: a loaded CI's replication can lag) until `check` holds; `what` may say what was seen. */
-async function settled(check: () => boolean, what: string | (() => string)): Promise<void> {
-  await until(what, check, 15_000);
-  await sleep(100); // a duplicate, if any, has arrived by now
+type Listener = Awaited<ReturnType<typeof shardListener>>;
+
+/**
+ * Waits (up to 15 s: a loaded CI's cluster bus can lag) until the owner's and the replica's shard
+ * listeners have each heard the wake, then a little longer, so a duplicate, if any, has arrived;
+ * a timeout says how many each heard.
+ */
+async function wakeHeard(onOwner: Listener, onReplica: Listener): Promise<void> {
+  await until(
+    () => `the wake (heard on the owner: ${onOwner.shard.length}, on its replica: ${onReplica.shard.length})`,
+    () => onOwner.shard.length >= 1 && onReplica.shard.length >= 1,
+    15_000,
+  );
+  await sleep(100);
 }
 
 function aofText(node: ClusterNode): string {
@@ -152,11 +162,7 @@ describe("the native executor on a cluster (3 module primaries, a replica each)"
     const onOther = await plainListener(other.port, channel);
     try {
       assert.equal(await owner.cli("EMQ.ENQUEUE", 2, jobKey(q, J1), queueKey(q, "pending"), J1, "p"), 1);
-      await settled(
-        () => onOwner.shard.length >= 1 && onReplica.shard.length >= 1,
-        () =>
-          `the wake (heard on the owner: ${onOwner.shard.length}, on its replica: ${onReplica.shard.length})`,
-      );
+      await wakeHeard(onOwner, onReplica);
       assert.deepEqual(onOwner.shard, ["1"]);
       assert.deepEqual(onReplica.shard, ["1"], "once: over the cluster bus, not replicated as well");
       assert.deepEqual(
@@ -211,11 +217,7 @@ describe("the scripts on a cluster (3 plain primaries, a replica each)", () => {
       const body = scriptFor("ENQUEUE").source;
       const reply = await owner.cli("EVAL", body, 2, jobKey(q, J1), queueKey(q, "pending"), J1, "p");
       assert.equal(reply, 1);
-      await settled(
-        () => onOwner.shard.length >= 1 && onReplica.shard.length >= 1,
-        () =>
-          `the wake (heard on the owner: ${onOwner.shard.length}, on its replica: ${onReplica.shard.length})`,
-      );
+      await wakeHeard(onOwner, onReplica);
       assert.deepEqual([onOwner.shard, onReplica.shard], [["1"], ["1"]]);
       assert.deepEqual([...onOwner.plain, ...onReplica.plain], []);
       assert.doesNotMatch(aofText(owner), /PUBLISH/i);

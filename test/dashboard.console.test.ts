@@ -103,10 +103,19 @@ forEachWire("dashboard console in Chromium", (ctx) => {
       const active = await q.add("slow");
       const holder = new Worker(q, (_job: Job) => held, { idleCheckMs: 50 });
       await until("claimed", async () => (await q.getJob(active.id))?.state === "active");
+      // The bus trimmed to nothing: the start is the row's, when its lease was granted.
+      const bus = "emq:{links}:events";
+      await q.connection.send("XTRIM", [bus, "MAXLEN", "0"], bus);
       await page.goto(`${dash.url}#/q/links/job/${active.id}?state=active`);
       await page.locator('dd[data-field="held by"]').waitFor();
-      const token = (await q.getJob(active.id))!.attempts;
+      const leased = (await q.getJob(active.id))!;
+      const token = leased.attempts;
       assert.equal(await field(page, "held by").textContent(), `the worker holding lease token ${token}`);
+      assert.equal(
+        await field(page, "held since").textContent(),
+        new Date(leased.processedOn!).toISOString(),
+      );
+      assert.equal(await field(page, "started").textContent(), new Date(leased.processedOn!).toISOString());
       assert.equal(
         await field(page, "lease until").textContent(),
         new Date(await score(q, "active", active.id)).toISOString(),

@@ -10,10 +10,9 @@ import { describe, test } from "node:test";
 import { normalize } from "../harness/compare.js";
 import type { RawDump, RawValue } from "../harness/dump.js";
 import type { Fault } from "../harness/executors.js";
-import { runHarness } from "../harness/run.js";
 import { rowKey } from "../harness/verbs.js";
+import { faultFailure } from "./support/harness-fault.js";
 
-const SEED = Number(process.env.HARNESS_SEED ?? 20261202);
 const J1 = "JOB00000000001";
 const b = (s: string) => Buffer.from(s, "latin1");
 const hash = (fields: [string, string][]): RawValue => ({
@@ -67,19 +66,14 @@ describe("processed_on in the comparison", () => {
 });
 
 describe("the harness catches a wrong processed_on on the native side", () => {
-  const withFault = (fault: Fault, only: RegExp) =>
-    runHarness({ steps: 0, seed: SEED, only, fault, durability: false });
-
   test("a claim that leaves no processed_on", async () => {
     const fault: Fault = {
       verb: "CLAIM",
       writes: (side) => [["HDEL", rowKey(side.name("A"), J1), "processed_on"]],
     };
-    const result = await withFault(fault, /^CLAIM: one job \(window\)$/);
-    const failure = result.tally.failures.find((f) => f.verb === "CLAIM");
-    assert.ok(failure, result.report);
+    const { problems } = await faultFailure(fault, /^CLAIM: one job \(window\)$/, "CLAIM");
     assert.match(
-      failure.problems.join("\n"),
+      problems,
       /emq:\{A\}:job:JOB00000000001 field "processed_on": script "T\d+" vs native absent/,
     );
   });
@@ -89,11 +83,9 @@ describe("the harness catches a wrong processed_on on the native side", () => {
       verb: "EXTEND",
       writes: (side) => [["HSET", rowKey(side.name("A"), J1), "processed_on", "1"]],
     };
-    const result = await withFault(fault, /^EXTEND: renews the lease \(window\)$/);
-    const failure = result.tally.failures.find((f) => f.verb === "EXTEND");
-    assert.ok(failure, result.report);
+    const { problems } = await faultFailure(fault, /^EXTEND: renews the lease \(window\)$/, "EXTEND");
     assert.match(
-      failure.problems.join("\n"),
+      problems,
       /native: emq:\{A\}:job:JOB00000000001 processed_on became "1" on a row this call did not lease/,
     );
   });

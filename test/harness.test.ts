@@ -23,6 +23,7 @@ import { loadBodies, PINS_FILE, REPO } from "../harness/bodies.js";
 import { canon, changes, diffDumps, normalize, tokenizeReply } from "../harness/compare.js";
 import type { RawDump, RawValue } from "../harness/dump.js";
 import type { Fault } from "../harness/executors.js";
+import { faultFailure, withFault } from "./support/harness-fault.js";
 import { PinError, pinHead, readPins, verifyPins, writePins } from "../harness/pins.js";
 import { parseReply, type Reply, ReplyStream } from "../src/resp.js";
 import { JOB_CORE } from "../src/protocol.js";
@@ -54,11 +55,6 @@ describe("the harness, short run", () => {
 
 /* ------------------------------------------------------------------ deliberate faults */
 
-/** A harness run with a fault on the native side: the listed cases matching `only`, a few generated steps. */
-async function withFault(fault: Fault, only: RegExp, steps = 0) {
-  return runHarness({ steps, seed: SEED, only, fault, durability: false });
-}
-
 describe("the harness catches a wrong native reply or write", () => {
   test("a swapped field of the reply (FAIL answers dead for pending), in a listed case and in a generated sequence", async () => {
     const swap = (r: Reply): Reply =>
@@ -85,10 +81,8 @@ describe("the harness catches a wrong native reply or write", () => {
       verb: "ENQUEUE",
       writes: (side) => [["HSET", rowKey(side.name("A"), J1), "extra", "1"]],
     };
-    const result = await withFault(fault, /^ENQUEUE: a new job$/);
+    const { result, failure } = await faultFailure(fault, /^ENQUEUE: a new job$/, "ENQUEUE");
     assert.equal(result.ok, false);
-    const failure = result.tally.failures.find((f) => f.verb === "ENQUEUE");
-    assert.ok(failure, result.report);
     assert.deepEqual(failure.problems, [`emq:{A}:job:${J1} field "extra": script absent vs native "1"`]);
   });
 
@@ -98,9 +92,7 @@ describe("the harness catches a wrong native reply or write", () => {
       verb: "COMPLETE",
       writes: (side) => [["XADD", events(side), "*", "event", "completed", "id", J1, "attempt", "1"]],
     };
-    const result = await withFault(twice, /^COMPLETE: kept in done$/);
-    const failure = result.tally.failures.find((f) => f.verb === "COMPLETE");
-    assert.ok(failure, result.report);
+    const { failure } = await faultFailure(twice, /^COMPLETE: kept in done$/, "COMPLETE");
     // The extra entry is caught; on a loaded machine its id may also fall a millisecond after the
     // transition's time window, and then that is reported too (and the entry shown by its raw id).
     const [stream, ...rest] = [
@@ -126,21 +118,18 @@ describe("the harness catches a wrong native reply or write", () => {
   test("a wake naming the wrong count, and an extra wake, are caught with their payloads", async () => {
     const channel = (side: { name(q: string): string }) => `emq:{${side.name("A")}}:wake`;
     const extra: Fault = { verb: "PROMOTE", writes: (side) => [["SPUBLISH", channel(side), "1"]] };
-    const result = await withFault(extra, /^PROMOTE: three due ids, one wake naming 3$/);
-    const failure = result.tally.failures.find((f) => f.verb === "PROMOTE");
-    assert.ok(failure, result.report);
+    const { failure } = await faultFailure(extra, /^PROMOTE: three due ids, one wake naming 3$/, "PROMOTE");
     assert.deepEqual(failure.problems, ['wake on queue A: script published ["3"], native ["3","1"]']);
   });
 
   test("over maxmemory: a drain the native side refused is caught (its reply, and the limit's own check)", async () => {
     const oom = "OOM command not allowed when used memory > 'maxmemory'.";
     const refuse = (): Reply => ({ t: "error", v: oom });
-    const result = await withFault(
+    const { failure } = await faultFailure(
       { verb: "COMPLETE", reply: refuse },
       /^COMPLETE write guard: over maxmemory$/,
+      "COMPLETE",
     );
-    const failure = result.tally.failures.find((f) => f.verb === "COMPLETE");
-    assert.ok(failure, result.report);
     assert.deepEqual(failure.problems, [
       `reply: script :1 vs native -${oom}`,
       `over maxmemory: the drain COMPLETE was refused (-${oom})`,
@@ -152,11 +141,9 @@ describe("the harness catches a wrong native reply or write", () => {
       verb: "CLAIM",
       writes: (side) => [["HDEL", rowKey(side.name("A"), J1), "lease_epoch"]],
     };
-    const result = await withFault(fault, /^CLAIM: one job \(window\)$/);
-    const failure = result.tally.failures.find((f) => f.verb === "CLAIM");
-    assert.ok(failure, result.report);
+    const { problems } = await faultFailure(fault, /^CLAIM: one job \(window\)$/, "CLAIM");
     assert.match(
-      failure.problems.join("\n"),
+      problems,
       /native: D1: emq:\{A\}:job:JOB00000000001 was leased by this call but lease_epoch is absent/,
     );
   });
@@ -166,17 +153,17 @@ describe("the harness catches a wrong native reply or write", () => {
       r.t === "array" && r.v[3]?.t === "int"
         ? { t: "array", v: [...r.v.slice(0, 3), { t: "int", v: String(Number(r.v[3].v) + 1) }] }
         : r;
-    const result = await withFault({ verb: "CLAIM", reply: shift }, /^CLAIM: lease-exact$/);
-    const failure = result.tally.failures.find((f) => f.verb === "CLAIM");
-    assert.ok(failure, result.report);
+    const { failure } = await faultFailure({ verb: "CLAIM", reply: shift }, /^CLAIM: lease-exact$/, "CLAIM");
     assert.match(failure.problems.join("\n"), /reply time \d+ is not now\+30000 for now in \[(\d+), \1\]/);
   });
 
   test("a native refusal that breaks its declaration (D3) is caught", async () => {
     const ok = (r: Reply): Reply => (r.t === "error" ? { t: "int", v: "1" } : r);
-    const result = await withFault({ verb: "PAUSE", reply: ok }, /^PAUSE layout: empty queue name/);
-    const failure = result.tally.failures.find((f) => f.verb === "PAUSE");
-    assert.ok(failure, result.report);
+    const { failure } = await faultFailure(
+      { verb: "PAUSE", reply: ok },
+      /^PAUSE layout: empty queue name/,
+      "PAUSE",
+    );
     assert.match(
       failure.problems[0]!,
       /^D3: native replied :1, the declaration says -ERR EMQ\.PAUSE keys do not match the wire-4 layout$/,
@@ -188,13 +175,8 @@ describe("the harness catches a wrong native reply or write", () => {
       verb: "RESCHEDULE",
       writes: (side) => [["HSET", rowKey(side.name("A"), J1), "state", "active"]],
     };
-    const result = await withFault(fault, /^RESCHEDULE: lease-exact$/);
-    const failure = result.tally.failures.find((f) => f.verb === "RESCHEDULE");
-    assert.ok(failure, result.report);
-    assert.match(
-      failure.problems.join("\n"),
-      /job:JOB00000000001 field "state": script "scheduled" vs native "active"/,
-    );
+    const { problems } = await faultFailure(fault, /^RESCHEDULE: lease-exact$/, "RESCHEDULE");
+    assert.match(problems, /job:JOB00000000001 field "state": script "scheduled" vs native "active"/);
   });
 });
 

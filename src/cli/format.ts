@@ -54,6 +54,8 @@ export function jobJson(job: JobInfo & { score?: number }): Record<string, unkno
   if (job.name !== undefined) out.name = job.name;
   if (job.backoff !== undefined) out.backoff = job.backoff;
   if (job.maxAttempts !== undefined) out.maxAttempts = job.maxAttempts;
+  if (job.processedOn !== undefined) out.processedOn = job.processedOn;
+  if (job.finishedOn !== undefined) out.finishedOn = job.finishedOn;
   if (job.result !== undefined) out.result = bytesJson(job.result);
   if (job.error !== undefined) out.error = job.error;
   if (job.stack !== undefined) out.stack = job.stack;
@@ -90,6 +92,8 @@ export function jobText(job: JobInfo): string {
     ...(job.name !== undefined ? [["name", job.name] as [string, string]] : []),
     ["attempts", String(job.attempts) + (job.maxAttempts !== undefined ? ` of ${job.maxAttempts}` : "")],
     ["priority", String(job.priority)],
+    ...(job.processedOn !== undefined ? [["started", isoTime(job.processedOn)] as [string, string]] : []),
+    ...(job.finishedOn !== undefined ? [["finished", isoTime(job.finishedOn)] as [string, string]] : []),
     ["payload", preview(job.payload, 200)],
   ];
   if (job.result !== undefined) lines.push(["result", preview(job.result, 200)]);

@@ -72,7 +72,7 @@ export async function searchPayload(
 /** When a job started, finished and waited, from its timeline and its score in its state's set. */
 interface JobTimes {
   createdAt: number;
-  /** The latest claim (`active` on the bus). */
+  /** The latest claim: the row's `processed_on`, else the latest `active` on the bus. */
   startedAt?: number;
   /** Its completion, or its death. */
   finishedAt?: number;
@@ -88,7 +88,8 @@ function jobTimes(job: JobInfo, events: readonly TimelineEntry[], score: number 
   const createdAt = idTime(job.id);
   const claims = events.filter((e) => e.kind === "active");
   const first = claims[0]?.at;
-  const startedAt = claims.at(-1)?.at;
+  // The row's processed_on outlives the bus (a trimmed stream keeps no `active` entry).
+  const startedAt = job.processedOn ?? claims.at(-1)?.at;
   const end = events.findLast((e) => e.kind === "completed" || e.kind === "dead")?.at;
   const finished = job.state === "completed" || job.state === "dead";
   const finishedAt = finished ? (score ?? end) : undefined;

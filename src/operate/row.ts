@@ -83,8 +83,10 @@ export function jobInfo(
   info.attemptsMade = info.state === "active" ? Math.max(info.attempts - 1, 0) : info.attempts;
   const finished = info.state === "completed" || info.state === "dead";
   if (finished && finishedAt != null && Number.isFinite(finishedAt)) info.finishedOn = finishedAt;
-  const processedOn = Number(text("processed_on"));
-  if (row.has("processed_on") && Number.isFinite(processedOn)) info.processedOn = processedOn;
+  if (row.has("processed_on")) {
+    const processedOn = Number(text("processed_on"));
+    if (Number.isFinite(processedOn)) info.processedOn = processedOn;
+  }
   if (row.has("max_attempts")) info.maxAttempts = Number(text("max_attempts"));
   if (row.has("result")) info.result = row.get("result")!;
   if (row.has("error")) info.error = text("error")!;
