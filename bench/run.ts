@@ -10,6 +10,7 @@
  * --rounds=N, --jobs=N (waiting jobs per processing run), --only=<system>[,<system>…]
  * (echomq-w4, echomq-w6, bullmq, beequeue), --measures=<measure>[,<measure>…] (add, process,
  * latency, ramp, burst, cluster, lanes, bus, tracing, lateness, idle, flows, limits, bullmq-bench),
+ * --concurrency=N[,N…] (the processing measure's concurrencies, of 1, 10 and 100),
  * --persistence=none|aof|both, --out=<dir>,
  * --render=<results.json> (re-render its .md and .png; runs nothing).
  */
@@ -55,6 +56,8 @@ interface Flags {
   jobs: number | undefined;
   only: SystemId[];
   measures: Measure[];
+  /** The processing measure's concurrencies, when narrowed (`--concurrency=100`, `--concurrency=1,10`). */
+  concurrencies: number[] | undefined;
   persistence: "none" | "aof" | "both";
   out: string;
   /** Re-render the Markdown and the chart of a results JSON; runs nothing. */
@@ -68,6 +71,7 @@ function parseFlags(argv: string[]): Flags {
     jobs: undefined,
     only: [...SYSTEM_IDS],
     measures: [...MEASURES],
+    concurrencies: undefined,
     persistence: "both",
     out: join(here, "results"),
     render: undefined,
@@ -96,6 +100,11 @@ function parseFlags(argv: string[]): Flags {
           throw new UsageError(`--measures: unknown measure ${m} (known: ${MEASURES.join(", ")})`);
       if (names.length === 0) throw new UsageError("--measures names no measure");
       flags.measures = names as Measure[];
+    } else if (key === "--concurrency") {
+      const cs = (value ?? "").split(",").map(Number);
+      if (cs.some((c) => !Number.isInteger(c) || c <= 0))
+        throw new UsageError(`--concurrency needs positive integers separated by commas, got ${value}`);
+      flags.concurrencies = cs;
     } else if (key === "--persistence") {
       if (value !== "none" && value !== "aof" && value !== "both")
         throw new UsageError("--persistence is none, aof or both");
@@ -313,6 +322,12 @@ async function main(): Promise<void> {
   }
   const t0 = performance.now();
   let modes = (flags.smoke ? smokeModes() : fullModes()).map((m) => narrow(m, flags.measures));
+  const { concurrencies } = flags;
+  if (concurrencies)
+    modes = modes.map((m) => ({
+      ...m,
+      concurrencies: m.concurrencies.filter((c) => concurrencies.includes(c)),
+    }));
   if (flags.persistence !== "both") modes = modes.filter((m) => m.name === flags.persistence);
   // A mode left with nothing to run by --measures (the AOF mode has no latency, ramp or burst) is skipped.
   modes = modes.filter(
@@ -461,7 +476,8 @@ async function main(): Promise<void> {
     flags.jobs !== undefined ||
     flags.only.length !== SYSTEM_IDS.length ||
     flags.measures.length !== MEASURES.length ||
-    flags.persistence !== "both";
+    flags.persistence !== "both" ||
+    flags.concurrencies !== undefined;
   const base = flags.smoke ? "smoke" : narrowed ? "partial" : "latest";
   writeFileSync(join(flags.out, `${base}.json`), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(flags.out, `${base}.md`), markdown);

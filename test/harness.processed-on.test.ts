@@ -71,7 +71,7 @@ describe("the harness catches a wrong processed_on on the native side", () => {
       verb: "CLAIM",
       writes: (side) => [["HDEL", rowKey(side.name("A"), J1), "processed_on"]],
     };
-    const { problems } = await faultFailure(fault, /^CLAIM: one job \(window\)$/, "CLAIM");
+    const { problems } = await faultFailure(fault, /^CLAIM: one job \(window\)$/);
     assert.match(
       problems,
       /emq:\{A\}:job:JOB00000000001 field "processed_on": script "T\d+" vs native absent/,
@@ -83,7 +83,7 @@ describe("the harness catches a wrong processed_on on the native side", () => {
       verb: "EXTEND",
       writes: (side) => [["HSET", rowKey(side.name("A"), J1), "processed_on", "1"]],
     };
-    const { problems } = await faultFailure(fault, /^EXTEND: renews the lease \(window\)$/, "EXTEND");
+    const { problems } = await faultFailure(fault, /^EXTEND: renews the lease \(window\)$/);
     assert.match(
       problems,
       /native: emq:\{A\}:job:JOB00000000001 processed_on became "1" on a row this call did not lease/,

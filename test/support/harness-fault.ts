@@ -1,8 +1,8 @@
 /**
  * A harness run with a deliberate fault on the native side (harness/executors.ts `Fault`): the
  * listed cases matching `only`, `steps` generated steps, no durability checks. `faultFailure`
- * also finds the failure the fault must cause on `verb`, and fails the test with the run's report
- * when there is none.
+ * also finds the failure the fault must cause on its own verb, and fails the test with the run's
+ * report when there is none.
  */
 import assert from "node:assert/strict";
 import type { Fault } from "../../harness/executors.js";
@@ -17,10 +17,9 @@ export function withFault(fault: Fault, only: RegExp, steps = 0): Promise<Harnes
 export async function faultFailure(
   fault: Fault,
   only: RegExp,
-  verb: string,
 ): Promise<{ result: HarnessResult; failure: HarnessResult["tally"]["failures"][number]; problems: string }> {
   const result = await withFault(fault, only);
-  const failure = result.tally.failures.find((f) => f.verb === verb);
-  assert.ok(failure, `the fault on ${verb} was not caught:\n${result.report}`);
+  const failure = result.tally.failures.find((f) => f.verb === fault.verb);
+  assert.ok(failure, `the fault on ${fault.verb} was not caught:\n${result.report}`);
   return { result, failure, problems: failure.problems.join("\n") };
 }
