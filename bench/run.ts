@@ -322,13 +322,20 @@ async function main(): Promise<void> {
   }
   const t0 = performance.now();
   let modes = (flags.smoke ? smokeModes() : fullModes()).map((m) => narrow(m, flags.measures));
+  if (flags.persistence !== "both") modes = modes.filter((m) => m.name === flags.persistence);
   const { concurrencies } = flags;
-  if (concurrencies)
+  if (concurrencies) {
+    const known = new Set(modes.flatMap((m) => m.concurrencies));
+    const unknown = concurrencies.filter((c) => !known.has(c));
+    if (unknown.length > 0) {
+      const runs = known.size > 0 ? `runs at ${[...known].join(", ")}` : "is not in this run";
+      throw new UsageError(`--concurrency=${unknown.join(",")}: the processing measure ${runs}`);
+    }
     modes = modes.map((m) => ({
       ...m,
       concurrencies: m.concurrencies.filter((c) => concurrencies.includes(c)),
     }));
-  if (flags.persistence !== "both") modes = modes.filter((m) => m.name === flags.persistence);
+  }
   // A mode left with nothing to run by --measures (the AOF mode has no latency, ramp or burst) is skipped.
   modes = modes.filter(
     (m) =>
