@@ -4,9 +4,21 @@
  * completions of one lane gathered by then are sent as one `COMPLETEN` when the engine runs it,
  * and a lone one as the `COMPLETE` it always was. A batch handler's results settle in one call.
  * Each completion still answers on its own: its refusal (a stale lease token) is its own error.
+ *
+ * Completions that lease their slot's next job (`completeLeasingTogether`) gather the same way:
+ * the ones of a lane ready in the same run go as one `COMPLETEN` whose `next` is their count (one
+ * script call settles and leases for them all), and a lone one as the `COMPLETENEXT` it was.
  */
 import type { Connection } from "../connector/connection.js";
-import { complete, completeMany, MAX_COMPLETIONS, type Payload } from "../jobs.js";
+import {
+  type ClaimedJob,
+  type ClaimOutcome,
+  complete,
+  completeMany,
+  completeNext,
+  MAX_COMPLETIONS,
+  type Payload,
+} from "../jobs.js";
 
 interface Waiting {
   id: string;
@@ -65,6 +77,93 @@ function send(conn: Connection, lane: string, keep: number, jobs: Waiting[]): vo
   completeMany(conn, lane, jobs, keep, 0, 1).then(
     (got) => {
       for (const [i, job] of jobs.entries()) job.done(got.refused[i] ?? null);
+    },
+    (err) => {
+      for (const job of jobs) job.done(err);
+    },
+  );
+}
+
+interface Leasing {
+  id: string;
+  token: number;
+  result: Payload;
+  done: (err: unknown, next?: ClaimOutcome) => void;
+  /** A job leased for this completion's slot that it will not take (its completion was refused). */
+  spare: (job: ClaimedJob) => void;
+}
+
+/** The leasing completions gathered per connection, by lane, keep and lease, until the microtask sends them. */
+const leasing = new WeakMap<
+  Connection,
+  Map<string, { lane: string; keep: number; leaseMs: number; jobs: Leasing[] }>
+>();
+
+/**
+ * Completes a job and leases the lane's next job for its slot, like `completeNext`, in one call
+ * with the others of its lane ready in the same run: `COMPLETEN` with `next` their count. The
+ * jobs leased go to the completions that landed, in order; one a refused completion's place
+ * brought goes to `spare` (the worker hands it back). After the jobs, a limited claim's wait
+ * goes to each completion left, else nothing (the lane had no job to lease, or is paused).
+ */
+export function completeLeasingTogether(
+  conn: Connection,
+  lane: string,
+  id: string,
+  token: number,
+  result: Payload,
+  keep: number,
+  leaseMs: number,
+  spare: (job: ClaimedJob) => void,
+): Promise<ClaimOutcome> {
+  if (!conn.engine.runs("COMPLETEN")) return completeNext(conn, lane, id, token, result, keep, leaseMs);
+  let byLane = leasing.get(conn);
+  if (!byLane) {
+    byLane = new Map();
+    leasing.set(conn, byLane);
+    queueMicrotask(() => flushLeasing(conn));
+  }
+  const key = `${keep}\0${leaseMs}\0${lane}`;
+  let group = byLane.get(key);
+  if (!group) {
+    group = { lane, keep, leaseMs, jobs: [] };
+    byLane.set(key, group);
+  }
+  const jobs = group.jobs;
+  return new Promise((resolve, reject) => {
+    jobs.push({ id, token, result, spare, done: (err, next) => (err ? reject(err) : resolve(next ?? null)) });
+  });
+}
+
+function flushLeasing(conn: Connection): void {
+  const byLane = leasing.get(conn);
+  leasing.delete(conn);
+  for (const { lane, keep, leaseMs, jobs } of byLane?.values() ?? []) {
+    for (let at = 0; at < jobs.length; at += MAX_COMPLETIONS)
+      sendLeasing(conn, lane, keep, leaseMs, jobs.slice(at, at + MAX_COMPLETIONS));
+  }
+}
+
+function sendLeasing(conn: Connection, lane: string, keep: number, leaseMs: number, jobs: Leasing[]): void {
+  const [only] = jobs;
+  if (jobs.length === 1 && only) {
+    completeNext(conn, lane, only.id, only.token, only.result, keep, leaseMs).then(
+      (next) => only.done(null, next),
+      only.done,
+    );
+    return;
+  }
+  completeMany(conn, lane, jobs, keep, jobs.length, leaseMs).then(
+    (got) => {
+      const leased = got.jobs.values();
+      for (const [i, job] of jobs.entries()) {
+        const refused = got.refused[i];
+        if (refused) continue;
+        job.done(null, leased.next().value ?? got.limited);
+      }
+      // A refused completion's place leased a job too: no slot of this call takes it.
+      for (const left of leased) only?.spare(left);
+      for (const [i, job] of jobs.entries()) if (got.refused[i]) job.done(got.refused[i]);
     },
     (err) => {
       for (const job of jobs) job.done(err);

@@ -4,11 +4,11 @@
  * that lane's next job in the same transition — sent again while the error passes with time.
  */
 import { LeaseLostError } from "../errors.js";
-import { type ClaimOutcome, completeNext, type FailOptions, fail, failNext } from "../jobs.js";
+import { type ClaimOutcome, type FailOptions, fail, failNext } from "../jobs.js";
 import type { Settled } from "../observe/consumer-spans.js";
 import type { Carry } from "./carry.js";
 import { abandonable } from "./claims.js";
-import { completeTogether } from "./coalesce.js";
+import { completeLeasingTogether, completeTogether } from "./coalesce.js";
 import { retryAfterError } from "./faults.js";
 import { handBackLeased } from "./hand-back.js";
 import type { JobView, Running } from "./job.js";
@@ -85,7 +85,10 @@ async function settleOnce(
   return failed;
 }
 
-/** `COMPLETENEXT`: the completion, and the lane's next job leased in the same transition. */
+/**
+ * `COMPLETENEXT`: the completion, and the lane's next job leased in the same transition — with
+ * the others of the lane ready in the same run, one `COMPLETEN` for them all (coalesce.ts).
+ */
 async function completeLeasing(
   ctx: WorkerContext,
   job: JobView,
@@ -94,7 +97,17 @@ async function completeLeasing(
 ) {
   const claimedAt = Date.now();
   const { lane, id, attempts } = job;
-  const sent = completeNext(ctx.conn, lane, id, attempts, result, ctx.opts.keepCompleted, ctx.opts.leaseMs);
+  const { keepCompleted, leaseMs } = ctx.opts;
+  const sent = completeLeasingTogether(
+    ctx.conn,
+    lane,
+    id,
+    attempts,
+    result,
+    keepCompleted,
+    leaseMs,
+    (spare) => handBackLeased(ctx, lane, spare),
+  );
   await leaseAfter(ctx, lane, sent, onNext, claimedAt);
 }
 
