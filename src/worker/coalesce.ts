@@ -6,8 +6,9 @@
  * Each completion still answers on its own: its refusal (a stale lease token) is its own error.
  *
  * Completions that lease their slot's next job (`completeLeasingTogether`) gather the same way:
- * the ones of a lane ready in the same run go as one `COMPLETEN` whose `next` is their count (one
- * script call settles and leases for them all), and a lone one as the `COMPLETENEXT` it was.
+ * the ones of a lane ready in the same run go as `COMPLETEN` calls whose `next` is their count
+ * (one script call settles and leases for all of its completions), cut so that several calls stay
+ * in the pipeline (`leasingCallSize`), and a call of one as the `COMPLETENEXT` it was.
  */
 import type { Connection } from "../connector/connection.js";
 import {
@@ -135,12 +136,25 @@ export function completeLeasingTogether(
   });
 }
 
+/**
+ * How many calls a group of leasing completions is cut into, at most: the server runs one while
+ * the worker runs the jobs the last one brought. One call for a whole group makes both sides take
+ * turns (on 2 cores it lowered every rate); calls of 4 or 8 in a group of 10 cost 20-25% there.
+ */
+const LEASING_PIPELINE_DEPTH = 8;
+
+/** The completions per call for a group of `ready` leasing completions: ready / depth, at least 1. */
+export function leasingCallSize(ready: number): number {
+  return Math.min(MAX_COMPLETIONS, Math.max(1, Math.floor(ready / LEASING_PIPELINE_DEPTH)));
+}
+
 function flushLeasing(conn: Connection): void {
   const byLane = leasing.get(conn);
   leasing.delete(conn);
   for (const { lane, keep, leaseMs, jobs } of byLane?.values() ?? []) {
-    for (let at = 0; at < jobs.length; at += MAX_COMPLETIONS)
-      sendLeasing(conn, lane, keep, leaseMs, jobs.slice(at, at + MAX_COMPLETIONS));
+    const chunk = leasingCallSize(jobs.length);
+    for (let at = 0; at < jobs.length; at += chunk)
+      sendLeasing(conn, lane, keep, leaseMs, jobs.slice(at, at + chunk));
   }
 }
 
