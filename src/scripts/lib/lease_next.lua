@@ -14,8 +14,8 @@ local function lease_next(pending, active, base, lease, quiet)
   local function num(s) return (type(s) == 'string' and count(s)) and tonumber(s) or 0 end
 
   -- The type gate on active (a sorted set or absent) runs where it decides something: before any
-  -- refusal, any orphan's removal and the empty reply; on the success path ZADD NX (the first
-  -- write) is the gate.
+  -- refusal, any orphan's removal and the empty reply; on the success path ZADD NX (active's
+  -- first write) is the gate.
   local function active_typed()
     local t = redis.call('TYPE', active).ok
     return t == 'zset' or t == 'none'
@@ -90,12 +90,34 @@ local function lease_next(pending, active, base, lease, quiet)
     return nil, num(n), nil
   end
 
-  -- Reads only: the first head that is neither an orphan nor held back by its group, and the ids
-  -- ahead of it (at most 100).
   local orphans, parks, delays = {}, {}, {}
   local id, row, fields, group, gcount, gwindow
   local bounded = false
-  while true do
+  -- The common head in one command: the lowest pending id taken (ZPOPMIN) and its row read. A
+  -- head the loop below must judge (not a job's id, no row or no attempts, a group's) goes back
+  -- at its own score first; <popped> keeps the score of one taken, so a refusal below puts it back.
+  local top = redis.pcall('ZPOPMIN', pending)
+  if top.err then return top end
+  local popped
+  if #top > 0 then
+    local key = base .. 'job:' .. top[1]
+    local got
+    if string.sub(top[1], 1, 3) == 'JOB' then
+      got = redis.pcall('HMGET', key, 'attempts', 'payload', 'group', 'priority', 'timeout')
+    end
+    if got and not got.err and got[1] and not (got[3] and got[3] ~= '') then
+      id, row, fields, popped = top[1], key, got, top[2]
+    else
+      redis.call('ZADD', pending, top[2], top[1])
+    end
+  end
+  local function unpop()
+    if popped then redis.call('ZADD', pending, popped, id) end
+  end
+
+  -- Reads only: the first head that is neither an orphan nor held back by its group, and the ids
+  -- ahead of it (at most 100).
+  while #top > 0 and not id do
     local skipped = #orphans + #parks + #delays
     local head = redis.pcall('ZRANGE', pending, skipped, skipped)
     if head.err then return head end
@@ -175,16 +197,18 @@ local function lease_next(pending, active, base, lease, quiet)
   end
   local prior = fields[1] or '0'
   if not string.match(prior, '^%d+$') or #prior > 15 then
+    unpop()
     if active_typed() and redis.call('ZSCORE', active, id) then return gated(active, 'pending head is already active') end
     return gated(active, 'job row has no integer attempts')
   end
   local attempts = tonumber(prior) + 1
   local deadline = clock() + tonumber(lease)
   local added = redis.pcall('ZADD', active, 'NX', string.format('%d', deadline), id)
+  if type(added) == 'table' or added == 0 then unpop() end
   if type(added) == 'table' then return added end
   if added == 0 then return gated(active, 'pending head is already active') end
   skip()
-  redis.call('ZREM', pending, id)
+  if not popped then redis.call('ZREM', pending, id) end
   -- processed_on: when this attempt's lease was granted (the now its deadline is counted from).
   redis.call('HSET', row, 'state', 'active', 'attempts', string.format('%d', attempts),
     'processed_on', string.format('%d', clock()))
