@@ -10,6 +10,7 @@ import { LeaseLostError, Queue, Worker } from "../src/index.js";
 import { sent, watched } from "./support/fused.js";
 import { until } from "./support/until.js";
 import { claimBatch, completeMany } from "../src/protocol.js";
+import { parseEntries } from "../src/events/entry.js";
 import { laneNames } from "../src/lanes/naming.js";
 import { forEachClusterWire } from "./support/cluster-wires.js";
 import { forEachWire } from "./support/wires.js";
@@ -53,6 +54,27 @@ function suite(ctx: () => { conn: Connection }, prefix: string) {
     assert.equal((await q.getJob(b!.id))?.state, "active");
     assert.equal((await q.getJob(c!.id))?.state, "completed");
     assert.equal((await q.counts()).active, 3);
+    // The bus: one entry per completion that landed, each carrying the job leased in its place.
+    const key = `emq:{${name}}:events`;
+    const entries = ((await conn.send("XRANGE", [key, "-", "+"], key)) as [unknown, unknown[]][]).map(
+      ([id, fields]) => [String(id), fields.map((f) => Buffer.from(f as Buffer))] as const,
+    );
+    const events = entries.flatMap(([id, fields]) => parseEntries(id, fields));
+    const after = events.slice(events.findIndex((e) => e.kind === "completed"));
+    assert.deepEqual(
+      after.map((e) => [e.kind, e.jobId]),
+      [
+        ["completed", a!.id],
+        ["active", got.jobs[0]!.id],
+        ["completed", c!.id],
+        ["active", got.jobs[1]!.id],
+      ],
+    );
+    assert.equal(
+      entries.filter(([, f]) => f.map(String).join(" ").startsWith("event active")).length,
+      3,
+      "the three claims before the call wrote their active entries; the call wrote none",
+    );
   });
 
   test("a paused queue: the completions happen, nothing is leased", async () => {

@@ -22,30 +22,53 @@
 --          then, with <next> > 0, the pause read (<base>meta paused = 1, or meta not a hash:
 --          nothing leased) and up to min(<next>, triples) claims (lease_next, CLAIM's), stopping
 --          at the first that finds nothing, is limited or is refused (the completions stand).
--- Events:  completed (id, attempt) per job completed, then active (id, attempt) per job leased
+-- Events:  completed (id, attempt, result when at most 1 KiB) per job completed, in order,
+--          written after the claims: the k-th with next (id) and next_attempt (attempt) of the
+--          k-th job leased, when one was — one entry for both events, as COMPLETENEXT's
 -- The pause flag is read here, not by the host (declared difference D13, as COMPLETENEXT's D10).
 --- @include "protocol/form"
 --- @include "complete_job"
 --- @include "meta_flags"
 --- @include "lease_next"
+--- @include "emitter"
+--- @include "completed_entry"
 
 --- @include "protocol/checks"
 local active, done, pending, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local outcomes = {}
+local outcomes, landed = {}, {}
 for at = 4, #ARGV, 3 do
-  local completed = complete_job(active, done, base, ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[1])
+  local completed = complete_job(active, done, base, ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[1], true)
   -- A refusal is this job's outcome, as text; the other jobs go on.
-  if type(completed) == 'table' then completed = completed.err end
+  if type(completed) == 'table' then
+    completed = completed.err
+  else
+    table.insert(landed, at)
+  end
   table.insert(outcomes, completed)
 end
 local reply = { outcomes }
-local claims = math.min(tonumber(ARGV[3]), #outcomes)
-if claims == 0 then return reply end
 local flags = meta_flags(base)
-if flags.err or flags[3] == '1' then return reply end
+-- The entries, after the claims: each completion that landed, with the job leased in its place.
+local function entries()
+  local emit = emitter(base, not flags.err and flags[1] or nil)
+  for k, at in ipairs(landed) do
+    local entry = completed_entry(ARGV[at], ARGV[at + 1], ARGV[at + 2])
+    local job = reply[k + 1]
+    if type(job) == 'table' then
+      table.insert(entry, 'next')
+      table.insert(entry, job[1])
+      table.insert(entry, 'next_attempt')
+      table.insert(entry, string.format('%d', job[3]))
+    end
+    emit(unpack(entry))
+  end
+  return reply
+end
+local claims = math.min(tonumber(ARGV[3]), #outcomes)
+if claims == 0 or flags.err or flags[3] == '1' then return entries() end
 for _ = 1, claims do
   -- A claim's refusal, returned or raised, ends the claims; the completions and the jobs before stand.
-  local ok, leased = pcall(lease_next, pending, active, base, ARGV[2])
+  local ok, leased = pcall(lease_next, pending, active, base, ARGV[2], true)
   if not ok then break end
   if type(leased) == 'number' then
     table.insert(reply, leased)
@@ -54,4 +77,4 @@ for _ = 1, claims do
   if leased.err or #leased == 0 then break end
   table.insert(reply, leased)
 end
-return reply
+return entries()

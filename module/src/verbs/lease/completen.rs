@@ -19,7 +19,9 @@ use crate::verbs::jobs;
 /// <result> [<id> <token> <result> …]` → `[[<outcome>, …], <job>, …]`: per triple in order
 /// `EMQ.COMPLETE`'s transition, its outcome `1` or its refusal's text (that job untouched, the
 /// others settled); then up to min(`next`, triples) claims, `EMQ.CLAIM`'s, each job's five fields,
-/// a limited claim's integer ending the reply when one stopped the claims.
+/// a limited claim's integer ending the reply when one stopped the claims. Each completion that
+/// landed writes its `completed` entry after the claims, with the job leased in its place (the
+/// k-th landed, the k-th leased) as `next`: no `active` entry of its own.
 pub fn completen(ctx: &Context, args: Args) -> Reply {
     let argv = argv(args);
     let (call, queue) = open(ctx, &FORM, &argv)?;
@@ -50,20 +52,25 @@ pub fn completen(ctx: &Context, args: Args) -> Reply {
     // The write guard refuses the whole call (a writable replica: D5), before any job's gates.
     guard.clone()?;
     let (active, done, pending) = (ACTIVE.of(&call), DONE.of(&call), PENDING.of(&call));
+    // The completions, in order: each one's outcome; the ones that landed write their entries
+    // after the claims, each carrying the job leased in its place (one entry for both events).
+    let mut landed = Vec::with_capacity(groups);
     let outcomes = jobs
         .into_iter()
-        .map(|job| {
-            let settled = completion(&db, &FORM, &queue, guard.clone(), (active, done), job)
-                .and_then(|()| completed(&db, &queue, job, None));
-            match settled {
-                Ok(()) => ValkeyValue::Integer(1),
+        .map(
+            |job| match completion(&db, &FORM, &queue, guard.clone(), (active, done), job) {
+                Ok(()) => {
+                    landed.push(job);
+                    ValkeyValue::Integer(1)
+                }
                 // A job's refusal is its outcome; the other jobs go on.
                 Err(refusal) => ValkeyValue::StringBuffer(refusal.as_bytes().to_vec()),
-            }
-        })
+            },
+        )
         .collect::<Vec<_>>();
     let claims = usize::try_from(next).unwrap_or(usize::MAX).min(groups);
     let mut reply = vec![ValkeyValue::Array(outcomes)];
+    let mut leased = Vec::with_capacity(claims);
     for _ in 0..claims {
         match jobs::lease_next(
             ctx,
@@ -71,10 +78,16 @@ pub fn completen(ctx: &Context, args: Args) -> Reply {
             &FORM,
             &queue,
             (pending, active),
-            (lease, true),
+            (lease, false),
             Ok(()),
         ) {
-            Ok(Some(ValkeyValue::Array(job))) => reply.push(ValkeyValue::Array(job)),
+            Ok(Some(ValkeyValue::Array(job))) => {
+                if let (ValkeyValue::StringBuffer(id), ValkeyValue::Integer(n)) = (&job[0], &job[2])
+                {
+                    leased.push((id.clone(), *n));
+                }
+                reply.push(ValkeyValue::Array(job));
+            }
             Ok(Some(limited)) => {
                 reply.push(limited);
                 break;
@@ -82,6 +95,10 @@ pub fn completen(ctx: &Context, args: Args) -> Reply {
             // Nothing to claim, paused, or refused: the completions stand.
             Ok(None) | Err(_) => break,
         }
+    }
+    for (at, job) in landed.into_iter().enumerate() {
+        let next = leased.get(at).map(|(id, n)| (&id[..], *n));
+        completed(&db, &queue, job, next)?;
     }
     Ok(ValkeyValue::Array(reply))
 }
