@@ -395,6 +395,23 @@ forEachWire("dashboard console in Chromium", (ctx) => {
       // Keyboard only: the queue's row holds a link (Tab reaches it), Enter opens it; then its
       // job the same way — from the row's checkbox, Tab goes on to the job's link.
       await page.locator('#queues tr[data-queue="keys"] a').focus();
+      // The live stream redraws the table under the keyboard: the focus stays on the queue's link.
+      await page.evaluate(() => {
+        (globalThis as any).document.querySelector('#queues tr[data-queue="keys"]').dataset.drawn = "before";
+      });
+      await page.waitForFunction(
+        () => !(globalThis as any).document.querySelector('#queues tr[data-queue="keys"]')?.dataset.drawn,
+        undefined,
+        { timeout: 20_000 },
+      );
+      assert.equal(
+        await page.evaluate(() => {
+          const el = (globalThis as any).document.activeElement;
+          return `${el?.tagName} in ${el?.closest("tr")?.dataset.queue}`;
+        }),
+        "A in keys",
+        "focus held through a live redraw",
+      );
       await page.keyboard.press("Enter");
       await page.locator(`#jobs tr[data-id="${id}"]`).waitFor();
       assert.match(page.url(), /#\/q\/keys\?state=pending$/);

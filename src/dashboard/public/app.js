@@ -9,7 +9,7 @@ import { showFlow, showFlowControl, showSchedules } from "./extras.js";
 import { openJob } from "./job.js";
 import { showEditor, wireSteer } from "./steer.js";
 import { hideWorkers, showWorkers } from "./workers.js";
-import { $, age, api, cell, confirmAction, enc, fail, linkRow, STATES, say } from "./lib.js";
+import { $, age, api, cell, confirmAction, enc, fail, linkRow, replaceRows, STATES, say } from "./lib.js";
 
 const PAGE = 20;
 let hourAt = 0;
@@ -79,7 +79,7 @@ function listQuery() {
 function renderQueues(snapshot) {
   view.snapshot = snapshot;
   const body = $("queues").querySelector("tbody");
-  body.replaceChildren();
+  const rows = [];
   const shown = snapshot.queues;
   const pages = Math.max(1, Math.ceil(snapshot.total / LIST));
   view.list = Math.floor(snapshot.offset / LIST);
@@ -101,7 +101,7 @@ function renderQueues(snapshot) {
       cell(row, when).dataset.countedAt = q.countedAt;
       row.title = `${q.name}: ${when}, not followed live`;
       linkRow(row, name, queueHash(q.name));
-      body.append(row);
+      rows.push(row);
       continue;
     }
     for (const s of STATES) cell(row, q.counts[s], true).dataset.state = s;
@@ -117,8 +117,9 @@ function renderQueues(snapshot) {
     }
     spark.append(sparkline(rates));
     linkRow(row, name, queueHash(q.name));
-    body.append(row);
+    rows.push(row);
   }
+  replaceRows(body, "queue", rows);
   $("incomplete").hidden = snapshot.complete;
   const current = [snapshot.current, ...shown].find((q) => q && q.name === view.queue);
   if (current) renderQueueHead(current);
@@ -168,7 +169,7 @@ async function loadJobs() {
   const body = $("jobs").querySelector("tbody");
   if (view.text) {
     const found = await api(`/api/queues/${q}/search?state=${view.state}&text=${enc(view.text)}`);
-    body.replaceChildren(...found.jobs.map(jobRow));
+    replaceRows(body, "id", found.jobs.map(jobRow));
     const of = found.complete ? `${found.scanned}` : `the first ${found.scanned}`;
     $("page").textContent = `${found.jobs.length} with "${view.text}" in ${of} ${view.state}`;
     $("prev").disabled = true;
@@ -177,7 +178,7 @@ async function loadJobs() {
     return;
   }
   const page = await api(`/api/queues/${q}/jobs?state=${view.state}&offset=${view.offset}&limit=${PAGE}`);
-  body.replaceChildren(...page.jobs.map(jobRow));
+  replaceRows(body, "id", page.jobs.map(jobRow));
   const end = Math.min(page.total, view.offset + page.jobs.length);
   $("page").textContent = page.total === 0 ? "no jobs" : `${view.offset + 1}–${end} of ${page.total}`;
   $("prev").disabled = view.offset === 0;

@@ -8,6 +8,22 @@ export const STATES = ["pending", "scheduled", "active", "completed", "dead", "w
 export const $ = (id) => document.getElementById(id);
 export const enc = encodeURIComponent;
 
+/**
+ * Replaces <body>'s rows with <rows>, keeping the keyboard's place: a control focused in a row
+ * (its link or its checkbox) is focused again in the row with the same `data-<key>`, so a live
+ * refresh never throws a keyboard user back to the page's start.
+ */
+export function replaceRows(body, key, rows) {
+  const el = document.activeElement;
+  const row = el && body.contains(el) ? el.closest("tr") : null;
+  const at = row?.dataset[key];
+  const control = el?.matches?.("input[type=checkbox]") ? "input[type=checkbox]" : "a";
+  body.replaceChildren(...rows);
+  if (at === undefined) return;
+  const again = rows.find((r) => r.dataset[key] === at)?.querySelector(control);
+  again?.focus();
+}
+
 export async function api(path, body) {
   const init =
     body === undefined
