@@ -41,12 +41,13 @@ async function burst(conn: Connection, name: string, k: number, mons: () => Prom
   const q = new Queue(name, conn);
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
-  const worker = new Worker(q, () => held, { ...quiet, concurrency: k });
+  // No safety tick in the window (it would release a slot to claim on its own): only the wake.
+  const worker = new Worker(q, () => held, { ...quiet, concurrency: k, idleCheckMs: 600_000 });
   await worker.ready;
-  await until(
-    "every slot idle",
-    () => (worker as unknown as { gate: { waiting: number } }).gate.waiting >= k - 1,
-  );
+  // Every slot idle: waiting for a wake, or the one waiting inside the server (wire 6's blocking
+  // claim). A slot whose first claim is still on its way would send a claim of its own.
+  const parts = worker as unknown as { gate: { waiting: number }; blocking: { held: boolean } };
+  await until("every slot idle", () => parts.gate.waiting + (parts.blocking.held ? 1 : 0) === k);
   const watching = await mons();
   let sent: number;
   try {
