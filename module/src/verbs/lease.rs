@@ -125,14 +125,20 @@ pub fn completenext(ctx: &Context, args: Args) -> Reply {
     let sets = (pending, active);
     let next = jobs::lease_next(ctx, &db, &FORM, &queue, sets, (lease, false), Ok(()));
     let leased = match &next {
-        Ok(Some(ValkeyValue::Array(job))) => match (&job[0], &job[2]) {
-            (ValkeyValue::StringBuffer(id), ValkeyValue::Integer(n)) => Some((&id[..], *n)),
-            _ => None,
-        },
+        Ok(Some(ValkeyValue::Array(job))) => leased_job(job),
         _ => None,
     };
     completed(&db, &queue, job, leased)?;
     Ok(and_next(ValkeyValue::Integer(1), next))
+}
+
+/// The id and attempts of the job a claim leased (`EMQ.CLAIM`'s reply: id, payload, attempts,
+/// …), for the `completed` entry's `next` and `next_attempt`.
+fn leased_job(job: &[ValkeyValue]) -> Option<(&[u8], i64)> {
+    match (job.first()?, job.get(2)?) {
+        (ValkeyValue::StringBuffer(id), ValkeyValue::Integer(n)) => Some((&id[..], *n)),
+        _ => None,
+    }
 }
 
 /// The `completed` entry, after the completion's writes (and `EMQ.COMPLETENEXT`'s claim): id,

@@ -3,7 +3,7 @@
 
 use valkey_module::{Context, ValkeyValue};
 
-use super::{completed, completion};
+use super::{completed, completion, leased_job};
 use crate::direct::{Args, Db};
 use crate::errors::Reply;
 use crate::guard;
@@ -82,9 +82,8 @@ pub fn completen(ctx: &Context, args: Args) -> Reply {
             Ok(()),
         ) {
             Ok(Some(ValkeyValue::Array(job))) => {
-                if let (ValkeyValue::StringBuffer(id), ValkeyValue::Integer(n)) = (&job[0], &job[2])
-                {
-                    leased.push((id.clone(), *n));
+                if let Some((id, n)) = leased_job(&job) {
+                    leased.push((id.to_vec(), n));
                 }
                 reply.push(ValkeyValue::Array(job));
             }
