@@ -30,6 +30,7 @@
 -- Errors:  shape, payload, priority, delay, max attempts, trace, group, key, key ttl, timeout, parent,
 --          name, backoff, JOB prefix, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
+--- @include "now_ms"
 
 --- @include "wrongtype"
 --- @include "typed"
@@ -71,8 +72,7 @@ if delay == '0' then
   bus(base)('event', 'added', 'id', id, 'attempt', '0')
   redis.pcall('SPUBLISH', base .. 'wake', '1')
 else
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local now = now_ms()
   redis.call('ZADD', schedule, string.format('%d', now + tonumber(delay)), id)
   bus(base)('event', 'delayed', 'id', id, 'attempt', '0', 'delay', delay)
   redis.pcall('SPUBLISH', base .. 'wake', '0')

@@ -20,6 +20,7 @@
 -- Errors:  shape, JOB prefix, WRONGTYPE (the sets, <base>outbox), job not found (see
 --          docs/protocol.md)
 --- @include "protocol/form"
+--- @include "now_ms"
 
 --- @include "protocol/refuse"
 --- @include "wrongtype"
@@ -39,8 +40,7 @@ local state, group = f[1] or '', f[3] or ''
 local home = ({ pending = pending, scheduled = schedule, active = active })[state]
 if not home then return state end
 
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = now_ms()
 redis.call('ZREM', home, id)
 local emit, limited = bus(base)
 if state == 'active' then

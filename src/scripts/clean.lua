@@ -14,6 +14,7 @@
 -- Event:   cleaned (state, count) on emq:{q}:events when the count > 0
 -- Errors:  shape, state, grace, limit, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
+--- @include "now_ms"
 
 --- @include "protocol/refuse"
 --- @include "wrongtype"
@@ -27,8 +28,7 @@ if not set then return refuse('state must be completed or dead') end
 --- @include "protocol/checks"
 if not typed({ done, dead }, 'zset') then return wrongtype() end
 
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = now_ms()
 local upto = string.format('%d', now - tonumber(grace))
 local ids = redis.call('ZRANGE', set, '-inf', upto, 'BYSCORE', 'LIMIT', 0, limit)
 if #ids == 0 then return 0 end

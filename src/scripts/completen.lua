@@ -32,6 +32,7 @@
 --- @include "lease_next"
 --- @include "emitter"
 --- @include "completed_entry"
+--- @include "with_next"
 
 --- @include "protocol/checks"
 local active, done, pending, base = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -47,24 +48,20 @@ for at = 4, #ARGV, 3 do
   table.insert(outcomes, completed)
 end
 local reply = { outcomes }
+local claims = math.min(tonumber(ARGV[3]), #outcomes)
+-- No entry to write and no claim to make: <base>meta is not read.
+if #landed == 0 and claims == 0 then return reply end
 local flags = meta_flags(base)
 -- The entries, after the claims: each completion that landed, with the job leased in its place.
 local function entries()
   local emit = emitter(base, not flags.err and flags[1] or nil)
   for k, at in ipairs(landed) do
-    local entry = completed_entry(ARGV[at], ARGV[at + 1], ARGV[at + 2])
     local job = reply[k + 1]
-    if type(job) == 'table' then
-      table.insert(entry, 'next')
-      table.insert(entry, job[1])
-      table.insert(entry, 'next_attempt')
-      table.insert(entry, string.format('%d', job[3]))
-    end
-    emit(unpack(entry))
+    local entry = completed_entry(ARGV[at], ARGV[at + 1], ARGV[at + 2])
+    emit(unpack(with_next(entry, type(job) == 'table' and job or nil)))
   end
   return reply
 end
-local claims = math.min(tonumber(ARGV[3]), #outcomes)
 if claims == 0 or flags.err or flags[3] == '1' then return entries() end
 for _ = 1, claims do
   -- A claim's refusal, returned or raised, ends the claims; the completions and the jobs before stand.

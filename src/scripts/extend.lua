@@ -11,6 +11,7 @@
 -- Errors:  shape, lease token, lease, JOB prefix, WRONGTYPE, job not found, job is not active,
 --          stale lease token (see docs/protocol.md)
 --- @include "protocol/form"
+--- @include "now_ms"
 
 --- @include "lease_gates"
 
@@ -19,7 +20,6 @@ local active, base, id, token, lease = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[
 local row, refused = lease_gates(active, base, id, token)
 if refused then return refused end
 
-local time = redis.call('TIME')
-local deadline = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(lease)
+local deadline = now_ms() + tonumber(lease)
 redis.call('ZADD', active, string.format('%d', deadline), id)
 return deadline

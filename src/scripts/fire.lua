@@ -23,6 +23,7 @@
 -- Record:  goes on: next <next>, fired <n>, and last_fired <instant> when a job was added
 -- Errors:  shape, name, expected, instant, next, JOB prefix, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
+--- @include "now_ms"
 
 --- @include "wrongtype"
 --- @include "count"
@@ -57,8 +58,7 @@ if (limit ~= 0 and fired >= limit) or (at ~= 0 and end_at ~= 0 and at > end_at) 
 
 local added = false
 if at ~= 0 and redis.call('EXISTS', row) == 0 then
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local now = now_ms()
   local score, max, timeout = priority(r[6]), stored(r[7]), stored(r[8])
   local fields = { 'state', at <= now and 'pending' or 'scheduled', 'attempts', '0', 'payload', r[5] or '' }
   if score ~= '0' then

@@ -20,6 +20,7 @@
 --          prefix, WRONGTYPE
 --          (see docs/protocol.md, "Flows")
 --- @include "protocol/form"
+--- @include "now_ms"
 
 --- @include "typed"
 --- @include "wrongtype"
@@ -58,8 +59,7 @@ unless(fields, 'parent', parent, '')
 unless(fields, 'name', name, '')
 unless(fields, 'backoff', backoff, '')
 redis.call('HSET', row, unpack(fields))
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = now_ms()
 redis.call('ZADD', waiting, string.format('%d', now), id)
 bus(string.sub(waiting, 1, -8))('event', 'waiting', 'id', id, 'attempt', '0')
 return 1

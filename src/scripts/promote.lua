@@ -14,6 +14,7 @@
 -- Wake:    SPUBLISH emq:{q}:wake <count> after the writes when the count > 0
 -- Errors:  shape, limit, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
+--- @include "now_ms"
 
 --- @include "wrongtype"
 --- @include "count"
@@ -25,8 +26,7 @@ local schedule, pending, base, limit = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
 --- @include "protocol/checks"
 if not typed({ schedule, pending }, 'zset') then return wrongtype() end
 
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = now_ms()
 local due = redis.call('ZRANGE', schedule, '-inf', string.format('%d', now), 'BYSCORE', 'LIMIT', 0, limit)
 local emit = aged_bus(base, now)
 local moved = 0

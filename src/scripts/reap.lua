@@ -21,6 +21,7 @@
 -- Wake:    SPUBLISH emq:{q}:wake <ids back in pending> after the writes, when there are any
 -- Errors:  shape, limit, max attempts, keep, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
+--- @include "now_ms"
 
 --- @include "protocol/refuse"
 --- @include "wrongtype"
@@ -37,8 +38,7 @@ local limit, max, keep = ARGV[1], ARGV[2], ARGV[3]
 local outbox = base .. 'outbox'
 if not typed({ active, pending, dead, outbox }, 'zset') then return wrongtype() end
 
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = now_ms()
 local stamp = string.format('%d', now)
 local expired = redis.call('ZRANGE', active, '-inf', '(' .. stamp, 'BYSCORE', 'LIMIT', 0, limit)
 local emit, limited = aged_bus(base, now)

@@ -16,6 +16,7 @@
 -- Errors:  shape, lease token, delay, JOB prefix, WRONGTYPE, job not found, job is not active,
 --          stale lease token (see docs/protocol.md)
 --- @include "protocol/form"
+--- @include "now_ms"
 
 --- @include "protocol/refuse"
 --- @include "wrongtype"
@@ -34,8 +35,7 @@ local refused = leased(active, row, id, token)
 if refused then return refused end
 
 local group = redis.call('HGET', row, 'group')
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = now_ms()
 local due = now + tonumber(delay)
 redis.call('ZREM', active, id)
 local emit, limited = bus(base)

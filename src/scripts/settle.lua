@@ -22,6 +22,7 @@
 -- Wake:    SPUBLISH emq:{q}:wake 1 after the writes when the parent became ready
 -- Errors:  shape, JOB prefix, child queue, child id, outcome, value, WRONGTYPE (see docs/protocol.md)
 --- @include "protocol/form"
+--- @include "now_ms"
 
 --- @include "protocol/refuse"
 --- @include "wrongtype"
@@ -70,8 +71,7 @@ if outcome == 'completed' or ignore then
   return 'ready'
 end
 
-local time = redis.call('TIME')
-local now = string.format('%d', tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000))
+local now = string.format('%d', now_ms())
 local err = 'child ' .. child .. ' failed: ' .. value
 redis.call('HSET', row, field, value, 'state', 'dead', 'error', err)
 redis.call('ZREM', waiting, id)

@@ -1,6 +1,7 @@
 --- @include "meta_flags"
 --- @include "lease_next"
 --- @include "emitter"
+--- @include "with_next"
 -- The claim after a settlement (COMPLETENEXT, FAILNEXT: docs/protocol.md), its writes done: the
 -- pause read (declared differences D10, D11: <base>meta paused = 1, or meta not a hash → nothing
 -- leased), then the claim (lease_next) on <pending>, <active>, <base> for <lease> ms. → {settled}
@@ -12,15 +13,7 @@
 local function and_next(settled, pending, active, base, lease, entry)
   local flags = meta_flags(base)
   local function reply(leased)
-    if entry then
-      if leased then
-        table.insert(entry, 'next')
-        table.insert(entry, leased[1])
-        table.insert(entry, 'next_attempt')
-        table.insert(entry, string.format('%d', leased[3]))
-      end
-      emitter(base, not flags.err and flags[1] or nil)(unpack(entry))
-    end
+    if entry then emitter(base, not flags.err and flags[1] or nil)(unpack(with_next(entry, leased))) end
     if leased then return { settled, leased[1], leased[2], leased[3], leased[4], leased[5] } end
     return { settled }
   end

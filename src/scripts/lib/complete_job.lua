@@ -1,3 +1,4 @@
+--- @include "now_ms"
 --- @include "protocol/refuse"
 --- @include "typed"
 --- @include "wrongtype"
@@ -44,8 +45,7 @@ local function complete_job(active, done, base, id, token, result, keep, later)
     redis.call('DEL', row)
     return 1
   end
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local now = now_ms()
   if child then
     redis.call('ZADD', outbox, string.format('%d', now), fields[3] .. '\0' .. id .. '\0completed\0' .. result)
   end

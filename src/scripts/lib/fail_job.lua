@@ -1,3 +1,4 @@
+--- @include "now_ms"
 --- @include "protocol/refuse"
 --- @include "wrongtype"
 --- @include "positive"
@@ -26,8 +27,7 @@ local function fail_job(active, pending, schedule, dead, base, id, token, err, b
 
   local own = redis.call('HGET', row, 'max_attempts')
   if own and positive(own) and max ~= '0' then max = own end
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local now = now_ms()
   local group = redis.call('HGET', row, 'group')
   redis.call('ZREM', active, id)
   local emit, limited = bus(base)

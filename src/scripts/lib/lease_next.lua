@@ -1,3 +1,4 @@
+--- @include "now_ms"
 --- @include "gated"
 --- @include "count"
 --- @include "wrongtype"
@@ -35,14 +36,7 @@ local function lease_next(pending, active, base, lease, quiet)
       'group_rate_max', 'group_rate_ms')
     if lim.err then return lim end
   end
-  local now
-  local function clock()
-    if not now then
-      local time = redis.call('TIME')
-      now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-    end
-    return now
-  end
+  local clock = now_ms
   -- The window of fields <start>/<n> in <base>rate under max per ms: the ms until it opens when
   -- full (0: open), and the count it holds while running (nil: the claim starts it).
   local function window(start, n, max, ms)
@@ -96,15 +90,17 @@ local function lease_next(pending, active, base, lease, quiet)
   -- The common head in one command: the lowest pending id taken (ZPOPMIN) and its row read. A
   -- head the loop below must judge (not a job's id, no row or no attempts, a group's) goes back
   -- at its own score first; <popped> keeps the score of one taken, so a refusal below puts it back.
+  -- A pending id's row key, and the fields a claim reads of it (none for an id not a job's).
+  local function row_of(job)
+    local key = base .. 'job:' .. job
+    if string.sub(job, 1, 3) ~= 'JOB' then return key, nil end
+    return key, redis.pcall('HMGET', key, 'attempts', 'payload', 'group', 'priority', 'timeout')
+  end
   local top = redis.pcall('ZPOPMIN', pending)
   if top.err then return top end
   local popped
   if #top > 0 then
-    local key = base .. 'job:' .. top[1]
-    local got
-    if string.sub(top[1], 1, 3) == 'JOB' then
-      got = redis.pcall('HMGET', key, 'attempts', 'payload', 'group', 'priority', 'timeout')
-    end
+    local key, got = row_of(top[1])
     if got and not got.err and got[1] and not (got[3] and got[3] ~= '') then
       id, row, fields, popped = top[1], key, got, top[2]
     else
@@ -122,12 +118,9 @@ local function lease_next(pending, active, base, lease, quiet)
     local head = redis.pcall('ZRANGE', pending, skipped, skipped)
     if head.err then return head end
     if #head == 0 then break end
-    local key = base .. 'job:' .. head[1]
-    local got, verdict, n, held
-    if string.sub(head[1], 1, 3) == 'JOB' then
-      got = redis.pcall('HMGET', key, 'attempts', 'payload', 'group', 'priority', 'timeout')
-      if got.err or not (got[1] or redis.call('TYPE', key).ok == 'hash') then got = nil end
-    end
+    local key, got = row_of(head[1])
+    local verdict, n, held
+    if got and (got.err or not (got[1] or redis.call('TYPE', key).ok == 'hash')) then got = nil end
     if got and got[3] and got[3] ~= '' then
       verdict, n, held = judge(got[3])
       if type(verdict) == 'table' then return verdict end
