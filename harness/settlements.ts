@@ -17,6 +17,7 @@ import {
   J,
   key,
   limitOf as limit,
+  row,
   seed,
   wrongType,
 } from "./build.js";
@@ -167,6 +168,53 @@ export const SETTLEMENT_CASES: Case[] = [
       claim(),
       claim(),
       many([t(J(1)), t(J(3))], "2"),
+    ],
+  },
+  /* the claims' heads taken in one pop (a queue without limits): what is not leased goes back */
+  {
+    name: "COMPLETEN: three claims, two pending: both leased, pending empty",
+    actions: [...leased(3), enq(J(4)), enq(J(5)), many(three, "3")],
+  },
+  {
+    name: "COMPLETEN: two claims, five pending: the three not leased stay at their scores",
+    actions: [
+      ...leased(2),
+      ...[3, 4, 5, 6, 7].map((n) => enq(J(n))),
+      seed(["ZADD", key("pending"), "-7", J(7)]),
+      many([t(J(1)), t(J(2))], "2"),
+    ],
+  },
+  {
+    name: "COMPLETEN: the second head already active: the first leased, the heads after it back",
+    actions: [
+      ...leased(3),
+      enq(J(4)),
+      enq(J(5)),
+      enq(J(6)),
+      seed(["ZADD", key("active"), "5", J(5)]),
+      many(three, "3"),
+    ],
+  },
+  {
+    name: "COMPLETEN: the second head without integer attempts: the first leased, the heads after it back",
+    actions: [
+      ...leased(3),
+      enq(J(4)),
+      enq(J(5)),
+      enq(J(6)),
+      seed(["HSET", row(J(5)), "attempts", "x"]),
+      many(three, "3"),
+    ],
+  },
+  {
+    name: "COMPLETEN: an orphan and a grouped job among the heads: back before the claim reads pending",
+    actions: [
+      ...leased(3),
+      enq(J(4)),
+      seed(["ZADD", key("pending"), "0", J(5)], ["ZADD", key("pending"), "0", "XYZ5"]),
+      grouped(J(6), "g"),
+      enq(J(7)),
+      many(three, "3"),
     ],
   },
   {

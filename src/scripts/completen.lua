@@ -21,7 +21,9 @@
 --          COMPLETE's gates and writes: a refusal writes nothing for that job and is its outcome),
 --          then, with <next> > 0, the pause read (<base>meta paused = 1, or meta not a hash:
 --          nothing leased) and up to min(<next>, triples) claims (lease_next, CLAIM's), stopping
---          at the first that finds nothing, is limited or is refused (the completions stand).
+--          at the first that finds nothing, is limited or is refused (the completions stand);
+--          on a queue without limits their heads are taken in one pop (heads_of), what was not
+--          leased put back at its score: pending as the claims in a row leave it.
 -- Events:  completed (id, attempt, result when at most 1 KiB) per job completed, in order,
 --          written after the claims: the k-th with next (id) and next_attempt (attempt) of the
 --          k-th job leased, when one was — one entry for both events, as COMPLETENEXT's
@@ -30,6 +32,7 @@
 --- @include "complete_job"
 --- @include "meta_flags"
 --- @include "lease_next"
+--- @include "heads_of"
 --- @include "emitter"
 --- @include "completed_entry"
 --- @include "with_next"
@@ -63,9 +66,11 @@ local function entries()
   return reply
 end
 if claims == 0 or flags.err or flags[3] == '1' then return entries() end
+-- The claims' heads in one pop (a queue without limits: a limited claim may stop before its pop).
+local heads = claims > 1 and flags[2] ~= '1' and heads_of(pending, claims) or nil
 for _ = 1, claims do
   -- A claim's refusal, returned or raised, ends the claims; the completions and the jobs before stand.
-  local ok, leased = pcall(lease_next, pending, active, base, ARGV[2], true)
+  local ok, leased = pcall(lease_next, pending, active, base, ARGV[2], true, heads)
   if not ok then break end
   if type(leased) == 'number' then
     table.insert(reply, leased)
@@ -74,4 +79,5 @@ for _ = 1, claims do
   if leased.err or #leased == 0 then break end
   table.insert(reply, leased)
 end
+if heads then heads.restore() end
 return entries()

@@ -9,8 +9,9 @@
 -- until now + <lease> ms, dropping the orphans ahead of it, under the queue's flow control; the
 -- reply is CLAIM's (see claim.lua). Refusals name the including script's verb. A transition that
 -- ends by claiming the next job (a completion that also claims) calls this after its own writes;
--- <quiet>: no active entry (the caller writes the lease into its own entry: and_next).
-local function lease_next(pending, active, base, lease, quiet)
+-- <quiet>: no active entry (the caller writes the lease into its own entry: and_next). <heads>:
+-- the heads a caller claiming many took ahead (heads_of), taken here in place of this claim's pop.
+local function lease_next(pending, active, base, lease, quiet, heads)
   -- A stored limit or window field: a count, else 0 (absent or any other text: none).
   local function num(s) return (type(s) == 'string' and count(s)) and tonumber(s) or 0 end
 
@@ -96,7 +97,7 @@ local function lease_next(pending, active, base, lease, quiet)
     if string.sub(job, 1, 3) ~= 'JOB' then return key, nil end
     return key, redis.pcall('HMGET', key, 'attempts', 'payload', 'group', 'priority', 'timeout')
   end
-  local top = redis.pcall('ZPOPMIN', pending)
+  local top = heads and heads.take() or redis.pcall('ZPOPMIN', pending)
   if top.err then return top end
   local popped
   if #top > 0 then
@@ -104,6 +105,8 @@ local function lease_next(pending, active, base, lease, quiet)
     if got and not got.err and got[1] and not (got[3] and got[3] ~= '') then
       id, row, fields, popped = top[1], key, got, top[2]
     else
+      -- The loop reads pending: every head taken ahead goes back first.
+      if heads then heads.restore() end
       redis.call('ZADD', pending, top[2], top[1])
     end
   end
