@@ -43,6 +43,10 @@ export const BATCH_CASES: Case[] = [
     ],
   },
   { name: "CLAIMN: then CLAIM takes the rest", actions: [...three, batch("2"), claim()] },
+  {
+    name: "CLAIMN: 120 of 130: past the heads taken ahead in one pop, then one pop each",
+    actions: [...Array.from({ length: 130 }, (_, i) => enq(J(i + 1))), batch("120")],
+  },
   ...["0", "10001", "01", "-1", "x", ""].map((n) => ({
     name: `CLAIMN: count ${JSON.stringify(n)} refused`,
     actions: [...three, batch(n)],
