@@ -184,28 +184,15 @@ export const SETTLEMENT_CASES: Case[] = [
       many([t(J(1)), t(J(2))], "2"),
     ],
   },
-  {
-    name: "COMPLETEN: the second head already active: the first leased, the heads after it back",
-    actions: [
-      ...leased(3),
-      enq(J(4)),
-      enq(J(5)),
-      enq(J(6)),
-      seed(["ZADD", key("active"), "5", J(5)]),
-      many(three, "3"),
-    ],
-  },
-  {
-    name: "COMPLETEN: the second head without integer attempts: the first leased, the heads after it back",
-    actions: [
-      ...leased(3),
-      enq(J(4)),
-      enq(J(5)),
-      enq(J(6)),
-      seed(["HSET", row(J(5)), "attempts", "x"]),
-      many(three, "3"),
-    ],
-  },
+  ...(
+    [
+      ["already active", ["ZADD", key("active"), "5", J(5)]],
+      ["without integer attempts", ["HSET", row(J(5)), "attempts", "x"]],
+    ] as const
+  ).map(([what, write]) => ({
+    name: `COMPLETEN: the second head ${what}: the first leased, the heads after it back`,
+    actions: [...leased(3), enq(J(4)), enq(J(5)), enq(J(6)), seed([...write]), many(three, "3")],
+  })),
   {
     name: "COMPLETEN: an orphan and a grouped job among the heads: back before the claim reads pending",
     actions: [
